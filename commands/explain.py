@@ -1,0 +1,57 @@
+"""`cli.py explain`: explanations of one input by any methods, as a table or JSON (with provenance)."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from tqdm import tqdm
+
+from explainers import create
+from explainers.cache import DEFAULT_CACHE, explain_cached
+from models import load_classifier
+
+from .common import add_method_options, parse_method_options, parse_methods, print_json
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("explain", help="explain one input with one or more methods")
+    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    parser.add_argument("--text", required=True)
+    parser.add_argument("--pair", default=None, help="second segment (sentence pairs, e.g. NLI hypothesis)")
+    parser.add_argument("--target", type=int, default=None, help="class index to explain (default: predicted)")
+    add_method_options(parser)
+    parser.add_argument("--json", action="store_true", help="print JSON (scores and provenance)")
+    parser.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args) -> int:
+    methods = parse_methods(args.methods)
+    presets, overrides = parse_method_options(args.preset, args.param)
+    classifier = load_classifier(args.model)
+    encoding = classifier.encode(args.text, args.pair)
+    probabilities = classifier.predict_proba([encoding])[0]
+    explanations = []
+    for method in tqdm(methods, desc="explaining", unit="method", file=sys.stderr, disable=len(methods) < 2):
+        explainer = create(method, preset=presets.get(method), **overrides.get(method, {}))
+        explanations.append(explain_cached(explainer, classifier, encoding, args.target,
+                                           cache=None if args.no_cache else DEFAULT_CACHE))
+    report = {
+        "model": classifier.describe(), "text": encoding.text, "pair": encoding.pair,
+        "truncated_tokens": encoding.truncated_tokens,
+        "prediction": {label: float(p) for label, p in zip(classifier.labels, probabilities)},
+        "predicted": classifier.labels[int(np.argmax(probabilities))],
+        "explanations": [e.to_dict() for e in explanations],
+    }
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"model {classifier.name} ({classifier.fingerprint}); predicted {report['predicted']} "
+          f"({max(probabilities):.1%})")
+    if encoding.truncated_tokens:
+        print(f"note: {encoding.truncated_tokens} tokens beyond the model's {classifier.max_length} were cut.")
+    for e in explanations:
+        p = e.provenance
+        top = ", ".join(f"{w} {s:+.3g}" for w, s in zip(e.top_words(3), e.word_scores[e.ranking()[:3]]))
+        print(f"{e.method_id:24s} {p['seconds']:7.3f}s fwd {p['forward_passes']:5d} bwd {p['backward_passes']:4d}  top: {top}")
+    return 0

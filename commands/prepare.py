@@ -1,0 +1,37 @@
+"""`cli.py prepare`: build a built-in model from the bundled MiniLM and cache it."""
+from __future__ import annotations
+
+from tqdm import tqdm
+
+from models.prepare import RECIPES, find_prepared, prepare, read_manifest
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("prepare", help="build and cache a built-in model (default, default-quick, "
+                                                   "default-nli)")
+    parser.add_argument("--model", default="default", choices=list(RECIPES))
+    parser.add_argument("--quick", action="store_true", help="shorthand for --model default-quick")
+    parser.add_argument("--force", action="store_true", help="rebuild even if cached")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args) -> int:
+    name = "default-quick" if args.quick else args.model
+    cached = find_prepared(name)
+    if cached is not None and not args.force:
+        manifest = read_manifest(cached)
+        print(f"'{name}' is already prepared: {cached} ({manifest['eval_data']} accuracy {manifest['accuracy']:.2%}).")
+        return 0
+    bar = tqdm(total=None, desc=f"prepare {name}", unit="step")
+
+    def progress(step: int, total: int, info: dict) -> None:
+        bar.total = total
+        bar.update(step - bar.n)
+        bar.set_postfix(loss=f"{info['loss']:.3f}")
+
+    folder = prepare(name, progress=progress, force=args.force, log=tqdm.write)
+    bar.close()
+    manifest = read_manifest(folder)
+    if not manifest["meets_target"]:
+        print(f"warning: accuracy {manifest['accuracy']:.2%} is below the target {manifest['min_accuracy']:.0%}.")
+    return 0

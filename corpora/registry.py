@@ -1,0 +1,59 @@
+"""Dataset ids (``name:split``) -> loaders, so the app and the command line name datasets the same way."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from .eraser import ERASER_SPLITS, load_eraser_movies
+from .mr import MR_SPLITS, load_mr
+from .records import DataError, Example
+from .snli import SNLI_SPLITS, load_esnli_highlights, load_snli
+from .sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
+from .user_file import load_user_file
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    title: str
+    splits: tuple[str, ...]
+    default_split: str
+    task: str  # "sentiment" or "nli"
+    has_rationales: bool
+    loader: Callable[[str], list[Example]]
+
+
+DATASETS = {
+    info.name: info for info in [
+        DatasetInfo("sst2", "SST-2 sentences", SST2_SPLITS, "dev", "sentiment", False, load_sst2),
+        DatasetInfo("sst-trees", "SST trees (phrase sentiment)", TREE_SPLITS, "dev", "sentiment", False, load_sst_trees),
+        DatasetInfo("eraser-movies", "ERASER movie sentences (human rationales)", ERASER_SPLITS, "validation",
+                    "sentiment", True, load_eraser_movies),
+        DatasetInfo("snli", "SNLI with e-SNLI explanations", SNLI_SPLITS, "dev", "nli", False, load_snli),
+        DatasetInfo("esnli-highlights", "e-SNLI highlight sample (90 pairs)", ("train",), "train", "nli", True,
+                    load_esnli_highlights),
+        DatasetInfo("mr", "MR sentence polarity", MR_SPLITS, "all", "sentiment", False, load_mr),
+    ]
+}
+
+
+def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
+    name, _, split = dataset_id.partition(":")
+    if name == "file":
+        return name, split
+    if name not in DATASETS:
+        raise DataError(f"Unknown dataset '{name}'. Known: {', '.join(DATASETS)}, or file:<path.csv|.jsonl>.")
+    return name, split or DATASETS[name].default_split
+
+
+@lru_cache(maxsize=32)
+def _load_cached(name: str, split: str) -> tuple[Example, ...]:
+    return tuple(DATASETS[name].loader(split))
+
+
+def load_dataset(dataset_id: str, limit: int | None = None) -> list[Example]:
+    """Load ``name:split`` (e.g. ``sst2:dev``) or ``file:/path/to/data.csv``; the first ``limit`` examples."""
+    name, split = parse_dataset_id(dataset_id)
+    examples = list(load_user_file(split)) if name == "file" else list(_load_cached(name, split))
+    return examples[:limit] if limit else examples

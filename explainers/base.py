@@ -1,0 +1,142 @@
+"""The Explainer base class: a string id, a family, capability flags, a Params schema with presets.
+
+A subclass implements ``attribute`` (raw scores on tokens or on words); ``explain`` adds the target,
+the word aggregation, cost metering and provenance, so every method reports the same way.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from models import Encoding, Operator, TextClassifier, metered
+from models.runtime import library_versions
+
+from .aggregate import aggregate_to_words
+from .explanation import Explanation
+from .params import ParamError, coerce, validate
+
+FAMILIES = {
+    "gradient": "Gradient-based",
+    "perturbation": "Perturbation-based",
+    "attention": "Attention-based",
+    "mlm": "Masked-LM counterfactuals",
+    "baseline": "Baselines",
+    "ensemble": "Ensembles",
+}
+
+
+@dataclass
+class Attribution:
+    """What a method computes: scores per token (incl. special tokens) or per word, and notes."""
+
+    token_scores: np.ndarray | None = None
+    word_scores: np.ndarray | None = None
+    baseline: str = "n/a"
+    details: dict = field(default_factory=dict)  # e.g. convergence delta, samples used
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+class Explainer:
+    id: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    reference: ClassVar[str] = ""  # paper and section the definition follows
+    needs_gradients: ClassVar[bool] = False
+    stochastic: ClassVar[bool] = False
+    needs_mlm: ClassVar[bool] = False
+    trains: ClassVar[bool] = False
+    expensive: ClassVar[bool] = False  # ask before running in the app
+    Params: ClassVar[type] = NoParams
+    presets: ClassVar[dict[str, dict]] = {}
+    word_aggregation: ClassVar[str] = "sum"  # how token scores become word scores
+
+    def __init__(self, params=None, preset: str | None = None, **overrides):
+        values = {}
+        if preset is not None:
+            if preset not in self.presets:
+                raise ParamError(f"Unknown preset '{preset}' for {self.id}; presets: {', '.join(self.presets) or 'none'}.")
+            values.update(self.presets[preset])
+        if params is not None:
+            values.update(dataclasses.asdict(params))
+        values.update(overrides)
+        self.params = coerce(self.Params, values) if values else self.Params()
+        validate(self.params)
+        self.preset = preset
+
+    # ----- capability answers that may depend on parameters ----------------------------------------
+    def is_signed(self) -> bool:
+        return True
+
+    def removal_operator(self) -> Operator | None:
+        """The removal operator the method perturbs with (None for gradient / attention methods)."""
+        return None
+
+    def sign_convention(self) -> str:
+        if self.is_signed():
+            return "signed: > 0 supports the target class, < 0 speaks against it"
+        return "unsigned: larger = more important (no direction)"
+
+    def estimate_passes(self, encoding: Encoding) -> tuple[int, int]:
+        """Expected (forward, backward) passes, shown before expensive methods run."""
+        return 1, 0
+
+    def seed(self) -> int | None:
+        return getattr(self.params, "seed", None)
+
+    # ----- the work --------------------------------------------------------------------------------
+    def attribute(self, classifier: TextClassifier, encoding: Encoding, target: int) -> Attribution:
+        raise NotImplementedError
+
+    def explain(self, classifier: TextClassifier, encoding: Encoding, target: int | None = None) -> Explanation:
+        with metered() as meter:
+            if target is None:
+                target = int(np.argmax(classifier.predict_proba([encoding])[0]))
+                target_choice = "predicted"
+            else:
+                target_choice = "chosen"
+            if not 0 <= target < classifier.num_labels:
+                raise ParamError(f"Target class {target} does not exist; the model has classes "
+                                 f"0..{classifier.num_labels - 1} ({', '.join(classifier.labels)}).")
+            result = self.attribute(classifier, encoding, target)
+        token_scores = None
+        if result.token_scores is not None:
+            token_scores = np.asarray(result.token_scores, dtype=np.float64)
+            word_scores = aggregate_to_words(token_scores, encoding.token_word, encoding.n_words, self.word_aggregation)
+        else:
+            word_scores = np.asarray(result.word_scores, dtype=np.float64)
+        operator = self.removal_operator()
+        provenance = {
+            "method": self.id, "method_label": self.label, "family": self.family, "reference": self.reference,
+            "preset": self.preset, "params": dataclasses.asdict(self.params),
+            "target": {"index": target, "label": classifier.labels[target], "how": target_choice},
+            "baseline": result.baseline, "removal_operator": operator.value if operator else None,
+            "sign": self.sign_convention(),
+            "aggregation": f"{self.word_aggregation} over sub-word tokens" if result.token_scores is not None
+            else "computed on whole words",
+            "normalization": "none (raw scores)", "seed": self.seed(),
+            "seconds": round(meter.seconds, 4), "forward_passes": meter.forward_passes,
+            "backward_passes": meter.backward_passes, "batches": meter.batches,
+            "model": {"name": classifier.name, "fingerprint": classifier.fingerprint},
+            "input": {"key": encoding.key, "tokens": encoding.n_tokens, "words": encoding.n_words,
+                      "truncated_tokens": encoding.truncated_tokens},
+            "details": result.details, "library_versions": library_versions(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        return Explanation(method_id=self.id, method_label=self.label, family=self.family, signed=self.is_signed(),
+                           tokens=encoding.tokens, token_word=encoding.token_word, words=encoding.words,
+                           word_segment=encoding.word_segment, word_scores=word_scores, token_scores=token_scores,
+                           target=target, target_label=classifier.labels[target], provenance=provenance,
+                           warnings=tuple(result.warnings))
+
+    def cache_identity(self) -> dict:
+        return {"method": self.id, "params": dataclasses.asdict(self.params)}

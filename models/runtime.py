@@ -1,0 +1,48 @@
+"""Process-level runtime choices: device, torch threads, library versions for provenance."""
+from __future__ import annotations
+
+import platform
+from functools import lru_cache
+
+import settings
+
+settings.prepare_runtime()
+
+import torch  # noqa: E402  (after prepare_runtime: OMP and hub variables must be set before import)
+
+
+def configure_torch() -> None:
+    threads = settings.torch_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def choose_device(requested: str | None = None) -> torch.device:
+    """``auto`` -> CUDA when available, else CPU; anything else is passed to torch.device."""
+    requested = requested or settings.device_setting()
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(requested)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        from .errors import ModelError
+
+        raise ModelError(f"Device '{requested}' was asked for (EXWB_DEVICE) but CUDA is not available here; "
+                         f"use EXWB_DEVICE=auto or cpu.")
+    return device
+
+
+@lru_cache(maxsize=1)
+def library_versions() -> dict[str, str]:
+    import captum
+    import numpy
+    import transformers
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "captum": captum.__version__, "numpy": numpy.__version__}
+
+
+configure_torch()

@@ -1,0 +1,155 @@
+"""Fine-tuning a sequence classifier: used to prepare the default models and to retrain for ROAR.
+
+Inputs are token-id sequences (a TokenBatch) and labels, so ROAR can train on masked ids directly.
+``trainable`` picks the retraining variant: all weights, the last k blocks + head, or the head only.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import runtime
+from .architectures import architecture_of, get_module
+from .classifier import TokenBatch
+
+import torch  # noqa: E402
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: float = 1.0
+    lr: float = 1e-4
+    batch_size: int = 32
+    max_length: int = 64
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    seed: int = 0
+    trainable: str = "all"  # "all" | "last-k" | "head"
+    last_k: int = 2
+    freeze_word_embeddings: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+Progress = Callable[[int, int, dict], None]
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def set_trainable(model: torch.nn.Module, config: TrainConfig) -> int:
+    """Freeze what the variant does not train; return the number of trainable parameters."""
+    arch = architecture_of(model)
+    for parameter in model.parameters():
+        parameter.requires_grad_(config.trainable == "all")
+    if config.trainable in ("last-k", "head"):
+        if arch is None:
+            raise ValueError(f"Retraining variant '{config.trainable}' needs a known architecture; "
+                             f"'{model.config.model_type}' is not in models/architectures.py.")
+        modules = [get_module(model, path) for path in arch.head]
+        if config.trainable == "last-k":
+            blocks = get_module(model, arch.blocks)
+            modules += list(blocks)[-config.last_k:]
+        for module in modules:
+            if module is not None:
+                for parameter in module.parameters():
+                    parameter.requires_grad_(True)
+    if config.freeze_word_embeddings:
+        model.get_input_embeddings().weight.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _batches(order: list[int], size: int):
+    for start in range(0, len(order), size):
+        yield order[start:start + size]
+
+
+def _collate(data: TokenBatch, indices: list[int], pad_id: int, max_length: int, device) -> dict:
+    sequences = [data.input_ids[i][:max_length] for i in indices]
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(indices), width), dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        ids[row, :len(sequence)] = torch.as_tensor(sequence)
+        mask[row, :len(sequence)] = 1
+    batch = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
+    if data.token_type_ids is not None:
+        types = torch.zeros((len(indices), width), dtype=torch.long)
+        for row, i in enumerate(indices):
+            sequence = data.token_type_ids[i][:max_length]
+            types[row, :len(sequence)] = torch.as_tensor(sequence)
+        batch["token_type_ids"] = types.to(device)
+    return batch
+
+
+def train_classifier(model: torch.nn.Module, data: TokenBatch, labels: list[int], config: TrainConfig,
+                     pad_id: int, progress: Progress | None = None,
+                     should_stop: Callable[[], bool] | None = None, device=None) -> dict:
+    """Train in place with AdamW, linear warm-up and decay; returns a small training record."""
+    device = device or runtime.choose_device()
+    seed_everything(config.seed)
+    model.to(device).train()
+    n_trainable = set_trainable(model, config)
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in parameters if p.ndim >= 2]
+    no_decay = [p for p in parameters if p.ndim < 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+    steps_per_epoch = math.ceil(len(labels) / config.batch_size)
+    total = max(1, int(round(steps_per_epoch * config.epochs)))
+    warmup = int(total * config.warmup)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
+    generator = random.Random(config.seed)
+    target = torch.as_tensor(labels, dtype=torch.long)
+    step, losses, started = 0, [], time.perf_counter()
+    stopped = False
+    while step < total and not stopped:
+        order = list(range(len(labels)))
+        generator.shuffle(order)
+        for indices in _batches(order, config.batch_size):
+            if step >= total:
+                break
+            if should_stop is not None and should_stop():
+                stopped = True
+                break
+            batch = _collate(data, indices, pad_id, config.max_length, device)
+            loss = torch.nn.functional.cross_entropy(model(**batch).logits, target[indices].to(device))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, config.grad_clip)
+            optimizer.step()
+            schedule.step()
+            step += 1
+            losses.append(loss.item())
+            if progress is not None:
+                progress(step, total, {"loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - started})
+    model.eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return {"steps": step, "total_steps": total, "trainable_parameters": n_trainable, "stopped": stopped,
+            "final_loss": float(np.mean(losses[-20:])) if losses else None,
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+@torch.inference_mode()
+def predict_labels(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_length: int = 128,
+                   batch_size: int = 64, device=None) -> np.ndarray:
+    device = device or runtime.choose_device()
+    model.to(device).eval()
+    order = sorted(range(len(data)), key=lambda i: len(data.input_ids[i]))
+    predictions = np.zeros(len(data), dtype=np.int64)
+    for indices in _batches(order, batch_size):
+        logits = model(**_collate(data, indices, pad_id, max_length, device)).logits
+        predictions[indices] = logits.argmax(-1).cpu().numpy()
+    return predictions

@@ -1,0 +1,74 @@
+"""Configuration read from the environment, in one place.
+
+Imports nothing heavy, so every layer (corpora included) may use it.
+
+| variable             | meaning                                                         | default                                  |
+|----------------------|-----------------------------------------------------------------|------------------------------------------|
+| EXWB_DATA_DIR        | folder holding the datasets (sst2-sentences/, ...)              | ../shared/data beside the checkout       |
+| EXWB_CACHE_DIR       | prepared models, explanation cache, result store                | $XDG_CACHE_HOME/explanation-workbench    |
+| EXWB_ALLOW_HUB       | 1 = models and datasets may be fetched from the Hugging Face hub | 0 (offline: a miss fails in milliseconds) |
+| EXWB_DEVICE          | auto, cpu, cuda, cuda:1, ...                                    | auto (CUDA when available)               |
+| EXWB_THREADS         | torch intra-op threads                                          | 1 when other heavy processes share the CPU, see below |
+| EXWB_MODEL           | model the app opens with                                        | default                                  |
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PRODUCT = "Explanation Workbench"
+ROOT = Path(__file__).resolve().parent
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def allow_hub() -> bool:
+    return _flag("EXWB_ALLOW_HUB")
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("EXWB_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "explanation-workbench"
+
+
+def data_dir_candidates() -> list[Path]:
+    """Places the datasets are looked for, in order."""
+    places = []
+    explicit = os.environ.get("EXWB_DATA_DIR")
+    if explicit:
+        places.append(Path(explicit).expanduser())
+    places.append(ROOT.parent / "shared" / "data")
+    return places
+
+
+def device_setting() -> str:
+    return os.environ.get("EXWB_DEVICE", "auto").strip() or "auto"
+
+
+def default_model_spec() -> str:
+    return os.environ.get("EXWB_MODEL", "default").strip() or "default"
+
+
+def prepare_runtime() -> None:
+    """Set process-wide environment before torch / transformers are imported.
+
+    - HF_HUB_OFFLINE=1 unless the user opted in to the hub: an unreachable hub costs ~50 s per miss.
+    - OMP_WAIT_POLICY=PASSIVE: with torch's default busy-waiting OpenMP threads, small ops get ~1000x
+      slower as soon as another process uses the second core (shared/notes/stack-probe.md section 6).
+    """
+    if not allow_hub():
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+
+
+def torch_threads() -> int | None:
+    value = os.environ.get("EXWB_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None

@@ -1,0 +1,60 @@
+"""Test set-up: offline hub, deliberate torch threads, tiny models built in code, the quick default model.
+
+Markers: ``integration`` tests use the prepared ``default-quick`` MiniLM (``make test`` prepares it first;
+the fixture builds it if it is missing), ``e2e`` tests drive the real app in headless Chromium.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: a hub miss would cost ~50 s
+os.environ.setdefault("EXWB_THREADS", "1")  # tests share 2 cores with a server and a browser (stack-probe.md s. 6)
+
+import pytest  # noqa: E402
+
+import settings  # noqa: E402
+
+settings.prepare_runtime()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: uses the prepared default-quick MiniLM model")
+    config.addinivalue_line("markers", "e2e: drives the real Streamlit app in headless Chromium")
+    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+
+
+@pytest.fixture(scope="session")
+def keyword_classifier():
+    from tiny_models import keyword_classifier as build
+
+    return build()
+
+
+@pytest.fixture(scope="session")
+def random_classifier():
+    from tiny_models import random_classifier as build
+
+    return build()
+
+
+@pytest.fixture(scope="session")
+def quick_classifier():
+    """The real MiniLM default, quick variant (prepared by `make test`; built here if missing)."""
+    from models import load_classifier
+    from models.prepare import find_prepared, prepare
+
+    if find_prepared("default-quick") is None:
+        prepare("default-quick")
+    return load_classifier("default-quick")
+
+
+@pytest.fixture()
+def isolated_cache(tmp_path, monkeypatch):
+    """A fresh cache directory for tests that write to the cache."""
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"

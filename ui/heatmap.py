@@ -1,0 +1,92 @@
+"""Token heatmaps as HTML. Every word or token from users and datasets is escaped here.
+
+Signed scores use a diverging scale centred on zero (blue supports the target class, red speaks
+against it); unsigned scores use a sequential purple scale. Each row is coloured relative to its own
+largest |score| so every method uses its full colour range; the numbers in the tooltips are the
+scores as normalized for display.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+POSITIVE = (33, 102, 172)  # blue
+NEGATIVE = (178, 24, 43)  # red
+UNSIGNED = (106, 61, 154)  # purple
+SEPARATOR = '<span class="xw-sep" title="segment boundary ([SEP])">&#8214;</span>'
+
+CSS = """
+<style>
+.xw-row{line-height:2.1;font-family:ui-sans-serif,system-ui,sans-serif;font-size:15px;margin:2px 0 4px 0}
+.xw-tok{padding:2px 3px;margin:0 1px;border-radius:4px;white-space:pre-wrap;border:1px solid rgba(0,0,0,0.06)}
+.xw-sep{color:#888;font-weight:700;margin:0 6px}
+.xw-special{color:#888;font-size:12px}
+.xw-human{text-decoration:underline;text-decoration-thickness:3px;text-decoration-color:#1b9e77}
+.xw-legend{font-size:12px;color:#555}
+</style>
+"""
+
+
+def colour(value: float, scale: float, signed: bool) -> str:
+    """rgba background for one score; alpha grows with |value| / scale."""
+    if scale <= 0 or not np.isfinite(value):
+        return "rgba(0,0,0,0)"
+    strength = float(min(1.0, abs(value) / scale))
+    rgb = (POSITIVE if value >= 0 else NEGATIVE) if signed else UNSIGNED
+    return f"rgba({rgb[0]},{rgb[1]},{rgb[2]},{0.08 + 0.72 * strength:.3f})" if strength > 0 else "rgba(0,0,0,0)"
+
+
+def text_colour(value: float, scale: float) -> str:
+    return "#fff" if scale > 0 and abs(value) / scale > 0.65 else "#111"
+
+
+def heatmap_html(units: list[str], scores: np.ndarray, signed: bool, segments: list[int] | None = None,
+                 special: list[bool] | None = None, human: list[int] | None = None, decimals: int = 3) -> str:
+    """One heatmap row. ``units`` are words or tokens; ``segments`` (0/1) draws the pair boundary;
+    ``special`` greys out [CLS]/[SEP]; ``human`` underlines the words people marked."""
+    scores = np.asarray(scores, dtype=np.float64)
+    finite = np.abs(scores[np.isfinite(scores)])
+    scale = float(finite.max()) if finite.size else 0.0
+    parts = []
+    for i, (unit, value) in enumerate(zip(units, scores)):
+        if segments is not None and i > 0 and segments[i] != segments[i - 1] and segments[i] >= 0 and segments[i - 1] >= 0:
+            parts.append(SEPARATOR)
+        if special is not None and special[i]:
+            parts.append(f'<span class="xw-tok xw-special">{html.escape(unit)}</span>')
+            continue
+        classes = "xw-tok xw-human" if human is not None and human[i] else "xw-tok"
+        parts.append(f'<span class="{classes}" style="background:{colour(value, scale, signed)};'
+                     f'color:{text_colour(value, scale)}" title="{html.escape(unit)}: {value:+.{decimals}g}">'
+                     f"{html.escape(unit)}</span>")
+    return f'<div class="xw-row">{" ".join(parts)}</div>'
+
+
+def legend_html(signed: bool) -> str:
+    if signed:
+        return ('<div class="xw-legend"><span class="xw-tok" style="background:rgba(178,24,43,0.7);color:#fff">'
+                'against the target</span> <span class="xw-tok">0</span> <span class="xw-tok" '
+                'style="background:rgba(33,102,172,0.7);color:#fff">for the target</span></div>')
+    return ('<div class="xw-legend"><span class="xw-tok">low</span> <span class="xw-tok" '
+            'style="background:rgba(106,61,154,0.7);color:#fff">high importance</span></div>')
+
+
+def explanation_row_html(explanation, level: str = "word", normalization: str = "none", absolute: bool = False,
+                         human: list[int] | None = None) -> str:
+    """The heatmap of one Explanation at word or sub-word level."""
+    scores = explanation.scores(level, normalization, absolute)
+    signed = explanation.signed and not absolute and normalization != "abs-sum"
+    if level == "word":
+        return heatmap_html(list(explanation.words), scores, signed, segments=list(explanation.word_segment),
+                            human=human)
+    segments = [explanation.word_segment[w] if w >= 0 else -1 for w in explanation.token_word]
+    special = [w < 0 for w in explanation.token_word]
+    return heatmap_html(list(explanation.tokens), scores, signed, segments=segments, special=special)
+
+
+def html_document(title: str, body: str) -> str:
+    """A self-contained HTML file (inline CSS, no scripts) for export."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>{CSS}"
+            f"<style>body{{font-family:system-ui,sans-serif;margin:24px;max-width:1100px}}"
+            f"h2{{font-size:15px;margin:16px 0 2px 0}} .meta{{font-size:12px;color:#666}}</style></head>"
+            f"<body>{body}</body></html>")

@@ -1,0 +1,37 @@
+"""Cached loaders for the app: one classifier object per model, shared by every session and page."""
+from __future__ import annotations
+
+import streamlit as st
+
+from corpora import load_dataset
+from models import BUILT_IN, TextClassifier, load_classifier
+from models.prepare import RECIPES, find_prepared, prepare
+
+
+@st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
+def classifier(spec: str) -> TextClassifier:
+    return load_classifier(spec)
+
+
+@st.cache_data(show_spinner="Loading the dataset ...", max_entries=16)
+def dataset(dataset_id: str):
+    return load_dataset(dataset_id)
+
+
+def is_prepared(spec: str) -> bool:
+    return spec not in BUILT_IN or find_prepared(spec) is not None
+
+
+def prepare_with_progress(spec: str) -> None:
+    """Build a built-in model inside the page, with a progress bar and a stop button."""
+    recipe = RECIPES[spec]
+    bar = st.progress(0.0, text=f"Preparing '{spec}': {recipe.description} ...")
+
+    def progress(step: int, total: int, info: dict) -> None:
+        left = info["seconds"] / step * (total - step)
+        bar.progress(step / total, text=f"Preparing '{spec}': step {step}/{total}, loss {info['loss']:.3f}, "
+                                        f"about {left / 60:.1f} min left")
+
+    prepare(spec, progress=progress, log=lambda message: None)
+    bar.progress(1.0, text=f"'{spec}' is ready.")
+    classifier.clear()
