@@ -53,3 +53,34 @@ def get_metric(metric_id: str) -> Metric:
         return METRICS[metric_id]
     except KeyError:
         raise KeyError(f"Unknown metric '{metric_id}'. Known: {', '.join(METRICS)}.") from None
+
+
+@dataclass(frozen=True)
+class Evaluator:
+    """A group of metrics computed together for one (example, explanation).
+
+    ``compute(classifier, encoding, explanation, example, options) -> {metric_id: value}`` per example;
+    ``example`` is the corpora.Example (gold label, human rationale) or None for free text.
+    Dataset-level runs (``cli.py evaluate --metrics <group or metric ids>``) call every chosen evaluator
+    on every (example, method) pair, store the per-example values and aggregate them with CIs.
+    """
+
+    id: str
+    label: str
+    metrics: tuple[Metric, ...]
+    compute: object  # Callable[[TextClassifier, Encoding, Explanation, Example | None, dict], dict[str, float]]
+    needs_rationale: bool = False
+    needs_gold_label: bool = False
+
+
+EVALUATORS: dict[str, Evaluator] = {}
+
+
+def register_evaluator(evaluator: Evaluator) -> Evaluator:
+    if evaluator.id in EVALUATORS:
+        raise ValueError(f"evaluator id {evaluator.id!r} registered twice")
+    for metric in evaluator.metrics:
+        if metric.id not in METRICS:
+            register_metric(metric)
+    EVALUATORS[evaluator.id] = evaluator
+    return evaluator
