@@ -15,10 +15,10 @@ class Estimate:
     low: float
     high: float
     n: int
-    method: str
+    ci_method: str
 
     def to_dict(self) -> dict:
-        return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n, "method": self.method}
+        return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n, "ci_method": self.ci_method}
 
     def __str__(self) -> str:
         return f"{self.mean:.4g} [{self.low:.4g}, {self.high:.4g}]"
