@@ -1,0 +1,185 @@
+"""`cli.py sanity`: model-randomization sanity checks over a dataset (or one text), with bootstrap 95 % CIs.
+
+    python cli.py sanity --model default --dataset sst2:dev --limit 100 --methods saliency,input_x_gradient
+    python cli.py sanity --check head --seeds 0,1,2 --methods leave_one_out    # paper 000, Table A5
+    python cli.py sanity --text "a charming film" --methods saliency --json    # one input, every stage
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from tqdm import tqdm
+
+from evaluation import sanity as single
+from evaluation import sanity_dataset as study
+from explainers import REGISTRY, ParamError
+from explainers.cache import DEFAULT_CACHE
+from models import load_classifier, randomize
+
+from .common import print_json
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("sanity", help="randomize the model layer by layer (or its head) and measure how "
+                                                  "much each explanation changes")
+    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, snli:dev, file:/x.csv")
+    parser.add_argument("--limit", type=int, default=100, help="number of examples (paper 003 used 50)")
+    parser.add_argument("--text", default=None, help="check one input instead of a dataset")
+    parser.add_argument("--pair", default=None, help="second segment for --text")
+    parser.add_argument("--methods", default=None,
+                        help="comma-separated method ids, 'method:preset' allowed (default: six cheap methods"
+                             " and the random baseline where registered)")
+    parser.add_argument("--check", choices=list(study.CHECKS), default="layers",
+                        help="layers: paper 003 layer randomization; head: paper 000 head randomization")
+    parser.add_argument("--mode", choices=list(randomize.MODES), default="cascading")
+    parser.add_argument("--init", choices=list(randomize.INITS), default="model",
+                        help="model: the model's own initialization; normal: N(0,1) for every parameter (paper 003)")
+    parser.add_argument("--seed", type=int, default=0, help="randomization seed (layers)")
+    parser.add_argument("--seeds", default="0,1,2", help="head seeds (paper 000 used three)")
+    parser.add_argument("--target", choices=["predicted", "gold"], default="predicted",
+                        help="class to explain at every stage: the original model's prediction or the gold label")
+    parser.add_argument("--measure", choices=list(single.SIMILARITY_MEASURES), default="spearman",
+                        help="similarity that decides the pass/fail flag")
+    parser.add_argument("--threshold", type=float, default=single.DEFAULT_THRESHOLD,
+                        help="a method fails when the similarity after randomization is at least this")
+    parser.add_argument("--executor", choices=["local", "ray"], default="local")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--csv", default=None, metavar="PATH", help="write the per-stage summary as CSV")
+    parser.set_defaults(handler=handle)
+
+
+def _methods(value: str | None) -> list[str]:
+    if value is None:
+        return single.default_methods(REGISTRY)
+    methods = [m.strip() for m in value.split(",") if m.strip()]
+    unknown = [m for m in methods if m.partition(":")[0] not in REGISTRY]
+    if unknown or not methods:
+        raise ParamError(f"Unknown method(s) {', '.join(unknown) or '(none given)'}. Known: {', '.join(REGISTRY)}.")
+    return methods
+
+
+def _seeds(value: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in value.split(",") if s.strip()]
+    except ValueError:
+        raise ParamError(f"--seeds expects comma-separated integers, got {value!r}.") from None
+    if not seeds:
+        raise ParamError("--seeds needs at least one seed.")
+    return seeds
+
+
+def handle(args) -> int:
+    methods = _methods(args.methods)
+    if args.limit is not None and args.limit < 1:
+        raise ParamError("--limit must be at least 1.")
+    if args.text is not None:
+        return _one_text(args, methods)
+    bar = tqdm(total=None, desc="sanity", unit="example", file=sys.stderr, disable=None)
+
+    def progress(done, total, eta):
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    store, summary = study.run_sanity_study(args.model, args.dataset, methods, limit=args.limit, check=args.check,
+                                            mode=args.mode, init=args.init, seed=args.seed,
+                                            seeds=_seeds(args.seeds), target=args.target, executor=args.executor,
+                                            progress=progress)
+    bar.close()
+    run = store.get_run(summary.run_id)
+    table = study.summarize(study.results_frame(store, summary.run_id))
+    names = study.stage_names_for(run)
+    accuracy = study.accuracy_by_stage(table, names)
+    flags = {}
+    if args.check == "layers":
+        curve = study.curves(table, names, study.MEASURES[args.measure]).rename(columns={"mean": args.measure})
+        chance = curve[curve["method"] == single.CHANCE]
+        flags = single.verdicts(curve[curve["method"] != single.CHANCE], args.mode, args.measure, args.threshold,
+                                None if chance.empty else float(chance["high"].max()))
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+    report = {"run": run, "status": summary.status, "errors": summary.errors, "stages": names,
+              "summary": json.loads(table.to_json(orient="records")),
+              "accuracy": json.loads(accuracy.to_json(orient="records")),
+              "majority_class_accuracy": study.chance_level(store, summary.run_id), "flags": flags}
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")
+    if summary.errors:
+        print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
+    _print_tables(table, names, methods, args)
+    if not accuracy.empty:
+        print("\naccuracy of the randomized model per stage (majority class: "
+              f"{report['majority_class_accuracy']:.1%}):")
+        for row in accuracy.itertuples():
+            print(f"  {row.stage:12s} {row.mean:6.1%} [{row.low:.1%}, {row.high:.1%}]")
+    for method, verdict in flags.items():
+        print(f"{'FAILS' if verdict['status'] == 'fails' else verdict['status']:7s} {method}: {verdict['reason']}")
+    return 0
+
+
+def _print_tables(table, names, methods, args) -> None:
+    metrics = ["sanity_sign_change", "sanity_mean_abs_change"] if args.check == "head" else \
+        [study.MEASURES[args.measure]]
+    for metric in metrics:
+        part = table[table["metric"] == metric]
+        print(f"\n{single.METRICS[metric].label} (mean [95 % bootstrap CI]) per stage:")
+        print("  " + f"{'stage':12s}" + "".join(f"{m[:26]:>28s}" for m in methods + [single.CHANCE]))
+        for stage in names:
+            cells = []
+            for method in methods + [single.CHANCE]:
+                row = part[(part["method"] == method) & ((part["stage"] == stage) | (method == single.CHANCE))]
+                if row.empty or not np.isfinite(row.iloc[0]["mean"]):
+                    cells.append(f"{'n/a':>28s}")
+                else:
+                    r = row.iloc[0]
+                    cells.append(f"{r['mean']:+.2f} [{r['low']:+.2f},{r['high']:+.2f}]".rjust(28))
+            print("  " + f"{stage:12s}" + "".join(cells))
+
+
+def _one_text(args, methods: list[str]) -> int:
+    classifier = load_classifier(args.model)
+    encoding = classifier.encode(args.text, args.pair)
+    bar = tqdm(total=None, desc="sanity", unit="explanation", file=sys.stderr, disable=None)
+
+    def progress(done, total, label):
+        bar.total = total
+        bar.n = done
+        bar.set_postfix_str(label[:40])
+        bar.refresh()
+
+    if args.check == "head":
+        result = single.run_head_check(classifier, encoding, methods, seeds=_seeds(args.seeds), cache=DEFAULT_CACHE,
+                                       progress=progress)
+        bar.close()
+        frame = result.frame()
+        report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),
+                  "summary": json.loads(result.summary().to_json(orient="records")), "errors": result.errors}
+    else:
+        result = single.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init, seed=args.seed,
+                                   cache=DEFAULT_CACHE, progress=progress)
+        bar.close()
+        frame = result.frame()
+        report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),
+                  "chance": result.chance, "flags": result.verdicts(args.measure, args.threshold),
+                  "errors": {f"{s.name} / {k}": v for s in result.stages for k, v in s.errors.items()}}
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"model {classifier.name} ({classifier.fingerprint}); explaining "
+          f"'{result.target_label}' at every stage")
+    columns = ["seed" if args.check == "head" else "stage", "method", "spearman", "spearman_abs", "top_k",
+               "sign_change", "mean_abs_change", "predicted"]
+    print(frame[columns].to_string(index=False, float_format=lambda v: f"{v:+.3f}"))
+    for method, verdict in report.get("flags", {}).items():
+        print(f"{'FAILS' if verdict['status'] == 'fails' else verdict['status']:7s} {method}: {verdict['reason']}")
+    for where, error in report["errors"].items():
+        print(f"error {where}: {error}")
+    return 0
+
