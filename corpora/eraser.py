@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 
 from .locate import find_dataset_dir, read_lines
-from .records import SENTIMENT_LABELS, DataError, Example, mask_from_spans
+from .eraser_spans import evidence_mask
+from .records import SENTIMENT_LABELS, DataError, Example
 
 ERASER_SPLITS = ("train", "validation", "test")
 
@@ -25,16 +26,14 @@ def load_eraser_movies(split: str = "validation") -> list[Example]:
             sentence, label, evidence = row["sentence"], int(row["label"]), row["evidence"]["text"]
         except (ValueError, KeyError, TypeError) as error:
             raise DataError(f"{path}, line {number}: not an ERASER row ({error}).") from error
-        entry = grouped.setdefault(sentence, {"label": label, "spans": [], "docid": row["evidence"].get("docid")})
-        start = sentence.find(evidence)
-        if start >= 0:
-            entry["spans"].append((start, start + len(evidence)))
+        if not isinstance(evidence, str):
+            raise DataError(f"{path}, line {number}: the evidence text is not a string.")
+        entry = grouped.setdefault(sentence, {"label": label, "evidence": [], "docid": row["evidence"].get("docid")})
+        entry["evidence"].append(row["evidence"])
     examples = []
     for index, (sentence, entry) in enumerate(grouped.items()):
-        text = sentence.strip()
-        offset = len(sentence) - len(sentence.lstrip())
-        spans = [(s - offset, e - offset) for s, e in entry["spans"]]
-        examples.append(Example(id=f"eraser-movies:{split}:{index}", text=text, label=entry["label"],
-                                label_names=SENTIMENT_LABELS, rationale=mask_from_spans(text, spans),
+        # evidence placed at word boundaries, repeated phrases disambiguated by document offset (eraser_spans)
+        examples.append(Example(id=f"eraser-movies:{split}:{index}", text=sentence.strip(), label=entry["label"],
+                                label_names=SENTIMENT_LABELS, rationale=evidence_mask(sentence, entry["evidence"]),
                                 dataset="eraser-movies", extra={"docid": entry["docid"]}))
     return examples

@@ -10,6 +10,7 @@ from .mr import MR_SPLITS, load_mr
 from .records import DataError, Example
 from .snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from .sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
+from .sst_rationale import load_sst_rationales, load_sst_rationales_p000
 from .user_file import load_user_file
 
 
@@ -34,6 +35,10 @@ DATASETS = {
         DatasetInfo("esnli-highlights", "e-SNLI highlight sample (90 pairs)", ("train",), "train", "nli", True,
                     load_esnli_highlights),
         DatasetInfo("mr", "MR sentence polarity", MR_SPLITS, "all", "sentiment", False, load_mr),
+        DatasetInfo("sst-rationales", "SST sentences, rationale = minimal agreeing phrases of the tree", TREE_SPLITS,
+                    "dev", "sentiment", True, load_sst_rationales),
+        DatasetInfo("sst-rationales-p000", "SST sentences, rationale = paper 000's phrase rule (approx.)", TREE_SPLITS,
+                    "dev", "sentiment", True, load_sst_rationales_p000),
     ]
 }
 
