@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from explainers import create
 from explainers.cache import DEFAULT_CACHE, explain_cached
-from models import load_classifier
+from models import UserFacingError, load_classifier
 
 from .common import add_method_options, parse_method_options, parse_methods, print_json
 
@@ -31,17 +31,23 @@ def handle(args) -> int:
     classifier = load_classifier(args.model)
     encoding = classifier.encode(args.text, args.pair)
     probabilities = classifier.predict_proba([encoding])[0]
-    explanations = []
+    explanations, errors = [], {}
     for method in tqdm(methods, desc="explaining", unit="method", file=sys.stderr, disable=len(methods) < 2):
         explainer = create(method, preset=presets.get(method), **overrides.get(method, {}))
-        explanations.append(explain_cached(explainer, classifier, encoding, args.target,
-                                           cache=None if args.no_cache else DEFAULT_CACHE))
+        try:
+            explanations.append(explain_cached(explainer, classifier, encoding, args.target,
+                                               cache=None if args.no_cache else DEFAULT_CACHE))
+        except UserFacingError as error:  # e.g. a method that needs a masked LM that is not prepared
+            if len(methods) == 1:
+                raise
+            errors[method] = str(error)
+            tqdm.write(f"skipped {method}: {error}", file=sys.stderr)
     report = {
         "model": classifier.describe(), "text": encoding.text, "pair": encoding.pair,
         "truncated_tokens": encoding.truncated_tokens,
         "prediction": {label: float(p) for label, p in zip(classifier.labels, probabilities)},
         "predicted": classifier.labels[int(np.argmax(probabilities))],
-        "explanations": [e.to_dict() for e in explanations],
+        "explanations": [e.to_dict() for e in explanations], "skipped": errors,
     }
     if args.json:
         print_json(report)

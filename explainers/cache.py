@@ -29,15 +29,19 @@ def cache_key(classifier: TextClassifier, encoding: Encoding, explainer: Explain
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+FROM_SETTINGS = object()  # the directory is read from the settings at each use (tests redirect EXWB_CACHE_DIR)
+
+
 class ExplanationCache:
-    def __init__(self, max_items: int = 2048, directory: Path | None = None):
+    def __init__(self, max_items: int = 2048, directory: Path | None | object = FROM_SETTINGS):
         self.max_items = max_items
         self.directory = directory
         self._items: OrderedDict[str, Explanation] = OrderedDict()
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path | None:
-        return None if self.directory is None else self.directory / key[:2] / f"{key}.json"
+        directory = _default_directory() if self.directory is FROM_SETTINGS else self.directory
+        return None if directory is None else directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Explanation | None:
         with self._lock:
@@ -88,7 +92,7 @@ def _default_directory() -> Path | None:
     return settings.cache_dir() / "explanations"
 
 
-DEFAULT_CACHE = ExplanationCache(directory=_default_directory())
+DEFAULT_CACHE = ExplanationCache()
 
 
 def cached_only(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None = None,

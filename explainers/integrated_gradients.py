@@ -13,6 +13,7 @@ import torch
 from captum.attr import IntegratedGradients as CaptumIntegratedGradients
 
 from .base import Attribution, Explainer
+from .baseline_checks import baseline_gap_warning
 from .embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
 from .params import param
 from .registry import register
@@ -63,10 +64,11 @@ class IntegratedGradients(Explainer):
             internal_batch_size=p.internal_batch_size, return_convergence_delta=True)
         scores = attribution[0].sum(dim=-1).detach()
         with torch.no_grad():
-            gap = float(forward(embeddings)[0, target] - forward(baseline)[0, target])
+            f_input = float(forward(embeddings)[0, target])
+            gap = f_input - float(forward(baseline)[0, target])
         delta = float(delta[0])
         details = {"convergence_delta": delta, "f(input) - f(baseline)": gap, "sum_of_attributions": float(scores.sum())}
-        warnings = []
+        warnings = baseline_gap_warning(f_input, gap, p.baseline)
         if abs(delta) > DELTA_WARNING * max(abs(gap), 1e-6):
             warnings.append(f"Convergence delta {delta:+.3g} is {abs(delta) / max(abs(gap), 1e-9):.0%} of "
                             f"f(input) - f(baseline) = {gap:+.3g}: increase the steps.")

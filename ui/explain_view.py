@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,12 +18,25 @@ from models import Encoding, InputError, TextClassifier, UserFacingError
 from . import loaders
 from .controls import method_controls
 from .figures import probability_bars
-from .heatmap import CSS, explanation_row_html, legend_html
+from .heatmap import CSS, explanation_row_html, legend_html, provenance_line
 from .state import Selection
 
 log = logging.getLogger(__name__)
 
 FOUNDATION_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention")
+
+
+def page_methods() -> tuple[str, ...]:
+    """Every registered method except those that need a masked LM or train something (opt-in)."""
+    return tuple(m for m, cls in REGISTRY.items() if not cls.needs_mlm and not cls.trains)
+
+
+def family_order(method_ids) -> list[str]:
+    """Methods grouped by family (in FAMILIES order), registration order inside a family."""
+    order = list(FAMILIES)
+    ids = list(method_ids)
+    return sorted(ids, key=lambda m: (order.index(REGISTRY[m].family) if REGISTRY[m].family in order else len(order),
+                                      list(REGISTRY).index(m)))
 
 
 def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encoding]:
@@ -31,6 +47,10 @@ def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encod
     except InputError as error:
         st.warning(str(error))
         st.stop()
+    if encoding.n_words == 0:
+        st.warning("The text has no words this model can read (only invisible or unknown characters?). Type a "
+                   "sentence to explain.")
+        st.stop()
     if encoding.truncated_tokens:
         st.warning(f"The input is longer than this model's limit of {classifier.max_length} tokens: the last "
                    f"{encoding.truncated_tokens} tokens ({encoding.truncated_words} words) were cut and are not "
@@ -38,9 +58,22 @@ def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encod
     return classifier, encoding
 
 
+_PROBABILITIES: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+
+def probabilities_of(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
+    """The model's class probabilities for the input, remembered per (model, input): reruns skip the forward pass."""
+    key = (classifier.fingerprint, encoding.key)
+    if key not in _PROBABILITIES:
+        _PROBABILITIES[key] = classifier.predict_proba([encoding])[0]
+        while len(_PROBABILITIES) > 256:
+            _PROBABILITIES.popitem(last=False)
+    return _PROBABILITIES[key]
+
+
 def prediction_panel(classifier: TextClassifier, encoding: Encoding, selection: Selection) -> int:
     """Show the class probabilities; return the target class index."""
-    probabilities = classifier.predict_proba([encoding])[0]
+    probabilities = probabilities_of(classifier, encoding)
     predicted = int(np.argmax(probabilities))
     target = predicted if selection.target is None else selection.target
     left, right = st.columns([2, 3])
@@ -67,9 +100,13 @@ class MethodChoice:
 
 def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "methods") -> list[MethodChoice]:
     """Multiselect of methods (grouped by family) and, per method, its preset and parameters."""
-    ids = sorted(REGISTRY, key=lambda m: (list(FAMILIES).index(REGISTRY[m].family), m))
-    chosen = st.multiselect("Methods", ids, default=[m for m in default if m in REGISTRY], key=key,
-                            format_func=lambda m: f"{REGISTRY[m].label} ({FAMILIES[REGISTRY[m].family].lower()})")
+    ids = family_order(REGISTRY)
+    initial = st.session_state.get(f"keep:{key}", default)  # the selection survives switching pages
+    chosen = st.multiselect("Methods", ids, default=[m for m in initial if m in REGISTRY], key=key,
+                            format_func=lambda m: f"{REGISTRY[m].label} ({FAMILIES[REGISTRY[m].family].lower()})",
+                            help="Switch methods on and off; each row below is one method.")
+    st.session_state[f"keep:{key}"] = list(chosen)
+    chosen = family_order(chosen)
     choices = []
     with st.expander("Method settings (presets from the papers, every parameter)"):
         columns = st.columns(3)
@@ -103,47 +140,144 @@ class Pending:
 AUTO_RUN_SECONDS = 15.0
 
 
-def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
-            target: int | None) -> dict[str, Explanation | Pending | str]:
-    """Run (or fetch from the cache) every chosen method with a progress bar.
+def auto_run_budget() -> float:
+    """Seconds a method may be estimated to take and still run without asking (EXWB_AUTORUN_SECONDS)."""
+    try:
+        return float(os.environ.get("EXWB_AUTORUN_SECONDS", AUTO_RUN_SECONDS))
+    except ValueError:
+        return AUTO_RUN_SECONDS
 
-    Methods estimated above AUTO_RUN_SECONDS wait for the user's go-ahead; errors become messages.
+
+@dataclass
+class Planned:
+    choice: MethodChoice
+    explainer: object
+    forward: int
+    backward: int
+    seconds: float
+
+
+_BATCH_THROUGHPUT: dict[tuple[str, str], float] = {}
+
+
+def batch_throughput(classifier: TextClassifier, encoding: Encoding) -> float:
+    """Padded tokens per second of a batched forward pass, measured once per model and device.
+
+    ``classifier.tokens_per_second`` averages every forward call, and single-input calls (latency-bound) pull it
+    far below what the batched perturbation methods get; the cost estimates use the larger of the two.
+    """
+    key = (classifier.fingerprint, str(classifier.device))
+    if key not in _BATCH_THROUGHPUT:
+        batch = [encoding] * max(2, min(32, 1024 // max(1, encoding.n_tokens)))
+        classifier.predict_logits(batch[:2])  # warm-up
+        started = time.perf_counter()
+        classifier.predict_logits(batch)
+        elapsed = max(time.perf_counter() - started, 1e-6)
+        _BATCH_THROUGHPUT[key] = len(batch) * encoding.n_tokens / elapsed
+    return max(_BATCH_THROUGHPUT[key], classifier.tokens_per_second)
+
+
+def estimate(explainer, classifier: TextClassifier, encoding: Encoding) -> tuple[int, int, float]:
+    """Expected (forward, backward, seconds) of one method on this input."""
+    forward, backward = explainer.estimate_passes(encoding)
+    return forward, backward, (forward + 2 * backward) * encoding.n_tokens / batch_throughput(classifier, encoding)
+
+
+def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
+            target: int | None, auto_run_seconds: float | None = None) -> dict[str, Explanation | Pending | str]:
+    """Run (or fetch from the cache) every chosen method with a progress bar; results in the order chosen.
+
+    Methods estimated above ``auto_run_seconds`` (or flagged ``expensive``) wait for the user's go-ahead (their
+    row shows the estimate and a Run button); ensembles run last so their members come from the cache; errors
+    become messages.
     """
     results: dict[str, Explanation | Pending | str] = {}
     if not choices:
         return results
+    auto_run_seconds = auto_run_budget() if auto_run_seconds is None else auto_run_seconds
     approved = st.session_state.setdefault("approved_runs", set())
-    bar = st.progress(0.0, text="Explaining ...")
-    for done, choice in enumerate(choices):
-        label = REGISTRY[choice.method_id].label
+    plan: list[Planned] = []
+    for choice in choices:
         try:
             explainer = create(choice.method_id, preset=choice.preset, **choice.overrides)
             hit = cached_only(explainer, classifier, encoding, target)
             if hit is not None:
                 results[choice.method_id] = hit
                 continue
-            forward, backward = explainer.estimate_passes(encoding)
-            seconds = classifier.estimate_seconds(forward, backward, encoding.n_tokens)
+            forward, backward, seconds = estimate(explainer, classifier, encoding)
             key = cache_key(classifier, encoding, explainer, target)
-            if seconds > AUTO_RUN_SECONDS and key not in approved:
+            if (seconds > auto_run_seconds or explainer.expensive) and key not in approved:
                 results[choice.method_id] = Pending(choice.method_id, forward, backward, seconds, key)
                 continue
-            bar.progress(done / len(choices), text=f"{label}: about {forward} forward and {backward} backward "
-                                                   f"passes (~{seconds:.0f} s)")
-            results[choice.method_id] = explain_cached(explainer, classifier, encoding, target)
+            plan.append(Planned(choice, explainer, forward, backward, seconds))
         except (UserFacingError, ParamError) as error:
             results[choice.method_id] = str(error)
-        except Exception as error:  # a bug in one method must not take the page down
-            log.exception("method %s failed", choice.method_id)
-            results[choice.method_id] = f"{label} failed unexpectedly ({type(error).__name__}: {error})."
-    bar.empty()
-    return results
+        except Exception as error:  # never a traceback on the page
+            log.exception("method %s could not be prepared", choice.method_id)
+            results[choice.method_id] = f"{REGISTRY[choice.method_id].label} could not start " \
+                                        f"({type(error).__name__}: {error})."
+    plan.sort(key=lambda item: REGISTRY[item.choice.method_id].family == "ensemble")
+    if plan:
+        total = sum(item.seconds for item in plan) or 1.0
+        done = 0.0
+        bar = st.progress(0.0, text=f"Explaining with {len(plan)} method(s), about {total:.0f} s ...")
+        for index, item in enumerate(plan):
+            label = REGISTRY[item.choice.method_id].label
+            bar.progress(min(1.0, done / total), text=f"{index + 1}/{len(plan)} {label}: about {item.forward} forward "
+                                                      f"and {item.backward} backward passes (~{item.seconds:.1f} s)")
+            try:
+                results[item.choice.method_id] = explain_cached(item.explainer, classifier, encoding, target)
+            except (UserFacingError, ParamError) as error:
+                results[item.choice.method_id] = str(error)
+            except Exception as error:  # a bug in one method must not take the page down
+                log.exception("method %s failed", item.choice.method_id)
+                results[item.choice.method_id] = f"{label} failed unexpectedly ({type(error).__name__}: {error})."
+            done += item.seconds
+        bar.empty()
+    return {c.method_id: results[c.method_id] for c in choices if c.method_id in results}
+
+
+def cost_table(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
+               target: int | None) -> list[dict]:
+    """Estimated cost of every chosen method before it runs (and whether it is cached already)."""
+    rows = []
+    for choice in choices:
+        try:
+            explainer = create(choice.method_id, preset=choice.preset, **choice.overrides)
+        except ParamError as error:
+            rows.append({"method": REGISTRY[choice.method_id].label, "status": str(error)})
+            continue
+        try:
+            forward, backward, seconds = estimate(explainer, classifier, encoding)
+        except Exception as error:  # the method will report it in its row
+            rows.append({"method": REGISTRY[choice.method_id].label, "status": f"cannot estimate: {error}"})
+            continue
+        cached = cached_only(explainer, classifier, encoding, target) is not None
+        rows.append({"method": REGISTRY[choice.method_id].label, "family": FAMILIES[REGISTRY[choice.method_id].family],
+                     "forward passes": forward, "backward passes": backward, "estimated seconds": round(seconds, 2),
+                     "status": "cached" if cached else "to compute"})
+    return rows
+
+
+def cost_preview(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
+                 key: str = "cost") -> None:
+    rows = cost_table(choices, classifier, encoding, target)
+    to_compute = [r for r in rows if r.get("status") == "to compute"]
+    seconds = sum(r["estimated seconds"] for r in to_compute)
+    title = (f"Estimated cost: {len(to_compute)} method(s) to compute, about {seconds:.1f} s"
+             if to_compute else "Estimated cost: everything is cached")
+    with st.expander(title):
+        st.caption(f"Estimates from this machine's measured speed ({batch_throughput(classifier, encoding):,.0f} "
+                   f"tokens/s in batches); "
+                   f"methods above {auto_run_budget():g} s wait for a Run button.")
+        st.dataframe(rows, hide_index=True, key=f"{key}-table", width="stretch")
 
 
 def _pending_row(pending: Pending) -> None:
     st.info(f"Not run yet: about {pending.forward} forward and {pending.backward} backward passes, estimated "
             f"{pending.seconds:.0f} s on this machine.")
-    if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)", key=f"run-{pending.approval_key}"):
+    if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)",
+                 key=f"run-{pending.approval_key}"):
         st.session_state.setdefault("approved_runs", set()).add(pending.approval_key)
         st.rerun()
 
@@ -155,7 +289,9 @@ def cost_caption(explanation: Explanation) -> str:
             f"{cached}")
 
 
-def provenance_caption(explanation: Explanation) -> str:
+def provenance_caption(explanation: Explanation, normalization: str | None = None) -> str:
+    if normalization is not None:
+        return provenance_line(explanation, normalization)
     p = explanation.provenance
     parts = [f"target: {p['target']['label']} ({p['target']['how']})", f"baseline: {p['baseline']}"]
     if p.get("removal_operator"):
@@ -173,7 +309,7 @@ def render_rows(results: dict[str, Explanation | Pending | str], level: str, nor
     """One heatmap row per method, grouped by family, each with its cost and provenance."""
     st.html(CSS)
     for family, family_label in FAMILIES.items():
-        members = [m for m in results if REGISTRY[m].family == family]
+        members = [m for m in family_order(results) if REGISTRY[m].family == family]
         if not members:
             continue
         st.markdown(f"#### {family_label}")
@@ -192,7 +328,7 @@ def render_rows(results: dict[str, Explanation | Pending | str], level: str, nor
                                          human=human if level == "word" else None))
             for warning in result.warnings:
                 st.warning(warning)
-            with st.expander(f"Provenance: {provenance_caption(result)}"):
+            with st.expander(f"Provenance: {provenance_caption(result, normalization)}"):
                 st.json(result.provenance, expanded=False)
     signed_any = any(isinstance(r, Explanation) and r.signed for r in results.values()) and not absolute
     st.html(legend_html(signed_any))

@@ -90,3 +90,34 @@ def html_document(title: str, body: str) -> str:
             f"<style>body{{font-family:system-ui,sans-serif;margin:24px;max-width:1100px}}"
             f"h2{{font-size:15px;margin:16px 0 2px 0}} .meta{{font-size:12px;color:#666}}</style></head>"
             f"<body>{body}</body></html>")
+
+
+def provenance_line(explanation, normalization: str = "none") -> str:
+    """target, baseline, operator, sign, normalization, seed, preset and cost of one explanation (plain text)."""
+    p = explanation.provenance
+    parts = [f"target: {p['target']['label']} ({p['target']['how']})", f"baseline: {p['baseline']}"]
+    if p.get("removal_operator"):
+        parts.append(f"operator: {p['removal_operator']}")
+    parts.append(p["sign"].split(":")[0])
+    parts.append(f"normalization: {normalization}")
+    if p.get("preset"):
+        parts.append(f"preset: {p['preset']}")
+    if p.get("seed") is not None:
+        parts.append(f"seed: {p['seed']}")
+    parts.append(f"{p['seconds']:.2f} s, {p['forward_passes']} fwd / {p['backward_passes']} bwd passes")
+    return " · ".join(parts)
+
+
+def export_html(explanations, level: str = "word", normalization: str = "none", absolute: bool = False,
+                title: str = "Explanations", header: str = "") -> str:
+    """Every heatmap row with its provenance, as one self-contained HTML file (inline CSS, no scripts)."""
+    rows = []
+    for e in explanations:
+        rows.append(f"<h2>{html.escape(e.method_label)}</h2><div class='meta'>"
+                    f"{html.escape(provenance_line(e, normalization))}</div>"
+                    + explanation_row_html(e, level, normalization, absolute))
+        rows.extend(f"<div class='meta'>&#9888; {html.escape(w)}</div>" for w in e.warnings)
+    signed_any = any(e.signed for e in explanations) and not absolute
+    body = (f"<h1 style='font-size:20px'>{html.escape(title)}</h1><div class='meta'>{html.escape(header)}</div>"
+            + "".join(rows) + legend_html(signed_any))
+    return html_document(title, body)

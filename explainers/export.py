@@ -1,0 +1,52 @@
+"""Export explanations of one input as CSV (one row per method and word) or JSON (scores + provenance).
+
+Both carry the raw scores and the scores as displayed (normalization, absolute view), so a reader can tell
+exactly what a heatmap showed; the JSON keeps every explanation's full provenance.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Sequence
+
+from .aggregate import NORMALIZATION_LABELS
+from .explanation import Explanation
+
+CSV_COLUMNS = ("method", "method_label", "family", "preset", "target", "target_label", "word_index", "word",
+               "segment", "score", "display_score", "normalization", "absolute", "signed", "baseline",
+               "removal_operator", "seed", "seconds", "forward_passes", "backward_passes", "model_fingerprint")
+
+
+def scores_csv(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for e in explanations:
+        p = e.provenance
+        shown = e.scores("word", normalization, absolute)
+        for index, (word, segment, raw, display) in enumerate(zip(e.words, e.word_segment, e.word_scores, shown)):
+            writer.writerow({
+                "method": e.method_id, "method_label": e.method_label, "family": e.family, "preset": p.get("preset"),
+                "target": e.target, "target_label": e.target_label, "word_index": index, "word": word,
+                "segment": segment, "score": repr(float(raw)), "display_score": repr(float(display)),
+                "normalization": normalization, "absolute": absolute, "signed": e.signed,
+                "baseline": p.get("baseline"), "removal_operator": p.get("removal_operator"), "seed": p.get("seed"),
+                "seconds": p.get("seconds"), "forward_passes": p.get("forward_passes"),
+                "backward_passes": p.get("backward_passes"), "model_fingerprint": p.get("model", {}).get("fingerprint"),
+            })
+    return out.getvalue()
+
+
+def scores_json(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False,
+                context: dict | None = None) -> str:
+    """JSON document: the input context, the display settings, and per method scores + provenance."""
+    document = {
+        "context": context or {},
+        "display": {"normalization": normalization, "normalization_meaning": NORMALIZATION_LABELS[normalization],
+                    "absolute": absolute},
+        "explanations": [{**e.to_dict(),
+                          "display_word_scores": [float(x) for x in e.scores("word", normalization, absolute)]}
+                         for e in explanations],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,119 @@
+"""Captum's perturbation methods in the space of word masks, through the one perturbation engine.
+
+Captum's Lime, KernelShap, ShapleyValueSampling, Occlusion and FeatureAblation perturb an input tensor.
+Here that tensor is the interpretable representation itself: a (1, n_words) row of ones, with baseline 0.
+``MaskForward`` maps every batch of 0/1 masks Captum asks about to the target's score of the input with the
+0-words removed by ``models.perturb`` (delete, [MASK], [PAD], [UNK], zero embedding), so every method removes
+words exactly as leave-one-out and the faithfulness metrics do, and reports that operator.
+
+Rows are de-duplicated within one explanation (LIME and KernelSHAP draw the same mask many times on short
+inputs) and each call goes to the engine as one batch; ``prefetch`` lets a method evaluate every mask Captum
+will need in one batch before Captum runs (Shapley sampling asks one permutation at a time).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from models import Encoding, Operator, TextClassifier
+from models.perturb import perturbed_logits
+
+from .scores import class_score
+
+PERTURBATION_SCORES = ("logit", "probability", "log2-odds")
+SCORE_HELP = ("What the perturbed inputs are scored by: the target's logit (paper 003), its probability "
+              "(LIME package, paper 002) or its log2-odds (paper 000).")
+REMOVAL_OPERATORS = tuple(op.value for op in Operator if op is not Operator.MLM)
+OPERATOR_HELP = "How a removed word is removed (the shared perturbation engine in models/perturb.py)."
+
+
+def target_scores(logits: np.ndarray, target: int, score: str) -> np.ndarray:
+    if score == "logit":
+        return np.asarray(logits, dtype=np.float64)[:, target]
+    return class_score(logits, target, score)
+
+
+class MaskForward:
+    """f(masks) -> score of the target class; masks (batch, n_words), 1 = keep the word, 0 = remove it."""
+
+    def __init__(self, classifier: TextClassifier, encoding: Encoding, operator: Operator | str, target: int,
+                 score: str):
+        self.classifier = classifier
+        self.encoding = encoding
+        self.operator = Operator(operator)
+        self.target = target
+        self.score = score
+        self._memo: dict[bytes, float] = {}
+        self.requested = 0  # rows Captum asked about
+        self.evaluated = 0  # distinct rows sent through the model
+
+    @staticmethod
+    def _keys(keep: np.ndarray) -> list[bytes]:
+        return [row.tobytes() for row in np.packbits(keep, axis=1)]
+
+    def scores(self, keep: np.ndarray) -> np.ndarray:
+        """Scores of the rows of a bool keep-matrix; unseen rows go through the engine in one batch."""
+        keep = np.atleast_2d(np.asarray(keep, dtype=bool))
+        keys = self._keys(keep)
+        todo: dict[bytes, int] = {}
+        for row, key in enumerate(keys):
+            if key not in self._memo and key not in todo:
+                todo[key] = row
+        if todo:
+            rows = keep[list(todo.values())]
+            logits = perturbed_logits(self.classifier, self.encoding, rows, self.operator)
+            for key, value in zip(todo, target_scores(logits, self.target, self.score)):
+                self._memo[key] = float(value)
+            self.evaluated += len(todo)
+        return np.array([self._memo[key] for key in keys], dtype=np.float64)
+
+    def __call__(self, masks: torch.Tensor) -> torch.Tensor:
+        keep = masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5
+        self.requested += len(keep)
+        return torch.as_tensor(self.scores(keep), dtype=torch.float64)
+
+    def prefetch(self, keep: np.ndarray) -> None:
+        self.scores(keep)
+
+    def details(self) -> dict:
+        return {"score": self.score, "perturbations_requested": self.requested,
+                "distinct_perturbations_evaluated": self.evaluated}
+
+
+class MaskRecorder:
+    """A stand-in forward that records the masks Captum asks about (and answers zeros)."""
+
+    def __init__(self):
+        self.rows: list[np.ndarray] = []
+
+    def __call__(self, masks: torch.Tensor) -> torch.Tensor:
+        self.rows.append(masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5)
+        return torch.zeros(masks.shape[0], dtype=torch.float64)
+
+    def keep_matrix(self) -> np.ndarray:
+        return np.concatenate(self.rows) if self.rows else np.zeros((0, 0), dtype=bool)
+
+
+def run_prefetched(run, forward: MaskForward):
+    """``run(f)`` calls Captum with forward ``f`` (deterministically: same seed inside). Captum runs once with a
+    recorder to learn every mask it will ask about (no model work), all of them go through the engine in one
+    batch, then Captum runs again and is answered from that batch."""
+    recorder = MaskRecorder()
+    run(recorder)
+    forward.prefetch(recorder.keep_matrix())
+    return run(forward)
+
+
+def word_input(encoding: Encoding) -> torch.Tensor:
+    """The interpretable input Captum perturbs: every word present."""
+    if encoding.n_words == 0:
+        from models import InputError
+
+        raise InputError("The input has no words the model can read, so there is nothing to remove.")
+    return torch.ones((1, encoding.n_words), dtype=torch.float64)
+
+
+def operator_label(operator: Operator | str) -> str:
+    from models import OPERATORS
+
+    return OPERATORS[Operator(operator)].label
