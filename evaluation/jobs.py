@@ -39,6 +39,21 @@ class RunSummary:
     seconds: float = 0.0
 
 
+class CellStopped(Exception):
+    """Raised inside a cell's work when its run is being stopped: the cell is left unfinished, not stored."""
+
+
+_running = threading.local()
+STOPPED = "__cell_stopped__"
+
+
+def stop_requested() -> bool:
+    """True while the run of the cell this thread is working on is being stopped (local executor), so long cells
+    (a retrain, a pass over a dataset) can stop early by raising ``CellStopped``. Ray cells are cancelled instead."""
+    check = getattr(_running, "should_stop", None)
+    return bool(check is not None and check())
+
+
 def _eta(store: ResultStore, run_id: str, remaining: int, parallel: int = 1) -> float | None:
     seconds = store.cell_seconds(run_id)
     if not seconds:
@@ -50,6 +65,8 @@ def _safe(work: Work, spec: dict) -> tuple[dict, float]:
     started = time.perf_counter()
     try:
         return work(spec), time.perf_counter() - started
+    except CellStopped:
+        return {STOPPED: True}, time.perf_counter() - started
     except Exception as error:  # one failing cell is recorded, the others go on
         return {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=5)}, \
             time.perf_counter() - started
@@ -57,7 +74,8 @@ def _safe(work: Work, spec: dict) -> tuple[dict, float]:
 
 def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, executor: str = "local",
               progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-              ray_address: str | None = None, ray_resources: dict | None = None) -> RunSummary:
+              ray_address: str | None = None, ray_resources: dict | None = None,
+              ray_runtime_env: dict | None = None) -> RunSummary:
     """Run every unfinished cell; returns when all are done or ``should_stop()`` turns true."""
     started = time.perf_counter()
     finished = {key for key, result in store.cells(run_id).items() if "error" not in result}  # failed cells rerun
@@ -73,7 +91,14 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
             if should_stop is not None and should_stop():
                 stopped = True
                 break
-            result, seconds = _safe(work, cell.spec)
+            _running.should_stop = should_stop
+            try:
+                result, seconds = _safe(work, cell.spec)
+            finally:
+                _running.should_stop = None
+            if result.get(STOPPED):  # stopped inside the cell: nothing to store
+                stopped = True
+                break
             store.put_cell(run_id, cell.key, result, seconds)
             if "error" in result:
                 errors[cell.key] = result["error"]
@@ -82,7 +107,7 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
                 progress(done, total, _eta(store, run_id, total - done))
     elif executor == "ray":
         stopped, done = _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors,
-                                    ray_address, ray_resources)
+                                    ray_address, ray_resources, ray_runtime_env)
     else:
         raise ValueError(f"Unknown executor '{executor}'; use 'local' or 'ray'.")
     status = "cancelled" if stopped else ("finished" if not errors else "finished with errors")
@@ -90,32 +115,13 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
     return RunSummary(run_id, status, done, total, errors, time.perf_counter() - started)
 
 
-def _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources):
-    import ray
+def _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
+                runtime_env=None):
+    """Cells as Ray tasks (evaluation/jobs_ray.py: address, worker environment, failures, cancelling)."""
+    from .jobs_ray import run_on_ray
 
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
-    remote = ray.remote(**(resources or {"num_cpus": 1}))(_safe)
-    futures = {remote.remote(work, cell.spec): cell for cell in pending}
-    parallel = max(1, int(ray.available_resources().get("CPU", 1)))
-    stopped = False
-    while futures:
-        if should_stop is not None and should_stop():
-            for future in futures:
-                ray.cancel(future, force=True)
-            stopped = True
-            break
-        ready, _ = ray.wait(list(futures), num_returns=1, timeout=1.0)
-        for future in ready:
-            cell = futures.pop(future)
-            result, seconds = ray.get(future)
-            store.put_cell(run_id, cell.key, result, seconds)
-            if "error" in result:
-                errors[cell.key] = result["error"]
-            done += 1
-            if progress is not None:
-                progress(done, total, _eta(store, run_id, total - done, parallel))
-    return stopped, done
+    return run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
+                      runtime_env, safe=_safe, eta=_eta)
 
 
 class BackgroundJobs:
