@@ -17,7 +17,7 @@ endif
 
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: run test bench prepare chromium clean-venv
+.PHONY: run test bench prepare prepare-mlm chromium clean-venv
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ $(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
 
 prepare: $(VENV)/.installed
 	$(PY) cli.py prepare --model $(MODEL)
+
+prepare-mlm: $(VENV)/.installed
+	$(PY) cli.py prepare-mlm
 
 run: prepare
 	EXWB_MODEL=$(MODEL) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false

@@ -8,7 +8,9 @@ from models.prepare import RECIPES, find_prepared, prepare, read_manifest
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("prepare", help="build and cache a built-in model (default, default-quick, "
-                                                   "default-nli)")
+                                                   "default-nli)",
+                                   epilog="Input Marginalization, LIME-BERT, leave-one-out with MLM fill, DeletionBERT "
+                                          "and ROAR-BERT also need the masked LM: `python cli.py prepare-mlm`.")
     parser.add_argument("--model", default="default", choices=list(RECIPES))
     parser.add_argument("--quick", action="store_true", help="shorthand for --model default-quick")
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")

@@ -119,10 +119,17 @@ def evaluate_example(spec: dict) -> dict:
         if others:
             random_values.update({k: v for k, v in _generic_random(classifier, encoding, example, options, others,
                                                                    n_random, target).items() if k not in random_values})
-        rows += [{"method": RANDOM_METHOD, "metric": metric_id, "value": float(np.nanmean(vals)), "orderings": vals}
+        rows += [{"method": RANDOM_METHOD, "metric": metric_id, "value": _mean_or_nan(vals), "orderings": vals}
                  for metric_id, vals in random_values.items()]
     return {"example_id": example.id, "label": example.label, "rows": rows, "explanations": explanations,
             "curves": curves, "n_words": encoding.n_words}
+
+
+def _mean_or_nan(values) -> float:
+    """Mean of the finite values; NaN (not a warning) when a metric is undefined for every draw."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    return float(finite.mean()) if finite.size else float("nan")
 
 
 def _applies(evaluator, example) -> bool:
