@@ -42,10 +42,11 @@ chromium:
 
 test: $(VENV)/.installed-test chromium
 	$(PY) cli.py prepare --model default-quick
+	$(PY) cli.py prepare-mlm
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed prepare
-	$(PY) bench/run_all.py
+	$(PY) bench/run_all.py $(if $(filter 1,$(QUICK)),--quick,)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -222,13 +222,16 @@ def run_evaluation(model: str, dataset: str, methods: list[str], evaluators: lis
     return store, summary
 
 
+def cell_rows_frame(store: ResultStore, run_id: str, columns: list[str]) -> pd.DataFrame:
+    """The ``rows`` of every stored cell as one table (a column ``example_id`` names the cell); failed cells
+    (no rows) are left out."""
+    records = [{"example_id": key, **row} for key, cell in store.cells(run_id).items() for row in cell.get("rows", [])]
+    return pd.DataFrame.from_records(records, columns=["example_id", *columns])
+
+
 def results_frame(store: ResultStore, run_id: str) -> pd.DataFrame:
-    """One row per (example, method, metric) with the value; failed examples are left out."""
-    records = []
-    for key, cell in store.cells(run_id).items():
-        for row in cell.get("rows", []):
-            records.append({"example_id": key, **row})
-    return pd.DataFrame.from_records(records, columns=["example_id", "method", "metric", "value"])
+    """One row per (example, method, metric) with the value."""
+    return cell_rows_frame(store, run_id, ["method", "metric", "value"])
 
 
 def random_orderings_frame(store: ResultStore, run_id: str) -> pd.DataFrame:

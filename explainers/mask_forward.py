@@ -37,10 +37,11 @@ class MaskForward:
     """f(masks) -> score of the target class; masks (batch, n_words), 1 = keep the word, 0 = remove it."""
 
     def __init__(self, classifier: TextClassifier, encoding: Encoding, operator: Operator | str, target: int,
-                 score: str):
+                 score: str, filler=None):
         self.classifier = classifier
         self.encoding = encoding
         self.operator = Operator(operator)
+        self.filler = filler  # the masked-LM filler of the ``mlm`` operator
         self.target = target
         self.score = score
         self._memo: dict[bytes, float] = {}
@@ -60,12 +61,14 @@ class MaskForward:
             if key not in self._memo and key not in todo:
                 todo[key] = row
         if todo:
-            rows = keep[list(todo.values())]
-            logits = perturbed_logits(self.classifier, self.encoding, rows, self.operator)
+            logits = self._logits(keep[list(todo.values())])
             for key, value in zip(todo, target_scores(logits, self.target, self.score)):
                 self._memo[key] = float(value)
             self.evaluated += len(todo)
         return np.array([self._memo[key] for key in keys], dtype=np.float64)
+
+    def _logits(self, rows: np.ndarray) -> np.ndarray:
+        return perturbed_logits(self.classifier, self.encoding, rows, self.operator, filler=self.filler)
 
     def __call__(self, masks: torch.Tensor) -> torch.Tensor:
         keep = masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5

@@ -6,7 +6,6 @@ A TextClassifier is never mutated by callers. Layer randomization builds a new o
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import inspect
 import time
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ import numpy as np
 from . import runtime
 from .architectures import architecture_of
 from .encoding import Encoding, build_encoding
+from .fingerprint import weights_fingerprint
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
@@ -112,11 +112,7 @@ class TextClassifier:
     def fingerprint(self) -> str:
         """Content hash of the weights (computed once); part of every cache key."""
         if self._fingerprint is None:
-            digest = hashlib.sha256()
-            for key, tensor in sorted(self.model.state_dict().items()):
-                digest.update(key.encode())
-                digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-            self._fingerprint = digest.hexdigest()[:16]
+            self._fingerprint = weights_fingerprint(self.model)
         return self._fingerprint
 
     @property

@@ -22,7 +22,6 @@ masked LM) with ``EXWB_ALLOW_HUB=1`` or already in the local Hugging Face cache.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,6 +36,7 @@ from corpora.records import split_words
 from . import runtime
 from .encoding import Encoding
 from .errors import ModelError, ModelNotPrepared
+from .fingerprint import weights_fingerprint
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
@@ -118,11 +118,7 @@ class MaskedLMFiller:
     @property
     def fingerprint(self) -> str:
         if self._fingerprint is None:
-            digest = hashlib.sha256()
-            for key, tensor in sorted(self.model.state_dict().items()):
-                digest.update(key.encode())
-                digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-            self._fingerprint = digest.hexdigest()[:16]
+            self._fingerprint = weights_fingerprint(self.model)
         return self._fingerprint
 
     def identity(self) -> dict:

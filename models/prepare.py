@@ -116,6 +116,51 @@ def _tokenize(tokenizer, examples, max_length: int) -> TokenBatch:
     return TokenBatch(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
 
 
+def finetune_and_save(target: Path, description: str, train_examples, eval_examples, label_names: list[str],
+                      config: TrainConfig, manifest_extra: dict, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> dict:
+    """Fine-tune the bundled MiniLM as a classifier, measure held-out accuracy, and save it with a manifest.
+
+    The model is written to ``<target>.partial`` and renamed when complete, so a stopped run leaves nothing
+    half-made. Returns the manifest (``manifest_extra`` is merged into it).
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    started = time.time()
+    base = base_model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=len(label_names), id2label=dict(enumerate(label_names)),
+        label2id={label: i for i, label in enumerate(label_names)}, attn_implementation="eager", use_safetensors=True)
+    record = train_classifier(model, _tokenize(tokenizer, train_examples, config.max_length),
+                              [e.label for e in train_examples], config, tokenizer.pad_token_id,
+                              progress=progress, should_stop=should_stop)
+    if record["stopped"]:
+        raise ModelError(f"Building '{target.name}' was stopped; nothing was saved.")
+    predictions = predict_labels(model, _tokenize(tokenizer, eval_examples, 128), tokenizer.pad_token_id)
+    accuracy = float((predictions == [e.label for e in eval_examples]).mean())
+    temporary = target.with_name(target.name + ".partial")
+    shutil.rmtree(temporary, ignore_errors=True)
+    temporary.mkdir(parents=True)
+    model.save_pretrained(temporary, safe_serialization=True)
+    tokenizer.save_pretrained(temporary)
+    manifest = {
+        "description": description, "base_package": f"{BASE_PACKAGE}=={base_version()}",
+        "base_weights_sha256": file_sha256(base / "model.safetensors"),
+        "weights_sha256": file_sha256(temporary / "model.safetensors"),
+        "train_examples": len(train_examples), "train_data_sha256": _data_hash(train_examples),
+        "eval_examples": len(eval_examples), "eval_data_sha256": _data_hash(eval_examples),
+        "accuracy": round(accuracy, 4), "label_names": list(label_names), "seed": config.seed,
+        "hyperparameters": config.to_dict(), "training": record, "library_versions": runtime.library_versions(),
+        "device": str(runtime.choose_device()), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        **manifest_extra, "seconds": round(time.time() - started, 1),
+    }
+    (temporary / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    shutil.rmtree(target, ignore_errors=True)
+    temporary.rename(target)
+    return manifest
+
+
 def prepare(name: str, progress: Progress | None = None, force: bool = False,
             should_stop: Callable[[], bool] | None = None, log: Callable[[str], None] = print) -> Path:
     """Build (or find) a built-in model and return its folder."""
@@ -124,55 +169,22 @@ def prepare(name: str, progress: Progress | None = None, force: bool = False,
     existing = find_prepared(name)
     if existing is not None and not force:
         return existing
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
     recipe = RECIPES[name]
-    started = time.time()
-    base = base_model_dir()
     train_examples = load_dataset(recipe.train_data)
     if recipe.train_limit:
         train_examples = train_examples[: recipe.train_limit]
     eval_examples = load_dataset(recipe.eval_data)
     log(f"Preparing '{name}': {recipe.description}; {len(train_examples)} training examples.")
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    labels = list(recipe.label_names)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)},
-        attn_implementation="eager", use_safetensors=True)
-    record = train_classifier(model, _tokenize(tokenizer, train_examples, recipe.train.max_length),
-                              [e.label for e in train_examples], recipe.train, tokenizer.pad_token_id,
-                              progress=progress, should_stop=should_stop)
-    if record["stopped"]:
-        raise ModelError(f"Preparing '{name}' was stopped; nothing was saved.")
-    predictions = predict_labels(model, _tokenize(tokenizer, eval_examples, 128), tokenizer.pad_token_id)
-    accuracy = float((predictions == [e.label for e in eval_examples]).mean())
-    meets = recipe.min_accuracy is None or accuracy >= recipe.min_accuracy
-    log(f"'{name}': {recipe.eval_data} accuracy {accuracy:.4f}" +
-        ("" if meets else f" (below the {recipe.min_accuracy:.0%} target)"))
-
     target = models_dir() / f"{name}-{recipe.key}"
-    temporary = target.with_name(target.name + ".partial")
-    shutil.rmtree(temporary, ignore_errors=True)
-    temporary.mkdir(parents=True)
-    model.save_pretrained(temporary, safe_serialization=True)
-    tokenizer.save_pretrained(temporary)
-    manifest = {
-        "name": name, "description": recipe.description, "recipe_key": recipe.key,
-        "base_package": f"{BASE_PACKAGE}=={base_version()}",
-        "base_weights_sha256": file_sha256(base / "model.safetensors"),
-        "weights_sha256": file_sha256(temporary / "model.safetensors"),
-        "train_data": recipe.train_data, "train_examples": len(train_examples),
-        "train_data_sha256": _data_hash(train_examples),
-        "eval_data": recipe.eval_data, "eval_examples": len(eval_examples),
-        "eval_data_sha256": _data_hash(eval_examples),
-        "accuracy": round(accuracy, 4), "min_accuracy": recipe.min_accuracy, "meets_target": meets,
-        "label_names": labels, "seed": recipe.train.seed, "hyperparameters": recipe.train.to_dict(),
-        "train_limit": recipe.train_limit, "training": record, "notes": list(recipe.notes),
-        "library_versions": runtime.library_versions(), "device": str(runtime.choose_device()),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(time.time() - started, 1),
-    }
-    (temporary / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    shutil.rmtree(target, ignore_errors=True)
-    temporary.rename(target)
+    manifest = finetune_and_save(
+        target, recipe.description, train_examples, eval_examples, list(recipe.label_names), recipe.train,
+        {"name": name, "recipe_key": recipe.key, "train_data": recipe.train_data, "eval_data": recipe.eval_data,
+         "min_accuracy": recipe.min_accuracy, "train_limit": recipe.train_limit, "notes": list(recipe.notes)},
+        progress=progress, should_stop=should_stop)
+    meets = recipe.min_accuracy is None or manifest["accuracy"] >= recipe.min_accuracy
+    manifest["meets_target"] = meets
+    (target / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    log(f"'{name}': {recipe.eval_data} accuracy {manifest['accuracy']:.4f}" +
+        ("" if meets else f" (below the {recipe.min_accuracy:.0%} target)"))
     log(f"Saved '{name}' to {target} in {manifest['seconds']:.0f} s.")
     return target

@@ -74,7 +74,8 @@ def _batches(order: list[int], size: int):
         yield order[start:start + size]
 
 
-def _collate(data: TokenBatch, indices: list[int], pad_id: int, max_length: int, device) -> dict:
+def collate(data: TokenBatch, indices: list[int], pad_id: int, max_length: int, device) -> dict:
+    """Padded model inputs (ids, attention mask, token types) of some rows of a TokenBatch."""
     sequences = [data.input_ids[i][:max_length] for i in indices]
     width = max(len(s) for s in sequences)
     ids = torch.full((len(indices), width), pad_id, dtype=torch.long)
@@ -123,7 +124,7 @@ def train_classifier(model: torch.nn.Module, data: TokenBatch, labels: list[int]
             if should_stop is not None and should_stop():
                 stopped = True
                 break
-            batch = _collate(data, indices, pad_id, config.max_length, device)
+            batch = collate(data, indices, pad_id, config.max_length, device)
             loss = torch.nn.functional.cross_entropy(model(**batch).logits, target[indices].to(device))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -150,6 +151,6 @@ def predict_labels(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_le
     order = sorted(range(len(data)), key=lambda i: len(data.input_ids[i]))
     predictions = np.zeros(len(data), dtype=np.int64)
     for indices in _batches(order, batch_size):
-        logits = model(**_collate(data, indices, pad_id, max_length, device)).logits
+        logits = model(**collate(data, indices, pad_id, max_length, device)).logits
         predictions[indices] = logits.argmax(-1).cpu().numpy()
     return predictions

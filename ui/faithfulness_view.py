@@ -28,6 +28,7 @@ from evaluation.store import ResultStore
 from explainers import Explanation, ParamError
 from models import OPERATORS, Operator, UserFacingError
 
+from .jobs_view import run_progress
 from . import explain_view
 from .explain_view import MethodChoice
 from .faithfulness_figures import bias_matrix_html, dataset_curve_figure, input_curve_figure
@@ -296,29 +297,13 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
     chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key=f"{key}-show-run",
                           format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
                                                      for r in runs if r["id"] == i))
-    _run_progress(store, chosen, key)
+    run_progress(store, chosen)
     report_view(store, chosen, key)
 
 
 def _is_faithfulness(run: dict) -> bool:
     ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known.KNOWN}
     return bool(ours & set(run["config"].get("evaluators", [])))
-
-
-def _run_progress(store: ResultStore, run_id: str, key: str) -> None:
-    running = JOBS.is_running(run_id)
-
-    @st.fragment(run_every=2.0 if running else None)
-    def progress() -> None:
-        run = store.get_run(run_id)
-        if run is None:
-            return
-        st.progress(min(1.0, run["done"] / max(1, run["total"])),
-                    text=f"{run['done']} of {run['total']} examples · {run['status']}")
-        if running and not JOBS.is_running(run_id):
-            st.rerun(scope="app")
-
-    progress()
 
 
 def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:

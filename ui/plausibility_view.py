@@ -26,6 +26,7 @@ from evaluation.store import ResultStore
 from explainers import REGISTRY, Explanation, ParamError
 from models import UserFacingError
 
+from .jobs_view import run_progress
 from . import explain_view
 from .heatmap import CSS, heatmap_html, legend_html, provenance_line
 
@@ -235,19 +236,7 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
 
 
 def _run_view(store: ResultStore, run_id: str) -> None:
-    running = JOBS.is_running(run_id)
-
-    @st.fragment(run_every=2.0 if running else None)
-    def progress() -> None:
-        run = store.get_run(run_id)
-        if run is None:
-            return
-        st.progress(min(1.0, run["done"] / max(1, run["total"])),
-                    text=f"{run['done']} of {run['total']} examples · {run['status']}")
-        if running and not JOBS.is_running(run_id):
-            st.rerun(scope="app")
-
-    progress()
+    run_progress(store, run_id)
     report_view(store, run_id)
 
 

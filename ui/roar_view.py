@@ -25,6 +25,8 @@ from evaluation.store import ResultStore
 from explainers import REGISTRY, ParamError
 from models import UserFacingError
 
+from .jobs_view import run_progress, time_left
+
 log = logging.getLogger(__name__)
 
 RUN_KEY = "roar:run"
@@ -159,14 +161,6 @@ def start_controls(store: ResultStore, config, executor: str, address: str | Non
 
 
 # ----- jobs ----------------------------------------------------------------------------------------------------
-def _eta(store: ResultStore, run: dict) -> str:
-    seconds = store.cell_seconds(run["id"])
-    left = run["total"] - run["done"]
-    if not seconds or left <= 0:
-        return ""
-    return f"about {sum(seconds) / len(seconds) * left / 60:.1f} min left"
-
-
 def job_list(store: ResultStore) -> str | None:
     """Every stored ROAR study with its progress; returns the one chosen for display."""
     runs = store.list_runs(KIND)
@@ -181,7 +175,7 @@ def job_list(store: ResultStore) -> str | None:
         return run["status"]
 
     table = pd.DataFrame([{"study": r["title"], "status": status(r),
-                           "cells": f"{r['done']}/{r['total']}", "time left": _eta(store, r), "id": r["id"]}
+                           "cells": f"{r['done']}/{r['total']}", "time left": time_left(store, r), "id": r["id"]}
                           for r in runs])
     st.dataframe(table, hide_index=True, key="roar-jobs", width="stretch")
     ids = [r["id"] for r in runs]
@@ -207,25 +201,10 @@ def job_list(store: ResultStore) -> str | None:
         store.delete_run(chosen)
         st.session_state.pop(RUN_KEY, None)
         st.rerun()
-    _progress(store, chosen, running)
+    run_progress(store, chosen, unit="cells (retrains)")
     return chosen
 
 
-def _progress(store: ResultStore, run_id: str, running: bool) -> None:
-    @st.fragment(run_every=2.0 if running else None)
-    def progress() -> None:
-        run = store.get_run(run_id)
-        if run is None:
-            return
-        eta = _eta(store, run)
-        st.progress(min(1.0, run["done"] / max(1, run["total"])),
-                    text=f"{run['done']} of {run['total']} cells (retrains) · {run['status']}" + (f" · {eta}" if eta else ""))
-        if run["meta"].get("error"):
-            st.error(run["meta"]["error"])
-        if running and not JOBS.is_running(run_id):
-            st.rerun(scope="app")
-
-    progress()
 
 
 def import_panel(store: ResultStore) -> None:

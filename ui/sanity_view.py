@@ -23,6 +23,7 @@ from evaluation.store import ResultStore
 from explainers import Explainer, ParamError, create
 from models import Encoding, TextClassifier, UserFacingError, randomize
 
+from .jobs_view import run_progress
 from .explain_view import MethodChoice
 from .figures import probability_bars
 from .heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
@@ -434,24 +435,10 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key="sanity-show-run",
                           format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
                                                      for r in runs if r["id"] == i))
-    _run_progress(store, chosen)
+    run_progress(store, chosen)
     report_view(store, chosen, config, num_labels)
 
 
-def _run_progress(store: ResultStore, run_id: str) -> None:
-    running = JOBS.is_running(run_id)
-
-    @st.fragment(run_every=2.0 if running else None)
-    def progress() -> None:
-        run = store.get_run(run_id)
-        if run is None:
-            return
-        st.progress(min(1.0, run["done"] / max(1, run["total"])),
-                    text=f"{run['done']} of {run['total']} examples · {run['status']}")
-        if running and not JOBS.is_running(run_id):
-            st.rerun(scope="app")
-
-    progress()
 
 
 def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) -> None:

@@ -1,0 +1,34 @@
+"""Run every benchmark in bench/ one after another (``--quick`` passes --quick to each: seconds, not minutes).
+
+Each script prints its figures next to a baseline measured in the same run; docs/benchmarks.md records them.
+Run on a quiet machine: other processes on the same cores distort every figure.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ORDER = ["bench_methods.py", "bench_faithfulness.py", "bench_sanity.py", "bench_plausibility.py", "bench_mlm.py",
+         "bench_roar.py"]
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv[1:]
+    failed = []
+    for name in ORDER:
+        command = [sys.executable, str(HERE / name)] + (["--quick"] if quick else [])
+        print(f"\n=== {name} {'(quick)' if quick else ''}", flush=True)
+        started = time.perf_counter()
+        if subprocess.run(command, cwd=HERE.parent).returncode != 0:
+            failed.append(name)
+        print(f"=== {name}: {time.perf_counter() - started:.0f} s", flush=True)
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
