@@ -30,7 +30,7 @@ def handle(args) -> int:
     presets, overrides = parse_method_options(args.preset, args.param)
     classifier = load_classifier(args.model)
     encoding = classifier.encode(args.text, args.pair)
-    probabilities = classifier.predict_proba([encoding])[0]
+    probabilities = classifier.proba_of(encoding)
     explanations, errors = [], {}
     for method in tqdm(methods, desc="explaining", unit="method", file=sys.stderr, disable=len(methods) < 2):
         explainer = create(method, preset=presets.get(method), **overrides.get(method, {}))

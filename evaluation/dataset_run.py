@@ -187,7 +187,7 @@ def _generic_random(classifier, encoding, example, options, evaluator_ids, n, ta
     from .faithfulness_random import generic_random_values
 
     seed = int(options.get("seed", 0) or 0)
-    explained = target if target is not None else int(np.argmax(classifier.predict_proba([encoding])[0]))
+    explained = target if target is not None else int(np.argmax(classifier.logits_of(encoding)))
     values: dict[str, list[float]] = {}
     for evaluator_id in evaluator_ids:
         for metric_id, vals in generic_random_values(EVALUATORS[evaluator_id], classifier, encoding, example,

@@ -270,7 +270,7 @@ def base_logits(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
         if encoding.key in per_model:
             per_model.move_to_end(encoding.key)
             return per_model[encoding.key]
-    logits = classifier.predict_logits([encoding])[0]
+    logits = classifier.logits_of(encoding)
     with _base_lock:
         per_model[encoding.key] = logits
         while len(per_model) > 256:

@@ -447,20 +447,12 @@ SWEEP_RECORDS = tuple(
                                   ("coverage", "coverage")))
 
 
-_PREDICTIONS: dict[tuple[str, str], int] = {}
-
-
 def _prediction(classifier, encoding, explanation) -> int:
     """The model's predicted class (from the explanation when it explains the prediction; else one forward,
     remembered, since the random baseline calls the evaluator once per draw)."""
     if explanation.provenance.get("target", {}).get("how") == "predicted":
         return int(explanation.target)
-    key = (classifier.fingerprint, encoding.key)
-    if key not in _PREDICTIONS:
-        if len(_PREDICTIONS) > 4096:
-            _PREDICTIONS.clear()
-        _PREDICTIONS[key] = int(np.argmax(classifier.predict_proba([encoding])[0]))
-    return _PREDICTIONS[key]
+    return int(np.argmax(classifier.logits_of(encoding)))
 
 
 def _aligned_for(classifier, encoding, explanation, example, options):

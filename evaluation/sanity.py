@@ -305,7 +305,7 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
         methods = explainers_for(methods)
     if mode not in randomize.MODES:
         raise ModelError(f"Unknown mode '{mode}'. Choose from: {', '.join(randomize.MODES)}.")
-    probabilities = classifier.predict_proba([encoding])[0]
+    probabilities = classifier.proba_of(encoding)
     if target is None:
         target = int(np.argmax(probabilities))
     all_stages = randomize.stages(classifier)
@@ -328,7 +328,7 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
 
     if step(original, classifier):
         for stage, model in randomize.family(classifier, mode=mode, init=init, seed=seed):
-            result = StageResult(stage.name, stage.index + 1, model.fingerprint, model.predict_proba([encoding])[0])
+            result = StageResult(stage.name, stage.index + 1, model.fingerprint, model.proba_of(encoding))
             results.append(result)
             if not step(result, model):
                 complete = False
@@ -415,7 +415,7 @@ def run_head_check(classifier: TextClassifier, encoding: Encoding, methods: dict
     if isinstance(methods, list):
         methods = explainers_for(methods)
     seeds = [int(s) for s in seeds]
-    probabilities = {-1: classifier.predict_proba([encoding])[0]}
+    probabilities = {-1: classifier.proba_of(encoding)}
     if target is None:
         target = int(np.argmax(probabilities[-1]))
     errors: dict[str, str] = {}
@@ -425,7 +425,7 @@ def run_head_check(classifier: TextClassifier, encoding: Encoding, methods: dict
     for seed in [None, *seeds]:
         model = classifier if seed is None else randomize.cached_head(classifier, seed)
         holder = original if seed is None else StageResult(f"head seed {seed}", 1, model.fingerprint,
-                                                          model.predict_proba([encoding])[0])
+                                                          model.proba_of(encoding))
         if seed is not None:
             probabilities[seed] = holder.probabilities
             fingerprints[seed] = model.fingerprint

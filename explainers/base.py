@@ -100,7 +100,7 @@ class Explainer:
     def explain(self, classifier: TextClassifier, encoding: Encoding, target: int | None = None) -> Explanation:
         with metered() as meter:
             if target is None:
-                target = int(np.argmax(classifier.predict_proba([encoding])[0]))
+                target = int(np.argmax(classifier.logits_of(encoding)))
                 target_choice = "predicted"
             else:
                 target_choice = "chosen"

@@ -91,7 +91,7 @@ class Ensemble(Explainer):
     def attribute(self, classifier, encoding, target):
         from . import cache  # the members go through the same cache as the page
 
-        predicted = int(np.argmax(classifier.predict_proba([encoding])[0]))
+        predicted = int(np.argmax(classifier.logits_of(encoding)))
         member_target = None if target == predicted else target  # reuse the page's "predicted class" entries
         scores, used, warnings = [], [], []
         for method, preset in self.members:

@@ -48,13 +48,13 @@ class LeaveOneOut(Explainer):
         return Operator(self.params.operator)
 
     def estimate_passes(self, encoding):
-        return encoding.n_words + 1, 0
+        return encoding.n_words, 0
 
     def attribute(self, classifier, encoding, target):
         n = encoding.n_words
-        keep = np.ones((n + 1, n), dtype=bool)
-        keep[np.arange(1, n + 1), np.arange(n)] = False  # row 0 = the original, row i+1 = without word i
+        keep = ~np.eye(n, dtype=bool)  # row i = without word i
+        original = class_score(classifier.logits_of(encoding)[None], target, self.params.score)[0]
         scores = class_score(perturbed_logits(classifier, encoding, keep, self.params.operator), target, self.params.score)
-        return Attribution(word_scores=scores[0] - scores[1:],
+        return Attribution(word_scores=original - scores,
                            baseline=f"word removed by {OPERATORS[self.removal_operator()].label}",
                            details={"score": self.params.score})

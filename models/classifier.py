@@ -6,8 +6,10 @@ A TextClassifier is never mutated by callers. Layer randomization builds a new o
 from __future__ import annotations
 
 import contextvars
+import threading
 import inspect
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -106,6 +108,10 @@ class TextClassifier:
         self._fingerprint = fingerprint
         # measured padded tokens per second of forward passes (for cost estimates shown before long work)
         self.tokens_per_second = 50_000.0 if self.device.type == "cuda" else 4_000.0
+        # logits of whole inputs already classified: the page, the target choice of every method and the
+        # "original" score of every perturbation method share one forward pass per input
+        self._logits_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._logits_lock = threading.Lock()
 
     # ----- identity -------------------------------------------------------------------------------
     @property
@@ -196,6 +202,25 @@ class TextClassifier:
                 self.tokens_per_second = 0.7 * self.tokens_per_second + 0.3 * ids.numel() / elapsed
             _count(forward=len(chunk), batches=1)
         return out
+
+    def logits_of(self, encoding: Encoding) -> np.ndarray:
+        """Logits of one input, computed once per classifier (read-only array)."""
+        with self._logits_lock:
+            if encoding.key in self._logits_cache:
+                self._logits_cache.move_to_end(encoding.key)
+                return self._logits_cache[encoding.key]
+        logits = self.predict_logits([encoding])[0]
+        logits.setflags(write=False)
+        with self._logits_lock:
+            self._logits_cache[encoding.key] = logits
+            while len(self._logits_cache) > 1024:
+                self._logits_cache.popitem(last=False)
+        return logits
+
+    def proba_of(self, encoding: Encoding) -> np.ndarray:
+        """Class probabilities of one input (through ``logits_of``)."""
+        logits = self.logits_of(encoding) - self.logits_of(encoding).max()
+        return np.exp(logits) / np.exp(logits).sum()
 
     def estimate_seconds(self, forward_passes: int, backward_passes: int, n_tokens: int) -> float:
         """Rough wall time of that many passes over inputs of n_tokens (a backward costs ~2 forwards)."""

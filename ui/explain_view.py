@@ -4,7 +4,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,17 +57,11 @@ def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encod
     return classifier, encoding
 
 
-_PROBABILITIES: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 
 def probabilities_of(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
-    """The model's class probabilities for the input, remembered per (model, input): reruns skip the forward pass."""
-    key = (classifier.fingerprint, encoding.key)
-    if key not in _PROBABILITIES:
-        _PROBABILITIES[key] = classifier.predict_proba([encoding])[0]
-        while len(_PROBABILITIES) > 256:
-            _PROBABILITIES.popitem(last=False)
-    return _PROBABILITIES[key]
+    """The model's class probabilities for the input (one forward pass per model and input, shared)."""
+    return classifier.proba_of(encoding)
 
 
 def prediction_panel(classifier: TextClassifier, encoding: Encoding, selection: Selection) -> int:
