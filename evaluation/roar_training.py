@@ -22,7 +22,7 @@ import numpy as np
 
 from models import TextClassifier, TokenBatch
 from models.errors import ModelError
-from models.training import TrainConfig, collate, predict_labels, set_trainable, train_classifier
+from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
 
 import torch  # noqa: E402
 
@@ -176,51 +176,18 @@ def encoder_features(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_
 
 def train_head_on_features(model: torch.nn.Module, features: torch.Tensor, labels: list[int], config,
                            should_stop=None) -> dict:
-    """AdamW with linear warm-up and decay on the head only (as models.training.train_classifier does)."""
-    import math
-    import random
-
-    from models.training import seed_everything
-
-    started = time.perf_counter()
+    """Train the head alone on cached encoder features, with the same loop as fine-tuning (``models.training.fit``)."""
     head = HEAD_FORWARD[model.config.model_type]
     seed_everything(config.seed)
-    n_trainable = set_trainable(model, config)
+    set_trainable(model, config)
     model.train()
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW([{"params": [p for p in parameters if p.ndim >= 2], "weight_decay": config.weight_decay},
-                                   {"params": [p for p in parameters if p.ndim < 2], "weight_decay": 0.0}], lr=config.lr)
-    total = max(1, int(round(math.ceil(len(labels) / config.batch_size) * config.epochs)))
-    warmup = int(total * config.warmup)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
-    generator = random.Random(config.seed)
     target = torch.as_tensor(labels, dtype=torch.long, device=features.device)
-    step, losses, stopped = 0, [], False
-    while step < total and not stopped:
-        order = list(range(len(labels)))
-        generator.shuffle(order)
-        for start in range(0, len(order), config.batch_size):
-            if step >= total:
-                break
-            if should_stop is not None and should_stop():
-                stopped = True
-                break
-            indices = order[start:start + config.batch_size]
-            loss = torch.nn.functional.cross_entropy(head(model, features[indices]), target[indices])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(parameters, config.grad_clip)
-            optimizer.step()
-            schedule.step()
-            step += 1
-            losses.append(loss.item())
-    model.eval()
-    for parameter in model.parameters():
-        parameter.requires_grad_(False)
-    return {"steps": step, "total_steps": total, "trainable_parameters": n_trainable, "stopped": stopped,
-            "final_loss": float(np.mean(losses[-20:])) if losses else None,
-            "seconds": round(time.perf_counter() - started, 1), "head_training": "cached encoder features"}
+
+    def loss_of(indices: list[int]) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(head(model, features[indices]), target[indices])
+
+    return {**fit(model, len(labels), config, loss_of, should_stop=should_stop),
+            "head_training": "cached encoder features"}
 
 
 def uses_cached_features(model: torch.nn.Module, variant: Variant) -> bool:

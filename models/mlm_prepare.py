@@ -37,6 +37,7 @@ from corpora.records import split_words
 from . import runtime
 from .errors import ModelError
 from .prepare import base_model_dir, base_version, file_sha256, models_dir
+from .training import freeze
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
@@ -244,9 +245,7 @@ def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progres
         losses.append(loss.item())
         if progress is not None:
             progress(step, total, {"loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - started})
-    model.eval()
-    for parameter in model.parameters():
-        parameter.requires_grad_(False)
+    freeze(model)
     return {"steps": step, "total_steps": total, "stopped": stopped, "sentences_seen": seen,
             "trainable_parameters": sum(p.numel() for p in parameters),
             "final_loss": float(np.mean(losses[-20:])) if losses else None,

@@ -93,30 +93,28 @@ def collate(data: TokenBatch, indices: list[int], pad_id: int, max_length: int, 
     return batch
 
 
-def train_classifier(model: torch.nn.Module, data: TokenBatch, labels: list[int], config: TrainConfig,
-                     pad_id: int, progress: Progress | None = None,
-                     should_stop: Callable[[], bool] | None = None, device=None) -> dict:
-    """Train in place with AdamW, linear warm-up and decay; returns a small training record."""
-    device = device or runtime.choose_device()
-    seed_everything(config.seed)
-    model.to(device).train()
-    n_trainable = set_trainable(model, config)
+def fit(model: torch.nn.Module, n_examples: int, config: TrainConfig, loss_of: Callable[[list[int]], torch.Tensor],
+        progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+    """Train the parameters of ``model`` that require gradients, then freeze it in eval mode.
+
+    AdamW (no weight decay on biases and norms), linear warm-up and decay, seeded shuffles; ``loss_of(indices)``
+    gives the loss of one batch of example indices. One loop for fine-tuning and for ROAR's cached-feature heads.
+    """
     parameters = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in parameters if p.ndim >= 2]
     no_decay = [p for p in parameters if p.ndim < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
-    steps_per_epoch = math.ceil(len(labels) / config.batch_size)
+    steps_per_epoch = math.ceil(n_examples / config.batch_size)
     total = max(1, int(round(steps_per_epoch * config.epochs)))
     warmup = int(total * config.warmup)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
     generator = random.Random(config.seed)
-    target = torch.as_tensor(labels, dtype=torch.long)
     step, losses, started = 0, [], time.perf_counter()
     stopped = False
     while step < total and not stopped:
-        order = list(range(len(labels)))
+        order = list(range(n_examples))
         generator.shuffle(order)
         for indices in _batches(order, config.batch_size):
             if step >= total:
@@ -124,8 +122,7 @@ def train_classifier(model: torch.nn.Module, data: TokenBatch, labels: list[int]
             if should_stop is not None and should_stop():
                 stopped = True
                 break
-            batch = collate(data, indices, pad_id, config.max_length, device)
-            loss = torch.nn.functional.cross_entropy(model(**batch).logits, target[indices].to(device))
+            loss = loss_of(indices)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(parameters, config.grad_clip)
@@ -135,15 +132,36 @@ def train_classifier(model: torch.nn.Module, data: TokenBatch, labels: list[int]
             losses.append(loss.item())
             if progress is not None:
                 progress(step, total, {"loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - started})
-    model.eval()
-    for parameter in model.parameters():
-        parameter.requires_grad_(False)
-    return {"steps": step, "total_steps": total, "trainable_parameters": n_trainable, "stopped": stopped,
-            "final_loss": float(np.mean(losses[-20:])) if losses else None,
+    freeze(model)
+    return {"steps": step, "total_steps": total, "trainable_parameters": sum(p.numel() for p in parameters),
+            "stopped": stopped, "final_loss": float(np.mean(losses[-20:])) if losses else None,
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-@torch.inference_mode()
+def freeze(model: torch.nn.Module) -> None:
+    """Eval mode, no gradients: how every trained model is handed to the explainers."""
+    model.eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+
+
+def train_classifier(model: torch.nn.Module, data: TokenBatch, labels: list[int], config: TrainConfig,
+                     pad_id: int, progress: Progress | None = None,
+                     should_stop: Callable[[], bool] | None = None, device=None) -> dict:
+    """Fine-tune in place (see ``fit``); returns a small training record."""
+    device = device or runtime.choose_device()
+    seed_everything(config.seed)
+    model.to(device).train()
+    set_trainable(model, config)
+    target = torch.as_tensor(labels, dtype=torch.long)
+
+    def loss_of(indices: list[int]) -> torch.Tensor:
+        batch = collate(data, indices, pad_id, config.max_length, device)
+        return torch.nn.functional.cross_entropy(model(**batch).logits, target[indices].to(device))
+
+    return fit(model, len(labels), config, loss_of, progress, should_stop)
+
+
 def predict_labels(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_length: int = 128,
                    batch_size: int = 64, device=None) -> np.ndarray:
     device = device or runtime.choose_device()
