@@ -13,8 +13,9 @@ classifier, encoding = explain_view.classifier_and_encoding(selection)
 target = explain_view.prediction_panel(classifier, encoding, selection)
 choices = explain_view.method_picker(default=explain_view.page_methods())
 normalization, absolute = explain_view.display_options()
-explain_view.cost_preview(choices, classifier, encoding, selection.target)
+cost = explain_view.cost_preview(choices, classifier, encoding, selection.target)
 results = explain_view.compute(choices, classifier, encoding, selection.target)
+explain_view.cost_settled(cost, choices, results, classifier, encoding)
 human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale else None
 if human is not None:
     st.caption("Underlined words: the human rationale of this dataset example.")

@@ -192,3 +192,11 @@ def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monk
     bundle = at.session_state["heatmaps:export"]
     assert [e.method_id for e in bundle.explanations] == ["lime"]
     assert len([i for i in at.info if i.value.startswith("Not run yet")]) == 1  # occlusion still waits
+    # the estimate is replaced by what the run cost: LIME's measured seconds next to its estimate
+    cost = frame_with(at, "estimated seconds")
+    assert sorted(cost["status"]) == ["computed", "waiting for a Run click"]
+    lime_row = cost[cost["status"] == "computed"].iloc[0]
+    assert lime_row["measured seconds"] == round(bundle.explanations[0].provenance["seconds"], 2)
+    titles = [e.label for e in at.expander if e.label.startswith(("Cost of this run", "Estimated cost"))]
+    assert len(titles) == 1 and titles[0].startswith("Cost of this run: 1 method(s) computed in")
+    assert titles[0].endswith("1 waiting for a Run click")

@@ -252,18 +252,63 @@ def cost_table(choices: list[MethodChoice], classifier: TextClassifier, encoding
     return rows
 
 
+@dataclass
+class CostPreview:
+    """The cost table shown before the methods run, and the slot it sits in (replaced once they have run)."""
+    slot: object
+    rows: list[dict]
+    key: str
+
+
 def cost_preview(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
-                 key: str = "cost") -> None:
+                 key: str = "cost") -> CostPreview:
     rows = cost_table(choices, classifier, encoding, target)
     to_compute = [r for r in rows if r.get("status") == "to compute"]
     seconds = sum(r["estimated seconds"] for r in to_compute)
     title = (f"Estimated cost: {len(to_compute)} method(s) to compute, about {seconds:.1f} s"
              if to_compute else "Estimated cost: everything is cached")
-    with st.expander(title):
-        st.caption(f"Estimates from this machine's measured speed ({batch_throughput(classifier, encoding):,.0f} "
-                   f"tokens/s in batches); "
-                   f"methods above {auto_run_budget():g} s wait for a Run button.")
-        st.dataframe(rows, hide_index=True, key=f"{key}-table", width="stretch")
+    slot = st.empty()
+    with slot.container():
+        with st.expander(title):
+            _cost_caption(classifier, encoding)
+            st.dataframe(rows, hide_index=True, key=f"{key}-table", width="stretch")
+    return CostPreview(slot, rows, key)
+
+
+def cost_settled(preview: CostPreview, choices: list[MethodChoice], results: dict,
+                 classifier: TextClassifier, encoding: Encoding) -> None:
+    """Replace the estimate with what this run cost: measured seconds next to the estimate, per method."""
+    rows, computed, measured, estimated, waiting = [], 0, 0.0, 0.0, 0
+    for choice, row in zip(choices, preview.rows):
+        result = results.get(choice.method_id)
+        row = dict(row)
+        if isinstance(result, Explanation):
+            if row.get("status") == "to compute" and not result.provenance.get("cache"):
+                row["status"] = "computed"
+                row["measured seconds"] = round(result.provenance["seconds"], 2)
+                computed += 1
+                measured += result.provenance["seconds"]
+                estimated += row["estimated seconds"]
+        elif isinstance(result, Pending):
+            row["status"] = "waiting for a Run click"
+            waiting += 1
+        elif isinstance(result, str):
+            row["status"] = result
+        rows.append(row)
+    if not computed:
+        return  # nothing ran: the estimate stays as it was
+    title = f"Cost of this run: {computed} method(s) computed in {measured:.1f} s (estimated {estimated:.1f} s)"
+    if waiting:
+        title += f"; {waiting} waiting for a Run click"
+    with preview.slot.container():
+        with st.expander(title):
+            _cost_caption(classifier, encoding)
+            st.dataframe(rows, hide_index=True, key=f"{preview.key}-table-run", width="stretch")
+
+
+def _cost_caption(classifier: TextClassifier, encoding: Encoding) -> None:
+    st.caption(f"Estimates from this machine's measured speed ({batch_throughput(classifier, encoding):,.0f} "
+               f"tokens/s in batches); methods above {auto_run_budget():g} s wait for a Run button.")
 
 
 def _pending_row(pending: Pending) -> None:
