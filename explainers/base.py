@@ -78,8 +78,10 @@ class Explainer:
         return True
 
     def removal_operator(self) -> Operator | None:
-        """The removal operator the method perturbs with (None for gradient / attention methods)."""
-        return None
+        """The removal operator the method perturbs with: its ``operator`` parameter when it has one (perturbation
+        methods), None for gradient / attention methods. Masked-LM methods override it."""
+        operator = getattr(self.params, "operator", None)
+        return None if operator is None else Operator(operator)
 
     def sign_convention(self) -> str:
         if self.is_signed():

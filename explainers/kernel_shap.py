@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 from captum.attr import KernelShap as CaptumKernelShap
 
-from models import Operator
 
 from .base import Attribution, Explainer
 from .mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
@@ -42,9 +41,6 @@ class KernelShap(Explainer):
         seed: int = param(0, "Seed", seed_param_help("coalitions"), min=0, max=2**31 - 1)
 
     presets = {"paper-003": {"n_samples": 200, "operator": "mask", "score": "logit"}}
-
-    def removal_operator(self):
-        return Operator(self.params.operator)
 
     def estimate_passes(self, encoding):
         return self.params.n_samples + 1, 0

@@ -44,9 +44,6 @@ class LeaveOneOut(Explainer):
         "zero-embedding": {"operator": "zero", "score": "log2-odds"},
     }
 
-    def removal_operator(self):
-        return Operator(self.params.operator)
-
     def estimate_passes(self, encoding):
         return encoding.n_words, 0
 

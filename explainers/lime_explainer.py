@@ -22,7 +22,6 @@ import torch
 from captum._utils.models.linear_model import SkLearnLasso, SkLearnLinearRegression, SkLearnRidge
 from captum.attr import Lime as CaptumLime
 
-from models import Operator
 
 from .base import Attribution, Explainer
 from .mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
@@ -109,9 +108,6 @@ class LimeExplainer(Explainer):
         "paper-000": {"n_samples": 1000, "sampling": "uniform-count", "kernel": "lime-text", "kernel_width": 25.0,
                       "surrogate": "ridge", "alpha": 1.0, "operator": "delete", "score": "probability"},
     }
-
-    def removal_operator(self):
-        return Operator(self.params.operator)
 
     def estimate_passes(self, encoding):
         return self.params.n_samples + 1, 0

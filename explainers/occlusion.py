@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 from captum.attr import Occlusion as CaptumOcclusion
 
-from models import Operator
 
 from .base import Attribution, Explainer
 from .mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
@@ -51,9 +50,6 @@ class Occlusion(Explainer):
         "paper-002": {"window": 5, "stride": 1, "operator": "pad", "score": "probability"},
         "window-1": {"window": 1, "stride": 1},
     }
-
-    def removal_operator(self):
-        return Operator(self.params.operator)
 
     def _shape(self, n_words: int) -> tuple[int, int, int]:
         n_words = max(1, n_words)

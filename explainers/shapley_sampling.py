@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from captum.attr import ShapleyValueSampling as CaptumShapleyValueSampling
 
-from models import Operator
 
 from .base import Attribution, Explainer
 from .mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
@@ -44,9 +43,6 @@ class ShapleySampling(Explainer):
         "paper-002": {"n_samples": 25, "operator": "pad", "score": "probability"},
         "paper-002-code": {"n_samples": 15, "operator": "pad", "score": "probability"},
     }
-
-    def removal_operator(self):
-        return Operator(self.params.operator)
 
     def estimate_passes(self, encoding):
         return self.params.n_samples * encoding.n_words + 2, 0
