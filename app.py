@@ -1,7 +1,7 @@
 """Explanation Workbench: the Streamlit entry point (`streamlit run app.py`).
 
 Runs the chosen page from pages/. Pages are discovered from their file names (``<order>_<Title>.py``),
-so adding a page needs no change here; every page draws the shared sidebar itself (ui/sidebar.py).
+so adding a page needs no change here; every page draws the shared sidebar itself (ui/widgets/sidebar.py).
 """
 from pathlib import Path
 

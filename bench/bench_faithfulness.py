@@ -63,11 +63,11 @@ def main() -> int:
     import numpy as np
 
     from corpora import load_dataset
-    from evaluation.dataset_run import run_evaluation
-    from evaluation.faithfulness import RemovalOptions, keep_rows, rank_words
-    from evaluation.faithfulness_presets import BY_ID
-    from evaluation.faithfulness_random import methods_and_random
-    from evaluation.store import ResultStore
+    from evaluation.runs.runner import run_evaluation
+    from evaluation.faithfulness.curves import RemovalOptions, keep_rows, rank_words
+    from evaluation.faithfulness.presets import BY_ID
+    from evaluation.faithfulness.random_band import methods_and_random
+    from evaluation.runs.store import ResultStore
     from explainers import REGISTRY, create
     from explainers.cache import explain_cached
     from models import load_classifier, metered

@@ -38,7 +38,7 @@ from evaluation.agreement import agreement_matrix, top_k_table  # noqa: E402
 from explainers import REGISTRY, create  # noqa: E402
 from explainers.cache import ExplanationCache, explain_cached  # noqa: E402
 from models import load_classifier  # noqa: E402
-from ui.heatmap import explanation_row_html  # noqa: E402  (plain HTML, no streamlit)
+from ui.widgets.heatmap import explanation_row_html  # noqa: E402  (plain HTML, no streamlit)
 
 FOUNDATION = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention")
 

@@ -44,9 +44,9 @@ def fresh_cache(label: str) -> Path:
     os.environ["EXWB_CACHE_DIR"] = str(folder)
     DEFAULT_CACHE.directory = folder / "explanations"
     DEFAULT_CACHE.clear()
-    from evaluation import roar_study
+    from evaluation.roar import study
 
-    roar_study._IMPORTANCE.clear()
+    study._IMPORTANCE.clear()
     return folder
 
 
@@ -58,7 +58,7 @@ def forward_baseline(classifier, encodings) -> float:
 
 
 def measure_importance(config, data, per_measure: int) -> dict:
-    from evaluation.roar_measures import Measure, importance_scores
+    from evaluation.roar.measures import Measure, importance_scores
 
     out = {}
     encodings, ids = data.encodings["train"][:per_measure], data.ids["train"][:per_measure]
@@ -73,8 +73,8 @@ def measure_importance(config, data, per_measure: int) -> dict:
 def measure_variants(config, data, variants: list[str], epochs: float) -> dict:
     from dataclasses import replace
 
-    from evaluation.roar_masking import masked_batch
-    from evaluation.roar_training import retrain_and_evaluate
+    from evaluation.roar.masking import masked_batch
+    from evaluation.roar.training import retrain_and_evaluate
 
     out = {}
     batches = {split: masked_batch(data.classifier, data.encodings[split],
@@ -90,9 +90,9 @@ def measure_variants(config, data, variants: list[str], epochs: float) -> dict:
 
 
 def run_cells_timed(config, executor: str) -> tuple[float, dict]:
-    from evaluation.roar_study import prepare_study, roar_cell
-    from evaluation.jobs import run_cells
-    from evaluation.store import ResultStore
+    from evaluation.roar.study import prepare_study, roar_cell
+    from evaluation.runs.jobs import run_cells
+    from evaluation.runs.store import ResultStore
 
     store, run_id, cells = prepare_study(config, ResultStore(Path(os.environ["EXWB_CACHE_DIR"]) / "results.sqlite"))
     started = time.perf_counter()
@@ -113,8 +113,8 @@ def main() -> int:
     parser.add_argument("--variants", default="head,last-k,all")
     args = parser.parse_args()
 
-    from evaluation.roar_study import build_config, retrain_count, study_data
-    from evaluation.roar_training import Variant
+    from evaluation.roar.study import build_config, retrain_count, study_data
+    from evaluation.roar.training import Variant
 
     train_size = args.train_size or (40 if args.quick else 300)
     test_size = args.test_size or (20 if args.quick else 200)
@@ -170,7 +170,7 @@ def main() -> int:
                                              test_size=min(test_size, 50)))
         fresh_cache("local")
         local_seconds, local = run_cells_timed(small, "local")
-        from evaluation import jobs_ray
+        from evaluation.runs import ray_executor
         import ray
 
         fresh_cache("ray")
@@ -180,7 +180,7 @@ def main() -> int:
         try:
             ray_seconds, on_ray = run_cells_timed(small, "ray")
         finally:
-            jobs_ray.shutdown()
+            ray_executor.shutdown()
         same = local["results"] == on_ray["results"]
         results["ray"] = {"local_seconds": local_seconds, "ray_seconds": ray_seconds, "ray_init_seconds": init_seconds,
                           "cells": local["cells"], "same_numbers": same}

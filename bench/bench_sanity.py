@@ -30,7 +30,7 @@ settings.prepare_runtime()
 
 import torch  # noqa: E402
 
-from evaluation.sanity import explainers_for, run_sanity  # noqa: E402
+from evaluation.sanity.one_input import explainers_for, run_sanity  # noqa: E402
 from explainers import REGISTRY  # noqa: E402
 from models import load_classifier, randomize  # noqa: E402
 

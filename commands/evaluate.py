@@ -18,14 +18,14 @@ from tqdm import tqdm
 
 from explainers import REGISTRY, ParamError
 from models import OPERATORS, Operator, UserFacingError
-from evaluation.dataset_run import (load_evaluators, parse_method, random_orderings_frame, results_frame,
+from evaluation.runs.runner import (load_evaluators, parse_method, random_orderings_frame, results_frame,
                                     run_evaluation)
-from evaluation.faithfulness import TARGETS
-from evaluation.faithfulness_random import MIN_ORDERINGS
-from evaluation.faithfulness_report import run_table, wide_table
+from evaluation.faithfulness.curves import TARGETS
+from evaluation.faithfulness.random_band import MIN_ORDERINGS
+from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS
 
-from .common import print_json
+from commands.common import print_json
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",

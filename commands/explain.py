@@ -10,7 +10,7 @@ from explainers import create
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import UserFacingError, load_classifier
 
-from .common import add_method_options, parse_method_options, parse_methods, print_json
+from commands.common import add_method_options, parse_method_options, parse_methods, print_json
 
 
 def add_parser(subparsers) -> None:

@@ -11,11 +11,11 @@ import sys
 from tqdm import tqdm
 
 from explainers import REGISTRY
-from evaluation.dataset_run import run_evaluation
-from evaluation.faithfulness_known import RECIPE, is_prepared, model_dir, prepare_known_feature_model, read_manifest
-from evaluation.faithfulness_report import run_table, wide_table
+from evaluation.runs.runner import run_evaluation
+from evaluation.faithfulness.known_feature import RECIPE, is_prepared, model_dir, prepare_known_feature_model, read_manifest
+from evaluation.faithfulness.report import run_table, wide_table
 
-from .evaluate import SUMMARY_COLUMNS, parse_method_specs, write_summary
+from commands.evaluate import SUMMARY_COLUMNS, parse_method_specs, write_summary
 
 # paper 003's methods with its settings, where the method (and preset) is registered
 PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",

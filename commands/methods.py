@@ -5,7 +5,7 @@ import dataclasses
 
 from explainers import FAMILIES, REGISTRY, schema
 
-from .common import print_json
+from commands.common import print_json
 
 
 def add_parser(subparsers) -> None:

@@ -18,15 +18,15 @@ from pathlib import Path
 from explainers import ParamError
 from models import UserFacingError
 
-from .common import parse_method_options, print_json
+from commands.common import parse_method_options, print_json
 
 EXECUTORS = ("local", "ray")
 
 
 def add_parser(subparsers) -> None:
-    from evaluation.roar_masking import COUNT_RULES, RANKINGS, SEGMENTS
-    from evaluation.roar_study import MODES, PRESETS, TARGETS
-    from evaluation.roar_training import INITS, TRAINABLE
+    from evaluation.roar.masking import COUNT_RULES, RANKINGS, SEGMENTS
+    from evaluation.roar.study import MODES, PRESETS, TARGETS
+    from evaluation.roar.training import INITS, TRAINABLE
 
     parser = subparsers.add_parser("roar", help="ROAR / Recursive ROAR: mask the top words, retrain, measure accuracy",
                                    description=__doc__.split("\n\n")[0])
@@ -83,7 +83,7 @@ def parse_ratios(value: str | None):
     if value is None:
         return None
     if value.strip() in ("all", "full"):
-        from evaluation.roar_study import FULL_RATIOS
+        from evaluation.roar.study import FULL_RATIOS
 
         return FULL_RATIOS
     try:
@@ -112,8 +112,8 @@ def parse_seeds(value: str | None):
 
 
 def config_from_args(args):
-    from evaluation.roar_study import PRESETS, build_config
-    from evaluation.roar_training import Variant
+    from evaluation.roar.study import PRESETS, build_config
+    from evaluation.roar.training import Variant
 
     preset = dict(PRESETS[args.preset]) if args.preset else {}
 
@@ -140,14 +140,14 @@ def config_from_args(args):
 
 
 def _store(args):
-    from evaluation.store import ResultStore
+    from evaluation.runs.store import ResultStore
 
     return ResultStore(args.store) if args.store else ResultStore()
 
 
 def report(store, run_id: str) -> dict:
     """Curves, scores and p-values of a study as plain data."""
-    from evaluation import roar_scores
+    from evaluation.roar import scores as roar_scores
 
     run = store.get_run(run_id)
     frame = roar_scores.cells_frame(store.cells(run_id))
@@ -199,10 +199,10 @@ def print_report(data: dict) -> None:
 def handle(args) -> int:
     from tqdm import tqdm
 
-    from evaluation import jobs_ray
-    from evaluation.roar_study import KIND, estimate, prepare_study
-    from evaluation.jobs import run_cells
-    from evaluation.roar_study import roar_cell
+    from evaluation.runs import ray_executor
+    from evaluation.roar.study import KIND, estimate, prepare_study
+    from evaluation.runs.jobs import run_cells
+    from evaluation.roar.study import roar_cell
 
     store = _store(args)
     if args.list:
@@ -264,7 +264,7 @@ def handle(args) -> int:
     finally:
         bar.close()
         if args.executor == "ray":
-            jobs_ray.shutdown()
+            ray_executor.shutdown()
     data = report(store, run_id)
     print_json(data) if args.json else print_report(data)
     return 0 if not summary.errors else 1

@@ -12,13 +12,13 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
-from evaluation import sanity as single
-from evaluation import sanity_dataset as study
+from evaluation.sanity import one_input
+from evaluation.sanity import dataset as sanity_dataset
 from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
 
-from .common import print_json
+from commands.common import print_json
 
 
 def add_parser(subparsers) -> None:
@@ -32,7 +32,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", default=None,
                         help="comma-separated method ids, 'method:preset' allowed (default: six cheap methods"
                              " and the random baseline where registered)")
-    parser.add_argument("--check", choices=list(study.CHECKS), default="layers",
+    parser.add_argument("--check", choices=list(sanity_dataset.CHECKS), default="layers",
                         help="layers: paper 003 layer randomization; head: paper 000 head randomization")
     parser.add_argument("--mode", choices=list(randomize.MODES), default="cascading")
     parser.add_argument("--init", choices=list(randomize.INITS), default="model",
@@ -41,9 +41,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seeds", default="0,1,2", help="head seeds (paper 000 used three)")
     parser.add_argument("--target", choices=["predicted", "gold"], default="predicted",
                         help="class to explain at every stage: the original model's prediction or the gold label")
-    parser.add_argument("--measure", choices=list(single.SIMILARITY_MEASURES), default="spearman",
+    parser.add_argument("--measure", choices=list(one_input.SIMILARITY_MEASURES), default="spearman",
                         help="similarity that decides the pass/fail flag")
-    parser.add_argument("--threshold", type=float, default=single.DEFAULT_THRESHOLD,
+    parser.add_argument("--threshold", type=float, default=one_input.DEFAULT_THRESHOLD,
                         help="a method fails when the similarity after randomization is at least this")
     parser.add_argument("--executor", choices=["local", "ray"], default="local")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -53,7 +53,7 @@ def add_parser(subparsers) -> None:
 
 def _methods(value: str | None) -> list[str]:
     if value is None:
-        return single.default_methods(REGISTRY)
+        return one_input.default_methods(REGISTRY)
     methods = [m.strip() for m in value.split(",") if m.strip()]
     unknown = [m for m in methods if m.partition(":")[0] not in REGISTRY]
     if unknown or not methods:
@@ -84,27 +84,27 @@ def handle(args) -> int:
         bar.n = done
         bar.refresh()
 
-    store, summary = study.run_sanity_study(args.model, args.dataset, methods, limit=args.limit, check=args.check,
+    store, summary = sanity_dataset.run_sanity_study(args.model, args.dataset, methods, limit=args.limit, check=args.check,
                                             mode=args.mode, init=args.init, seed=args.seed,
                                             seeds=_seeds(args.seeds), target=args.target, executor=args.executor,
                                             progress=progress)
     bar.close()
     run = store.get_run(summary.run_id)
-    table = study.summarize(study.results_frame(store, summary.run_id))
-    names = study.stage_names_for(run)
-    accuracy = study.accuracy_by_stage(table, names)
+    table = sanity_dataset.summarize(sanity_dataset.results_frame(store, summary.run_id))
+    names = sanity_dataset.stage_names_for(run)
+    accuracy = sanity_dataset.accuracy_by_stage(table, names)
     flags = {}
     if args.check == "layers":
-        curve = study.curves(table, names, study.MEASURES[args.measure]).rename(columns={"mean": args.measure})
-        chance = curve[curve["method"] == single.CHANCE]
-        flags = single.verdicts(curve[curve["method"] != single.CHANCE], args.mode, args.measure, args.threshold,
+        curve = sanity_dataset.curves(table, names, sanity_dataset.MEASURES[args.measure]).rename(columns={"mean": args.measure})
+        chance = curve[curve["method"] == one_input.CHANCE]
+        flags = one_input.verdicts(curve[curve["method"] != one_input.CHANCE], args.mode, args.measure, args.threshold,
                                 None if chance.empty else float(chance["high"].max()))
     if args.csv:
         table.to_csv(args.csv, index=False)
     report = {"run": run, "status": summary.status, "errors": summary.errors, "stages": names,
               "summary": json.loads(table.to_json(orient="records")),
               "accuracy": json.loads(accuracy.to_json(orient="records")),
-              "majority_class_accuracy": study.chance_level(store, summary.run_id), "flags": flags}
+              "majority_class_accuracy": sanity_dataset.chance_level(store, summary.run_id), "flags": flags}
     if args.json:
         print_json(report)
         return 0
@@ -124,15 +124,15 @@ def handle(args) -> int:
 
 def _print_tables(table, names, methods, args) -> None:
     metrics = ["sanity_sign_change", "sanity_mean_abs_change"] if args.check == "head" else \
-        [study.MEASURES[args.measure]]
+        [sanity_dataset.MEASURES[args.measure]]
     for metric in metrics:
         part = table[table["metric"] == metric]
-        print(f"\n{single.METRICS[metric].label} (mean [95 % bootstrap CI]) per stage:")
-        print("  " + f"{'stage':12s}" + "".join(f"{m[:26]:>28s}" for m in methods + [single.CHANCE]))
+        print(f"\n{one_input.METRICS[metric].label} (mean [95 % bootstrap CI]) per stage:")
+        print("  " + f"{'stage':12s}" + "".join(f"{m[:26]:>28s}" for m in methods + [one_input.CHANCE]))
         for stage in names:
             cells = []
-            for method in methods + [single.CHANCE]:
-                row = part[(part["method"] == method) & ((part["stage"] == stage) | (method == single.CHANCE))]
+            for method in methods + [one_input.CHANCE]:
+                row = part[(part["method"] == method) & ((part["stage"] == stage) | (method == one_input.CHANCE))]
                 if row.empty or not np.isfinite(row.iloc[0]["mean"]):
                     cells.append(f"{'n/a':>28s}")
                 else:
@@ -153,14 +153,14 @@ def _one_text(args, methods: list[str]) -> int:
         bar.refresh()
 
     if args.check == "head":
-        result = single.run_head_check(classifier, encoding, methods, seeds=_seeds(args.seeds), cache=DEFAULT_CACHE,
+        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args.seeds), cache=DEFAULT_CACHE,
                                        progress=progress)
         bar.close()
         frame = result.frame()
         report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),
                   "summary": json.loads(result.summary().to_json(orient="records")), "errors": result.errors}
     else:
-        result = single.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init, seed=args.seed,
+        result = one_input.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init, seed=args.seed,
                                    cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()

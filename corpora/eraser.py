@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from .locate import find_dataset_dir, read_lines
-from .eraser_spans import evidence_mask
-from .records import SENTIMENT_LABELS, DataError, Example
+from corpora.locate import find_dataset_dir, read_lines
+from corpora.eraser_spans import evidence_mask
+from corpora.records import SENTIMENT_LABELS, DataError, Example
 
 ERASER_SPLITS = ("train", "validation", "test")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .records import mask_from_spans, split_words
+from corpora.records import mask_from_spans, split_words
 
 
 def _candidates(words: list[str], evidence: list[str]) -> list[int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import settings
 
-from .records import DataError
+from corpora.records import DataError
 
 # dataset -> (hub repository, file inside it per split, column names)
 HUB_COPIES = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from .records import SENTIMENT_LABELS, DataError, Example, split_words
+from corpora.records import SENTIMENT_LABELS, DataError, Example, split_words
 
 LABEL_WORDS = ("negative", "positive")
 NAME = "known-feature"
@@ -65,7 +65,7 @@ def parse_known_feature_id(dataset_id: str) -> tuple[str, int]:
 
 def load_known_feature(dataset_id: str = "known-feature:dev", limit: int | None = None) -> list[Example]:
     """The known-feature task built from SST-2 ``train`` or ``dev`` with the given label seed."""
-    from .registry import load_dataset
+    from corpora.registry import load_dataset
 
     split, seed = parse_known_feature_id(dataset_id)
     examples = make_known_feature(load_dataset(f"sst2:{split}"), seed=seed)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import settings
 
-from .records import DataError
+from corpora.records import DataError
 
 
 def find_dataset_dir(folder: str) -> Path:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import random
 
-from .locate import find_dataset_dir, read_lines
-from .records import SENTIMENT_LABELS, DataError, Example
+from corpora.locate import find_dataset_dir, read_lines
+from corpora.records import SENTIMENT_LABELS, DataError, Example
 
 MR_SPLITS = ("all", "train", "test")
 TEST_FRACTION = 0.1

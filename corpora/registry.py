@@ -5,13 +5,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
-from .eraser import ERASER_SPLITS, load_eraser_movies
-from .mr import MR_SPLITS, load_mr
-from .records import DataError, Example
-from .snli import SNLI_SPLITS, load_esnli_highlights, load_snli
-from .sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
-from .sst_rationale import load_sst_rationales, load_sst_rationales_p000
-from .user_file import load_user_file
+from corpora.eraser import ERASER_SPLITS, load_eraser_movies
+from corpora.mr import MR_SPLITS, load_mr
+from corpora.records import DataError, Example
+from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
+from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
+from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
+from corpora.user_file import load_user_file
 
 
 @dataclass(frozen=True)

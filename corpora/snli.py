@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import csv
 
-from .hub import hub_frame
-from .locate import find_dataset_dir, read_lines
-from .records import NLI_LABELS, DataError, Example, split_words
+from corpora.hub import hub_frame
+from corpora.locate import find_dataset_dir, read_lines
+from corpora.records import NLI_LABELS, DataError, Example, split_words
 
 SNLI_SPLITS = ("dev", "test")
 

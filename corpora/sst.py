@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hub import hub_frame
-from .locate import find_dataset_dir, read_lines
-from .records import SENTIMENT_LABELS, DataError, Example
+from corpora.hub import hub_frame
+from corpora.locate import find_dataset_dir, read_lines
+from corpora.records import SENTIMENT_LABELS, DataError, Example
 
 SST2_SPLITS = ("train", "dev", "test")
 TREE_SPLITS = ("train", "dev", "test")

@@ -29,8 +29,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .records import DataError, Example, split_words
-from .sst import TREE_SPLITS, TreeNode, load_sst_trees
+from corpora.records import DataError, Example, split_words
+from corpora.sst import TREE_SPLITS, TreeNode, load_sst_trees
 
 RULES = ("minimal", "paper000")
 STRENGTHS = ("any", "strong")

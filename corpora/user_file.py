@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from .records import DataError, Example, split_words
+from corpora.records import DataError, Example, split_words
 
 MAX_REPORTED_ERRORS = 10
 _MARKED = re.compile(r"^\*(.+)\*$")

@@ -15,9 +15,9 @@ import numpy as np
 from models import Encoding, Operator, TextClassifier, metered
 from models.runtime import library_versions
 
-from .aggregate import aggregate_to_words
-from .explanation import Explanation
-from .params import ParamError, coerce, validate
+from explainers.aggregate import aggregate_to_words
+from explainers.explanation import Explanation
+from explainers.params import ParamError, coerce, validate
 
 FAMILIES = {
     "gradient": "Gradient-based",

@@ -18,8 +18,8 @@ import settings
 from models import Encoding, TextClassifier
 from models.runtime import library_versions
 
-from .base import Explainer
-from .explanation import Explanation
+from explainers.base import Explainer
+from explainers.explanation import Explanation
 
 
 def cache_key(classifier: TextClassifier, encoding: Encoding, explainer: Explainer, target: int | None) -> str:

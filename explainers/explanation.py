@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .aggregate import normalize
+from explainers.aggregate import normalize
 
 
 @dataclass(frozen=True)

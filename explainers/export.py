@@ -10,8 +10,8 @@ import io
 import json
 from typing import Sequence
 
-from .aggregate import NORMALIZATION_LABELS
-from .explanation import Explanation
+from explainers.aggregate import NORMALIZATION_LABELS
+from explainers.explanation import Explanation
 
 CSV_COLUMNS = ("method", "method_label", "family", "preset", "target", "target_label", "word_index", "word",
                "segment", "score", "display_score", "normalization", "absolute", "signed", "baseline",

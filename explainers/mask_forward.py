@@ -18,7 +18,7 @@ import torch
 from models import Encoding, Operator, TextClassifier
 from models.perturb import perturbed_logits
 
-from .scores import class_score
+from explainers.scores import class_score
 
 PERTURBATION_SCORES = ("logit", "probability", "log2-odds")
 SCORE_HELP = ("What the perturbed inputs are scored by: the target's logit (paper 003), its probability "

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import runtime
-from .architectures import architecture_of
-from .encoding import Encoding, build_encoding
-from .fingerprint import weights_fingerprint
+from models import runtime
+from models.architectures import architecture_of
+from models.encoding import Encoding, build_encoding
+from models.fingerprint import weights_fingerprint
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
@@ -271,7 +271,7 @@ class TextClassifier:
         outputs = self.model(**self.tensors(encoding), output_attentions=True)
         _count(forward=1, batches=1)
         if not outputs.attentions:
-            from .errors import ModelError
+            from models.errors import ModelError
 
             raise ModelError(f"Model '{self.name}' returned no attention weights (its attention implementation "
                              f"cannot output them).")

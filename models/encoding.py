@@ -16,7 +16,7 @@ import numpy as np
 
 from corpora.records import word_spans
 
-from .errors import InputError
+from models.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import settings
 
-from . import runtime
-from .classifier import TextClassifier
-from .errors import ModelError, ModelNotPrepared
-from .prepare import RECIPES, find_prepared, read_manifest
+from models import runtime
+from models.classifier import TextClassifier
+from models.errors import ModelError, ModelNotPrepared
+from models.prepare import RECIPES, find_prepared, read_manifest
 
 BUILT_IN = tuple(RECIPES)
 HEAD_PREFIXES = ("classifier", "score", "pre_classifier", "logits_proj")

@@ -23,9 +23,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .classifier import TextClassifier, TokenBatch
-from .encoding import Encoding
-from .errors import ModelError
+from models.classifier import TextClassifier, TokenBatch
+from models.encoding import Encoding
+from models.errors import ModelError
 
 
 class Operator(str, Enum):

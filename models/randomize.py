@@ -29,10 +29,10 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import runtime  # noqa: F401  (environment before torch)
-from .architectures import Architecture, get_module
-from .classifier import TextClassifier
-from .errors import ModelError
+from models import runtime  # noqa: F401  (environment before torch)
+from models.architectures import Architecture, get_module
+from models.classifier import TextClassifier
+from models.errors import ModelError
 
 import torch  # noqa: E402
 

@@ -28,7 +28,7 @@ def choose_device(requested: str | None = None) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(requested)
     if device.type == "cuda" and not torch.cuda.is_available():
-        from .errors import ModelError
+        from models.errors import ModelError
 
         raise ModelError(f"Device '{requested}' was asked for (EXWB_DEVICE) but CUDA is not available here; "
                          f"use EXWB_DEVICE=auto or cpu.")

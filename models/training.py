@@ -13,9 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import runtime
-from .architectures import architecture_of, get_module
-from .classifier import TokenBatch
+from models import runtime
+from models.architectures import architecture_of, get_module
+from models.classifier import TokenBatch
 
 import torch  # noqa: E402
 

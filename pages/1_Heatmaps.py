@@ -1,7 +1,13 @@
 """Heatmaps: every explanation method side by side for the current input, with agreement and export."""
 import streamlit as st
 
-from ui import compare_view, explain_view, export_view, sidebar
+from ui.views import compare
+
+from ui.views import heatmaps
+
+from ui.views import export
+
+from ui.widgets import sidebar
 
 st.title("Heatmaps")
 selection = sidebar.render()
@@ -9,22 +15,22 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-classifier, encoding = explain_view.classifier_and_encoding(selection)
-target = explain_view.prediction_panel(classifier, encoding, selection)
-choices = explain_view.method_picker(default=explain_view.page_methods())
-normalization, absolute = explain_view.display_options()
-cost = explain_view.cost_preview(choices, classifier, encoding, selection.target)
-results = explain_view.compute(choices, classifier, encoding, selection.target)
-explain_view.cost_settled(cost, choices, results, classifier, encoding)
+classifier, encoding = heatmaps.classifier_and_encoding(selection)
+target = heatmaps.prediction_panel(classifier, encoding, selection)
+choices = heatmaps.method_picker(default=heatmaps.page_methods())
+normalization, absolute = heatmaps.display_options()
+cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target)
+results = heatmaps.compute(choices, classifier, encoding, selection.target)
+heatmaps.cost_settled(cost, choices, results, classifier, encoding)
 human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale else None
 if human is not None:
     st.caption("Underlined words: the human rationale of this dataset example.")
 if encoding.pair is not None:
     st.caption("Sentence pair: scores cover both segments; ‖ marks the boundary between them.")
-explain_view.render_rows(results, selection.level, normalization, absolute, human=human)
+heatmaps.render_rows(results, selection.level, normalization, absolute, human=human)
 
-explanations = compare_view.finished(results)
-compare_view.agreement_panel(explanations)
-compare_view.top_words_panel(explanations, absolute)
-context = export_view.page_context(classifier, encoding, target)
-export_view.export_panel(export_view.ExportBundle(explanations, selection.level, normalization, absolute, context))
+explanations = compare.finished(results)
+compare.agreement_panel(explanations)
+compare.top_words_panel(explanations, absolute)
+context = export.page_context(classifier, encoding, target)
+export.export_panel(export.ExportBundle(explanations, selection.level, normalization, absolute, context))

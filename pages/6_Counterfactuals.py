@@ -1,32 +1,36 @@
 """Counterfactuals: the masked LM's replacement words for every word, and Input Marginalization next to LOO."""
 import streamlit as st
 
-from ui import counterfactual_view, explain_view, sidebar
+from ui.views import counterfactuals
+
+from ui.views import heatmaps
+
+from ui.widgets import sidebar
 
 st.title("Masked-LM counterfactuals")
 selection = sidebar.render()
-counterfactual_view.banner()
-filler, mlm_name = counterfactual_view.masked_lm_picker()
+counterfactuals.banner()
+filler, mlm_name = counterfactuals.masked_lm_picker()
 if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 if filler is None:
     st.stop()
 
-classifier, encoding = explain_view.classifier_and_encoding(selection)
-target = explain_view.prediction_panel(classifier, encoding, selection)
+classifier, encoding = heatmaps.classifier_and_encoding(selection)
+target = heatmaps.prediction_panel(classifier, encoding, selection)
 
 st.subheader("Candidate inspector")
-rows, threshold = counterfactual_view.inspector(filler, encoding)
+rows, threshold = counterfactuals.inspector(filler, encoding)
 
 st.subheader("Input Marginalization next to leave-one-out")
-counterfactual_view.model_note(classifier)
-choices = counterfactual_view.comparison_choices(mlm_name)
-cost = explain_view.cost_preview(choices, classifier, encoding, selection.target, key="cf-cost")
-results = explain_view.compute(choices, classifier, encoding, selection.target)
-explain_view.cost_settled(cost, choices, results, classifier, encoding)
-explain_view.render_rows(results, selection.level, "none", False, key="cf-rows")
-frame = counterfactual_view.im_word_table(results, rows, threshold)
+counterfactuals.model_note(classifier)
+choices = counterfactuals.comparison_choices(mlm_name)
+cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target, key="cf-cost")
+results = heatmaps.compute(choices, classifier, encoding, selection.target)
+heatmaps.cost_settled(cost, choices, results, classifier, encoding)
+heatmaps.render_rows(results, selection.level, "none", False, key="cf-rows")
+frame = counterfactuals.im_word_table(results, rows, threshold)
 if frame is not None:
     st.dataframe(frame, hide_index=True, key="cf-scores", width="stretch")
     st.download_button("Download the scores (CSV)", frame.to_csv(index=False), file_name="im_vs_loo.csv",

@@ -24,7 +24,7 @@ def write_keyword_csv(path: Path, n: int, seed: int) -> str:
 
 
 def tiny_study_kwargs(folder: Path, data: Path, **overrides) -> dict:
-    from evaluation.roar_training import Variant
+    from evaluation.roar.training import Variant
 
     kwargs = dict(model=str(folder), train_data=f"file:{data / 'train.csv'}", test_data=f"file:{data / 'test.csv'}",
                   measures=["loo", "attention"], ratios=[20, 50], seeds=[0, 1], mode="both",

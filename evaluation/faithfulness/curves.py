@@ -1,0 +1,444 @@
+"""Removal curves: rank the words, build every keep mask of a curve, and score them in one batched pass.
+
+All removal-based faithfulness metrics (comprehensiveness, sufficiency, AOPC, deletion / insertion AUC,
+DeletionBERT, log-odds, decision flip) are one ``RemovalMetric`` each: which words a point removes
+(the top of the ranking, or everything but the top), how many per point, which score of the target class
+is read, and how the points are summarised. The paper presets are in ``evaluation/faithfulness/presets.py``.
+
+Every removal goes through the one perturbation engine (``models.perturb``), so the removal operator is an
+explicit, displayed option and a metric and a method that remove words the same way can be detected
+(paper 000 section 4; ``faithfulness_bias.py``).
+
+Unit: whitespace words (the project's one unit, ``corpora.records``); special tokens are never removed by
+the engine. Papers 003 and 004 count sub-word tokens *including* [CLS]/[SEP] when they turn a fraction
+into a count: with ``exclude_special=False`` the special tokens are added to the count's denominator
+(they are still never removed).
+
+Speed: ``evaluate_orders`` scores any number of rankings (a method's, or the random baseline's orderings)
+for any number of metrics that share an operator in one engine call (one padded forward batch per
+``max_batch_tokens``).
+"""
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, fields, replace
+
+import numpy as np
+
+from explainers.scores import softmax
+from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, UserFacingError
+from models.perturb import perturbed_logits
+
+TARGETS = ("predicted", "gold")
+RANK_BY = ("signed", "absolute")
+ROUNDINGS = ("floor", "ceil", "round")
+AOPC_DIVISORS = ("bins+1", "bins")
+
+
+# ----- options shared by every metric -------------------------------------------------------------------
+@dataclass(frozen=True)
+class RemovalOptions:
+    """Options every removal metric takes (the page and ``cli.py evaluate`` expose each of them).
+
+    operator:        None = the preset's operator; else one of models.perturb.Operator
+    target:          "predicted" (papers 000, 003, 004, ERASER) or "gold" (paper 002) class whose score is read
+    exclude_special: True = fractions count words only; False = [CLS]/[SEP] count too (papers 003/004)
+    seed:            seed of the tie-breaking among equal scores (paper 002's code adds N(0, 1e-5) noise, seed 0)
+    rank_by:         "signed" (papers 000, 003, 004: most positive first) or "absolute" (|score|, paper 001)
+    aopc_divisor:    None = preset; "bins+1" (ERASER / paper 004 code) or "bins" (paper 004 text)
+    """
+
+    operator: str | None = None
+    target: str = "predicted"
+    exclude_special: bool = True
+    seed: int = 0
+    rank_by: str = "signed"
+    aopc_divisor: str | None = None
+
+    def __post_init__(self):
+        if self.operator is not None:
+            Operator(self.operator)  # ValueError for an unknown operator
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}; got {self.target!r}")
+        if self.rank_by not in RANK_BY:
+            raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}; got {self.rank_by!r}")
+        if self.aopc_divisor is not None and self.aopc_divisor not in AOPC_DIVISORS:
+            raise ValueError(f"aopc_divisor must be one of {', '.join(AOPC_DIVISORS)}; got {self.aopc_divisor!r}")
+
+    @classmethod
+    def from_dict(cls, options: dict | None) -> "RemovalOptions":
+        """From a run's options dict (unknown keys, e.g. the random baseline's, are ignored)."""
+        options = options or {}
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in options.items() if k in known and v is not None}
+        if "seed" in values:
+            values["seed"] = int(values["seed"])
+        if "exclude_special" in values and isinstance(values["exclude_special"], str):
+            values["exclude_special"] = values["exclude_special"].strip().lower() in {"1", "true", "yes", "on"}
+        return cls(**values)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ----- ranking ------------------------------------------------------------------------------------------
+def rank_words(scores, seed: int = 0, rank_by: str = "signed") -> np.ndarray:
+    """Word indices from most to least important; ties broken by a seeded random order.
+
+    Signed ranking puts the most positive score first (papers 000, 003, 004 rank signed values); NaNs go last.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    key = np.abs(scores) if rank_by == "absolute" else scores
+    key = np.where(np.isnan(key), -np.inf, key)
+    tie = np.random.default_rng(seed).permutation(len(key))
+    return np.lexsort((tie, -key))
+
+
+def random_orders(n_words: int, count: int, seed: int) -> np.ndarray:
+    """``count`` random orderings of the words (rows), reproducible from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.permutation(n_words) for _ in range(count)]) if count else np.zeros((0, n_words), int)
+
+
+# ----- metric definitions -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RemovalMetric:
+    """One removal-based metric. ``points`` turns a word count into the curve's points.
+
+    mode:      "remove" = each point removes the top-c words; "keep" = each point keeps only the top-c words
+    schedule:  "fractions" (c = rounding(f * n) for f in ``fractions``) or "steps" (c = 1, 2, ... one word at a time)
+    complement: fractions name the *bottom* share removed (paper 003's sufficiency): kept c = n - rounding(f * n)
+    value:     "delta" = s(x) - s(x'), "level" = s(x'), "change" = s(x') - s(x); s = ``score`` of the target
+    summary:   "mean" | "aopc" (sum / (bins + 1) or mean, see ``aopc_divisor``) | "auc" (trapezoid) | "point" |
+               "flip" (fraction of words removed when the predicted class first changes)
+    empty:     "zero": a keep-point that keeps no word counts 0 (paper 004 code); "evaluate": score the input
+    """
+
+    id: str
+    label: str
+    preset: str
+    preset_label: str
+    higher_is_better: bool
+    range: tuple[float | None, float | None]
+    description: str
+    reference: str
+    operator: str
+    mode: str = "remove"
+    schedule: str = "fractions"
+    fractions: tuple[float, ...] = ()
+    rounding: str = "floor"
+    complement: bool = False
+    max_fraction: float = 1.0
+    include_start: bool = False
+    min_steps: int = 1
+    score: str = "probability"
+    value: str = "delta"
+    absolute: bool = False
+    summary: str = "mean"
+    aopc_divisor: str = "bins+1"
+    empty: str = "evaluate"
+    paper_target: str = "predicted"
+    curve: str = ""  # name of the curve this metric summarises (metrics of one curve share it)
+
+    def points(self, n_words: int, n_units: int) -> tuple[np.ndarray, np.ndarray]:
+        """(counts, x): the number of top words removed (mode remove) or kept (mode keep) per point, and the
+        x of each point: the nominal fraction removed / kept (fraction schedules) or count / n_units (steps)."""
+        if self.schedule == "fractions":
+            counts, xs = [], []
+            for f in self.fractions:
+                c = _round(f * n_units, self.rounding)
+                if self.complement:
+                    c = n_words - min(n_words, c)
+                    xs.append(1.0 - f)
+                else:
+                    xs.append(f)
+                counts.append(min(max(c, 0), n_words))
+            return np.asarray(counts, dtype=int), np.asarray(xs, dtype=np.float64)
+        last = steps_limit(self, n_words, n_units)
+        counts = np.arange(0 if self.include_start else 1, last + 1)
+        return counts, counts / max(n_units, 1)
+
+
+def _round(value: float, how: str) -> int:
+    value = round(value, 9)  # 0.1 * 30 must be 3, not 3.0000000000000004 -> ceil 4
+    if how == "floor":
+        return int(math.floor(value))
+    if how == "ceil":
+        return int(math.ceil(value))
+    if how == "round":
+        return int(math.floor(value + 0.5))
+    raise ValueError(f"unknown rounding {how!r}; choose one of {', '.join(ROUNDINGS)}")
+
+
+def steps_limit(metric: RemovalMetric, n_words: int, n_units: int) -> int:
+    """How many one-word steps a step curve takes.
+
+    Paper 000 Deletion (code): K = ceil(0.2 * (n - 1)), K = 2 when that gives <= 1; capped at the words.
+    Full curves (max_fraction 1) take every word.
+    """
+    if metric.max_fraction >= 1.0:
+        return n_words
+    k = _round(metric.max_fraction * (n_units - 1), "ceil")
+    if k <= 1:
+        k = metric.min_steps
+    return int(min(max(k, 1), n_words))
+
+
+# ----- results ------------------------------------------------------------------------------------------
+@dataclass
+class Curve:
+    """One ranking's curve for one metric: x, the target's score at each point, and the unperturbed score."""
+
+    metric: str
+    x: list[float]
+    counts: list[int]
+    scores: list[float]
+    start: float
+    mode: str
+    score: str
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "x": self.x, "counts": self.counts, "scores": self.scores,
+                "start": self.start, "mode": self.mode, "score": self.score}
+
+
+class MetricValues(dict):
+    """{metric_id: value} as every evaluator returns it, plus the curves behind the values and details.
+
+    A plain dict for callers that only want numbers; the dataset runner also stores ``curves``.
+    """
+
+    def __init__(self, values=(), curves: dict | None = None, details: dict | None = None):
+        super().__init__(values)
+        self.curves: dict[str, dict] = curves or {}
+        self.details: dict = details or {}
+
+
+@dataclass
+class OrderResult:
+    """Values and curves of every metric for one ranking."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, Curve] = field(default_factory=dict)
+
+
+# ----- MLM filler for the mlm operator (DeletionBERT) ---------------------------------------------------
+_filler_lock = threading.Lock()
+_filler = None
+
+
+def load_filler():
+    """The masked-LM word filler (models/mlm/filler.py) or a clear UserFacingError saying how to get one."""
+    global _filler
+    with _filler_lock:
+        if _filler is not None:
+            return _filler
+        try:
+            from models.mlm import filler  # built by another module; optional
+        except ImportError:
+            raise ModelError("The MLM-fill operator (DeletionBERT) needs the masked-LM filler (models/mlm/filler.py), "
+                             "which is not installed in this version. Choose another removal operator.") from None
+        try:
+            _filler = filler.load_filler()
+        except UserFacingError as error:
+            raise ModelError(f"The MLM-fill operator (DeletionBERT) needs a prepared masked-LM filler: {error}") \
+                from error
+        return _filler
+
+
+def filler_for(operator: str, options: dict | None):
+    """The filler to pass to the engine: the one in ``options['filler']`` (tests, callers that hold one) or
+    the prepared masked LM; None for every operator but mlm."""
+    if operator != Operator.MLM.value:
+        return None
+    supplied = (options or {}).get("filler")
+    return supplied if supplied is not None else load_filler()
+
+
+# ----- the batched evaluation ---------------------------------------------------------------------------
+_base_cache: "weakref.WeakKeyDictionary[TextClassifier, OrderedDict]" = weakref.WeakKeyDictionary()
+_base_lock = threading.Lock()
+
+
+def base_logits(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
+    """Logits of the unperturbed input, memoized per classifier object and input (one forward per example)."""
+    with _base_lock:
+        per_model = _base_cache.setdefault(classifier, OrderedDict())
+        if encoding.key in per_model:
+            per_model.move_to_end(encoding.key)
+            return per_model[encoding.key]
+    logits = classifier.logits_of(encoding)
+    with _base_lock:
+        per_model[encoding.key] = logits
+        while len(per_model) > 256:
+            per_model.popitem(last=False)
+    return logits
+
+
+def target_class(options: RemovalOptions, logits: np.ndarray, example=None, explanation=None) -> int:
+    """The class whose score the metric reads: the predicted class, or the gold label (falls back to the
+    explained class, then the predicted one, when the input has no gold label)."""
+    if options.target == "gold":
+        if example is not None and getattr(example, "label", None) is not None:
+            return int(example.label)
+        if explanation is not None:
+            return int(explanation.target)
+    return int(np.argmax(logits))
+
+
+def n_units(encoding: Encoding, options: RemovalOptions) -> int:
+    """The denominator that fractions are taken of: words, or words + special tokens."""
+    return encoding.n_words + (0 if options.exclude_special else sum(encoding.special))
+
+
+def keep_rows(order: np.ndarray, counts: np.ndarray, mode: str) -> np.ndarray:
+    """(len(counts), n_words) keep masks: remove the top-c words, or keep only the top-c words."""
+    n = len(order)
+    rank_of = np.empty(n, dtype=int)
+    rank_of[order] = np.arange(n)
+    in_top = rank_of[None, :] < np.asarray(counts)[:, None]
+    return ~in_top if mode == "remove" else in_top
+
+
+def _score(logits: np.ndarray, target: int, kind: str) -> np.ndarray:
+    probabilities = softmax(logits)[:, target]
+    if kind == "probability":
+        return probabilities
+    if kind == "log-probability":
+        logits = np.atleast_2d(logits)
+        top = logits.max(axis=1)
+        return logits[:, target] - top - np.log(np.exp(logits - top[:, None]).sum(axis=1))
+    raise ValueError(f"unknown score {kind!r}")
+
+
+def effective_operator(metric: RemovalMetric, options: RemovalOptions) -> str:
+    return options.operator or metric.operator
+
+
+def summarize_points(metric: RemovalMetric, counts: np.ndarray, x: np.ndarray, scores: np.ndarray, start: float,
+                     predicted_changed: np.ndarray | None, n_unit: int, options: RemovalOptions) -> float:
+    """The metric's number from its curve (exposed so tests can check each formula on its own)."""
+    if metric.summary == "flip":
+        flipped = np.flatnonzero(predicted_changed) if predicted_changed is not None else np.array([], int)
+        return float(counts[flipped[0]] / n_unit) if flipped.size else 1.0
+    if metric.value == "delta":
+        values = start - scores
+    elif metric.value == "change":
+        values = scores - start
+    else:
+        values = scores.copy()
+    if metric.absolute:
+        values = np.abs(values)
+    if metric.empty == "zero" and metric.mode == "keep":
+        values = np.where(counts == 0, 0.0, values)
+    if metric.summary == "mean" or metric.summary == "point":
+        return float(values.mean())
+    if metric.summary == "aopc":
+        divisor = options.aopc_divisor or metric.aopc_divisor
+        return float(values.sum() / (len(values) + 1 if divisor == "bins+1" else len(values)))
+    if metric.summary == "auc":
+        if len(values) == 1:
+            return float(values[0])
+        # paper 000 (code): x_j = j / K over the curve's own points, sklearn.metrics.auc = trapezoid
+        grid = np.linspace(0.0, 1.0, len(values)) if metric.include_start else \
+            np.arange(1, len(values) + 1) / len(values)
+        return float(np.trapezoid(values, grid))
+    raise ValueError(f"unknown summary {metric.summary!r}")
+
+
+def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, operator: str,
+               filler_options: dict | None, logits0: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
+    """Logits of every keep row through the engine, in one call, computing each distinct row once.
+
+    Rows that keep every word are the unperturbed input (``logits0``); rows in ``skip`` (points whose value a
+    preset fixes, e.g. an empty sufficiency bin) are not run and get ``logits0`` too.
+    """
+    logits = np.tile(logits0, (len(keep), 1)) if len(keep) else np.zeros((0, len(logits0)))
+    todo = ~keep.all(axis=1)
+    if skip is not None:
+        todo &= ~skip
+    if not todo.any():
+        return logits
+    unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
+    rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
+    scored = perturbed_logits(classifier, encoding, rows, operator, filler_for(operator, filler_options))
+    logits[todo] = scored[np.asarray(inverse).reshape(-1)]
+    return logits
+
+
+def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric],
+                    orders: np.ndarray, options: RemovalOptions | dict | None = None, example=None,
+                    explanation=None, filler_options: dict | None = None) -> list[OrderResult]:
+    """Every metric for every ranking (rows of ``orders``); one engine call per removal operator.
+
+    All keep masks of all curves of all rankings that share an operator are built first and scored in a
+    single batched ``perturbed_logits`` call.
+    """
+    if not isinstance(options, RemovalOptions):
+        options = RemovalOptions.from_dict(options)
+    orders = np.atleast_2d(np.asarray(orders, dtype=int))
+    if orders.shape[1] != encoding.n_words:
+        raise ValueError(f"orderings have {orders.shape[1]} words; the input has {encoding.n_words}")
+    logits0 = base_logits(classifier, encoding)
+    target = target_class(options, logits0, example, explanation)
+    predicted = int(np.argmax(logits0))
+    units = n_units(encoding, options)
+    results = [OrderResult() for _ in range(len(orders))]
+    by_operator: dict[str, list[RemovalMetric]] = {}
+    for metric in metrics:
+        by_operator.setdefault(effective_operator(metric, options), []).append(metric)
+    for operator, group in by_operator.items():
+        blocks, layout = [], []
+        for metric in group:
+            counts, x = metric.points(encoding.n_words, units)
+            for index, order in enumerate(orders):
+                blocks.append(keep_rows(order, counts, metric.mode))
+                layout.append((metric, index, counts, x))
+        keep = np.concatenate(blocks) if blocks else np.zeros((0, encoding.n_words), dtype=bool)
+        forced = np.concatenate([np.full(len(c), m.mode == "keep" and m.empty == "zero") & (c == 0)
+                                 for m, _, c, _ in layout]) if layout else np.zeros(0, bool)
+        logits = score_rows(classifier, encoding, keep, operator, filler_options, logits0, skip=forced)
+        offset = 0
+        for metric, index, counts, x in layout:
+            part = logits[offset:offset + len(counts)]
+            offset += len(counts)
+            start = float(_score(logits0[None, :], target, metric.score)[0])
+            scores = _score(part, target, metric.score) if len(part) else np.zeros(0)
+            changed = part.argmax(axis=1) != predicted if len(part) else np.zeros(0, bool)
+            value = summarize_points(metric, counts, x, scores, start, changed, units, options) if len(counts) \
+                else float("nan")
+            results[index].values[metric.id] = value
+            results[index].curves[metric.id] = Curve(metric.id, [float(v) for v in x], [int(c) for c in counts],
+                                                     [float(s) for s in scores], start, metric.mode, metric.score)
+    return results
+
+
+def evaluate_scores(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric], scores,
+                    options: RemovalOptions | dict | None = None, example=None, explanation=None,
+                    filler_options: dict | None = None) -> OrderResult:
+    """Every metric for one explanation's word scores (ranked with the options' seeded tie-breaking)."""
+    if not isinstance(options, RemovalOptions):
+        options = RemovalOptions.from_dict(options)
+    order = rank_words(scores, options.seed, options.rank_by)
+    return evaluate_orders(classifier, encoding, metrics, order[None, :], options, example, explanation,
+                           filler_options)[0]
+
+
+def provenance(metric: RemovalMetric, options: RemovalOptions) -> dict:
+    """What a number came from: preset, operator, target, special tokens, tie-breaking seed, ranking."""
+    operator = effective_operator(metric, options)
+    return {"metric": metric.id, "preset": metric.preset_label, "operator": operator,
+            "operator_label": OPERATORS[Operator(operator)].label, "target": options.target,
+            "paper_target": metric.paper_target,
+            "special_tokens": "excluded" if options.exclude_special else "counted in fractions",
+            "tie_break_seed": options.seed, "rank_by": options.rank_by, "reference": metric.reference,
+            **({"aopc_divisor": options.aopc_divisor or metric.aopc_divisor} if metric.summary == "aopc" else {})}
+
+
+def with_operator(metric: RemovalMetric, operator: str, suffix: str | None = None) -> RemovalMetric:
+    """The same definition with another preset operator (the bias sweep of ``faithfulness_bias``)."""
+    return replace(metric, id=f"{metric.id}[{suffix or operator}]", operator=operator,
+                   label=f"{metric.label} with {OPERATORS[Operator(operator)].label}")

@@ -1,0 +1,193 @@
+"""Every paper's removal metric as a named preset, with its metadata, and the evaluators that compute them.
+
+| evaluator      | metrics (ids)                                              | definition                                     |
+|----------------|------------------------------------------------------------|------------------------------------------------|
+| eraser         | comprehensiveness-eraser, sufficiency-eraser               | ERASER / paper 004: bins 1, 5, 10, 20, 50 %, floor, words deleted, AOPC = sum / (bins + 1) |
+| paper-004      | comprehensiveness-004, sufficiency-004, log-odds-004       | paper 004 at k = 20 %: Comp / Suff deleted, LO with [MASK] |
+| paper-002      | comprehensiveness-002, sufficiency-002                     | paper 002 Eq. 10-11: 19 points 5..95 %, [PAD], mean |
+| paper-003      | comprehensiveness-003, sufficiency-003                     | paper 003 s. 3.2: top 5/10/20/50 % removed / bottom 95/90/80/50 % removed, ceil, [MASK], mean abs change |
+| deletion       | deletion-auc                                               | paper 000 s. 3.3(a): delete the top words one at a time up to 20 %, AUC of p |
+| deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3(b): the same with the masked LM's top-1 word (mlm operator) |
+| insertion      | insertion-auc                                              | insert the top words one at a time into the empty input, AUC of p |
+| decision-flip  | decision-flip                                              | fraction of words removed (by importance) until the predicted class changes |
+| faithfulness   | all of the above except DeletionBERT                        | |
+
+Each metric takes the options of ``RemovalOptions`` (operator, target, special tokens, tie-break seed).
+"""
+from __future__ import annotations
+
+from evaluation.faithfulness.curves import MetricValues, RemovalMetric, RemovalOptions, evaluate_scores, provenance
+from evaluation.metric import EVALUATORS, Evaluator, Metric, register_evaluator
+
+ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
+P002_POINTS = tuple(round(0.05 * i, 2) for i in range(1, 20))
+P003_COMP = (0.05, 0.10, 0.20, 0.50)
+P003_SUFF = (0.95, 0.90, 0.80, 0.50)
+
+PRESETS = {
+    "eraser": "ERASER / paper 004 (AOPC over 1, 5, 10, 20, 50 %, words deleted)",
+    "paper-004": "paper 004 at k = 20 % (Comp / Suff deleted, log-odds [MASK])",
+    "paper-002": "paper 002 (19 points 5-95 %, [PAD], mean)",
+    "paper-003": "paper 003 (5/10/20/50 %, ceil, [MASK], mean |change|)",
+    "deletion": "paper 000 Deletion (top words deleted one at a time up to 20 %, AUC)",
+    "deletion-bert": "paper 000 DeletionBERT (top-1 masked-LM fill up to 20 %, AUC)",
+    "insertion": "Insertion (top words inserted one at a time into the empty input, AUC)",
+    "decision-flip": "Decision flip (words removed by importance until the prediction changes)",
+}
+
+_ERASER_REF = "DeYoung et al. 2020 (ERASER); paper 004 s. 4 and code (bins {1,5,10,20,50} %, divisor |B|+1 = 6)"
+
+METRICS: tuple[RemovalMetric, ...] = (
+    RemovalMetric(
+        id="comprehensiveness-eraser", label="Comprehensiveness (AOPC)", preset="eraser",
+        preset_label=PRESETS["eraser"],
+        higher_is_better=True, range=(-1.0, 1.0), operator="delete", mode="remove", fractions=ERASER_BINS,
+        rounding="floor", summary="aopc", curve="comprehensiveness",
+        description="p(target | x) - p(target | x without its top-k % words), summed over k in 1, 5, 10, 20, 50 % and "
+                    "divided by 6 (ERASER / paper 004 code). Higher: removing what the method marks hurts more.",
+        reference=_ERASER_REF),
+    RemovalMetric(
+        id="sufficiency-eraser", label="Sufficiency (AOPC)", preset="eraser", preset_label=PRESETS["eraser"],
+        higher_is_better=False, range=(-1.0, 1.0), operator="delete", mode="keep", fractions=ERASER_BINS,
+        rounding="floor", summary="aopc", empty="zero", curve="sufficiency",
+        description="p(target | x) - p(target | only the top-k % words), AOPC over 1, 5, 10, 20, 50 % (/ 6); a bin "
+                    "that keeps no word counts 0 (paper 004 code). Lower: the marked words alone keep the prediction.",
+        reference=_ERASER_REF),
+    RemovalMetric(
+        id="comprehensiveness-004", label="Comprehensiveness @20 %", preset="paper-004",
+        preset_label=PRESETS["paper-004"], higher_is_better=True, range=(-1.0, 1.0), operator="delete",
+        mode="remove", fractions=(0.20,), rounding="floor", summary="point", curve="comprehensiveness",
+        description="p(target | x) - p(target | x without its top 20 % words), words deleted.",
+        reference="paper 004 s. 4, Comp with k = 20 (int(L k / 100) tokens, deleted)"),
+    RemovalMetric(
+        id="sufficiency-004", label="Sufficiency @20 %", preset="paper-004", preset_label=PRESETS["paper-004"],
+        higher_is_better=False, range=(-1.0, 1.0), operator="delete", mode="keep", fractions=(0.20,),
+        rounding="floor", summary="point", empty="zero", curve="sufficiency",
+        description="p(target | x) - p(target | only the top 20 % words); 0 when 20 % is less than one word.",
+        reference="paper 004 s. 4, Suff with k = 20 (code returns 0 when int(L k / 100) = 0)"),
+    RemovalMetric(
+        id="log-odds-004", label="Log-odds @20 % [MASK]", preset="paper-004", preset_label=PRESETS["paper-004"],
+        higher_is_better=False, range=(None, None), operator="mask", mode="remove", fractions=(0.20,),
+        rounding="floor", score="log-probability", value="change", summary="point", curve="log-odds",
+        description="log p(target | top 20 % words replaced by [MASK]) - log p(target | x) (natural log). Lower "
+                    "(more negative): the marked words carried the prediction.",
+        reference="paper 004 s. 4 (LO, Shrikumar et al. 2017; k = 20, <MASK> for encoders)"),
+    RemovalMetric(
+        id="comprehensiveness-002", label="Comprehensiveness (19 points)", preset="paper-002",
+        preset_label=PRESETS["paper-002"], higher_is_better=True, range=(-1.0, 1.0), operator="pad", mode="remove",
+        fractions=P002_POINTS, rounding="ceil", summary="mean", paper_target="gold", curve="comprehensiveness",
+        description="Mean over the top 5, 10, ..., 95 % of words replaced by [PAD] of p(x) - p(x without them). "
+                    "Paper 002 reads the gold class (set target = gold); rounding is not given in the paper (ceil).",
+        reference="paper 002 Eq. 10, s. 4.2 ([PAD] replacement, mean not AUC because values can be negative)"),
+    RemovalMetric(
+        id="sufficiency-002", label="Sufficiency (19 points)", preset="paper-002", preset_label=PRESETS["paper-002"],
+        higher_is_better=False, range=(-1.0, 1.0), operator="pad", mode="keep", fractions=P002_POINTS,
+        rounding="ceil", summary="mean", paper_target="gold", curve="sufficiency",
+        description="Mean over keeping only the top 5, 10, ..., 95 % of words (the rest [PAD]) of p(x) - p(kept). "
+                    "Can be negative.",
+        reference="paper 002 Eq. 11, s. 4.2"),
+    RemovalMetric(
+        id="comprehensiveness-003", label="Comprehensiveness (|change|)", preset="paper-003",
+        preset_label=PRESETS["paper-003"], higher_is_better=True, range=(0.0, 1.0), operator="mask", mode="remove",
+        fractions=P003_COMP, rounding="ceil", absolute=True, summary="mean", curve="comprehensiveness",
+        description="Mean over removing the top ceil(5, 10, 20, 50 % x n) words ([MASK]) of |p(x) - p(x')|, the "
+                    "absolute change the thesis plots.",
+        reference="paper 003 s. 2.2.3.2 Def. 2.2; code metrics.FeatureRemoval, plots use mean |delta|"),
+    RemovalMetric(
+        id="sufficiency-003", label="Sufficiency (|change|)", preset="paper-003", preset_label=PRESETS["paper-003"],
+        higher_is_better=False, range=(0.0, 1.0), operator="mask", mode="keep", fractions=P003_SUFF,
+        rounding="ceil", complement=True, absolute=True, summary="mean", curve="sufficiency",
+        description="Mean over removing the bottom ceil(95, 90, 80, 50 % x n) words ([MASK]) of |p(x) - p(x')|.",
+        reference="paper 003 s. 2.2.3.2 Def. 2.1; code removes the bottom ceil(s n) for s in {.95, .9, .8, .5}"),
+    RemovalMetric(
+        id="deletion-auc", label="Deletion AUC", preset="deletion", preset_label=PRESETS["deletion"],
+        higher_is_better=False, range=(0.0, 1.0), operator="delete", mode="remove", schedule="steps",
+        max_fraction=0.2, min_steps=2, value="level", summary="auc", curve="deletion",
+        description="Delete the top words one at a time, K = ceil(0.2 (n - 1)) (at least 2) steps; area under "
+                    "p(target) over x = j / K, j = 1..K (the unperturbed input is not on the curve). Lower is better.",
+        reference="paper 000 s. 3.3(a) and code (Arras et al. 2017)"),
+    RemovalMetric(
+        id="deletion-bert-auc", label="DeletionBERT AUC", preset="deletion-bert", preset_label=PRESETS["deletion-bert"],
+        higher_is_better=False, range=(0.0, 1.0), operator="mlm", mode="remove", schedule="steps",
+        max_fraction=0.2, min_steps=2, value="level", summary="auc", curve="deletion",
+        description="Deletion AUC with each removed word replaced by the masked LM's top-1 word instead of deleted "
+                    "(AUCrep). Biased towards methods that use the same masked LM (paper 000 Table 1).",
+        reference="paper 000 s. 3.3(b) (Kim et al. 2020, AUCrep)"),
+    RemovalMetric(
+        id="insertion-auc", label="Insertion AUC", preset="insertion", preset_label=PRESETS["insertion"],
+        higher_is_better=True, range=(0.0, 1.0), operator="delete", mode="keep", schedule="steps", max_fraction=1.0,
+        include_start=True, value="level", summary="auc", curve="insertion",
+        description="Start from the input with every word removed and insert the words in order of importance; "
+                    "area under p(target) over the fraction inserted (0..1). Higher is better.",
+        reference="Arras et al. 2017 / Petsiuk et al. 2018, named in paper 000 s. 4 (shares Deletion's bias)"),
+    RemovalMetric(
+        id="decision-flip", label="Decision flip (fraction removed)", preset="decision-flip",
+        preset_label=PRESETS["decision-flip"], higher_is_better=False, range=(0.0, 1.0), operator="delete",
+        mode="remove", schedule="steps", max_fraction=1.0, value="level", summary="flip", curve="decision-flip",
+        description="Remove words in order of importance until the predicted class changes; the fraction removed "
+                    "then (1.0 when it never changes). Lower: fewer top words decide the prediction.",
+        reference="Chrysostomou & Aletras 2021 (fraction of tokens for a decision flip); paper 004 pitfalls"),
+)
+BY_ID = {m.id: m for m in METRICS}
+
+
+def metric_record(metric: RemovalMetric) -> Metric:
+    """The shared ``evaluation.metric.Metric`` metadata of a removal metric."""
+    return Metric(id=metric.id, label=metric.label, family="faithfulness", higher_is_better=metric.higher_is_better,
+                  range=metric.range, description=metric.description, reference=metric.reference,
+                  operator=metric.operator, preset=metric.preset,
+                  params={"mode": metric.mode, "schedule": metric.schedule, "fractions": list(metric.fractions),
+                          "rounding": metric.rounding, "score": metric.score, "value": metric.value,
+                          "absolute": metric.absolute, "summary": metric.summary, "paper_target": metric.paper_target,
+                          "curve": metric.curve})
+
+
+def compute_removal(metrics: tuple[RemovalMetric, ...]):
+    """An evaluator's compute function for these metrics (values + curves + provenance)."""
+
+    def compute(classifier, encoding, explanation, example, options) -> MetricValues:
+        removal = RemovalOptions.from_dict(options)
+        result = evaluate_scores(classifier, encoding, list(metrics), explanation.word_scores, removal, example,
+                                 explanation, filler_options=options)
+        return MetricValues(result.values, curves={k: c.to_dict() for k, c in result.curves.items()},
+                            details={m.id: provenance(m, removal) for m in metrics})
+
+    compute.removal_metrics_for = lambda options: metrics  # the random baseline batches its orderings with these
+    return compute
+
+
+EVALUATOR_METRICS = {
+    "eraser": ("comprehensiveness-eraser", "sufficiency-eraser"),
+    "paper-004": ("comprehensiveness-004", "sufficiency-004", "log-odds-004"),
+    "paper-002": ("comprehensiveness-002", "sufficiency-002"),
+    "paper-003": ("comprehensiveness-003", "sufficiency-003"),
+    "deletion": ("deletion-auc",),
+    "deletion-bert": ("deletion-bert-auc",),
+    "insertion": ("insertion-auc",),
+    "decision-flip": ("decision-flip",),
+}
+GROUP = "faithfulness"
+
+
+def _register() -> None:
+    if GROUP in EVALUATORS:
+        return
+    for evaluator_id, ids in EVALUATOR_METRICS.items():
+        chosen = tuple(BY_ID[i] for i in ids)
+        register_evaluator(Evaluator(id=evaluator_id, label=PRESETS[evaluator_id],
+                                     metrics=tuple(metric_record(m) for m in chosen),
+                                     compute=compute_removal(chosen)))
+    everything = tuple(m for m in METRICS if m.operator != "mlm")
+    register_evaluator(Evaluator(id=GROUP, label="Every removal metric and preset (not DeletionBERT)",
+                                 metrics=tuple(metric_record(m) for m in everything),
+                                 compute=compute_removal(everything)))
+
+
+_register()
+
+
+def removal_metrics_of(evaluator_id: str, options: dict | None = None) -> tuple[RemovalMetric, ...] | None:
+    """The removal metrics behind an evaluator, or None for evaluators of other kinds (plausibility, ...)."""
+    evaluator = EVALUATORS.get(evaluator_id)
+    chooser = getattr(getattr(evaluator, "compute", None), "removal_metrics_for", None)
+    return None if chooser is None else tuple(chooser(options or {}))

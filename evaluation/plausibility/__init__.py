@@ -1,0 +1,1 @@
+"""Plausibility: agreement of explanations with human rationales (formulas, evaluator, dataset runs)."""

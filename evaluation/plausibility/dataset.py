@@ -1,0 +1,177 @@
+"""Plausibility over a dataset: method x metric tables with bootstrap CIs, a random baseline, paper 000's sweep.
+
+Plausibility is agreement with people, not faithfulness. A run is an ordinary dataset evaluation of the
+shared runner (``evaluation/runs/runner.py``, kind ``evaluation``) with the ``plausibility`` and
+``plausibility-sweep`` evaluators of ``evaluation/plausibility/metrics.py``, exactly what
+``cli.py evaluate --metrics plausibility,plausibility-sweep`` runs, so the app and the command line share
+results. Each cell is one example: every method's explanation (through the explanation cache), the
+per-example metrics and the per-tau sweep, and the runner's **random baseline** (method
+``random baseline``: uniformly random word scores over the same words, ``random_orderings`` seeded draws,
+scored by the same evaluators; no model involved).
+
+Paper 000's dataset protocol (seeds-000-001.md 000.3(e)) is computed here from the per-example sweep:
+for every tau the IoU, precision and recall are averaged over examples, F1 is the harmonic mean of the
+*averaged* precision and recall, and each method is reported at its own best tau (optimistic for every
+method, as the paper says). Bootstrap CIs resample examples at that tau (tau chosen on all examples).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from corpora import load_dataset
+
+from evaluation.runs.runner import (RANDOM_METHOD, evaluate_example, random_orderings_frame, results_frame, start_evaluation,
+                          summarize)
+from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
+from evaluation.metric import METRICS
+from evaluation.plausibility.metrics import TAUS, config_from_options, f1, parse_sweep_id
+from evaluation.runs.store import ResultStore
+
+EVALUATORS = ["plausibility", "plausibility-sweep"]
+RANDOM = RANDOM_METHOD
+
+
+def start_plausibility(model: str, dataset: str, methods: list[str], limit: int | None = None,
+                       options: dict | None = None, store: ResultStore | None = None
+                       ) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) a plausibility run and its cells without running them."""
+    config_from_options(options)  # a bad setting fails here, before any work
+    if not any(e.rationale is not None for e in load_dataset(dataset, limit=limit)):
+        raise ValueError(f"{dataset} has no human rationales; pick a dataset with rationales (eraser-movies, "
+                         f"esnli-highlights, sst-rationales, or a file with a 'rationale' column).")
+    return start_evaluation(model, dataset, list(methods), EVALUATORS, limit, options, store)
+
+
+def run_plausibility(model: str, dataset: str, methods: list[str], limit: int | None = None,
+                     options: dict | None = None, store: ResultStore | None = None, executor: str = "local",
+                     progress: Progress | None = None, should_stop=None) -> tuple[ResultStore, str, RunSummary]:
+    store, run_id, cells = start_plausibility(model, dataset, methods, limit, options, store)
+    summary = run_cells(store, run_id, cells, evaluate_example, executor=executor, progress=progress,
+                        should_stop=should_stop)
+    return store, run_id, summary
+
+
+# ----- tables ---------------------------------------------------------------------------------------------------
+def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-example metrics, per-example sweep rows with ``quantity`` and ``tau`` columns)."""
+    parsed = frame["metric"].map(parse_sweep_id)
+    is_sweep = parsed.notna()
+    sweep = frame[is_sweep].copy()
+    sweep["quantity"] = [p[0] for p in parsed[is_sweep]]
+    sweep["tau"] = [p[1] for p in parsed[is_sweep]]
+    return frame[~is_sweep].copy(), sweep
+
+
+def metric_table(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Method x metric means with 95 % bootstrap CIs and the comparison with the random baseline
+    (``evaluation.runs.runner.summarize``), plus the metric labels."""
+    metrics, _sweep = split_frame(frame)
+    metrics = metrics[metrics["metric"].str.startswith("plaus_")]
+    if metrics.empty:
+        return pd.DataFrame(columns=["method", "metric", "label", "mean", "low", "high", "n", "ci_method",
+                                     "higher_is_better"])
+    if orderings is not None and len(orderings):
+        orderings = orderings[orderings["metric"].str.startswith("plaus_")]
+    table = summarize(metrics, orderings)
+    table.insert(2, "label", [METRICS[m].label if m in METRICS else m for m in table["metric"]])
+    table["family"] = "plausibility (agreement with people), not faithfulness"
+    if "vs_random" in table:  # human coverage / words cut describe the data, not the method
+        data_property = table["metric"].map(lambda m: bool(METRICS[m].params.get("data_property")) if m in METRICS
+                                            else False)
+        table.loc[data_property, "vs_random"] = "property of the data"
+    return table
+
+
+def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
+    """Methods as rows, metrics as columns, each cell 'mean [low, high]' (arrows give the direction)."""
+    if table.empty:
+        return pd.DataFrame()
+    cells = table.assign(cell=[f"{m:.{decimals}f} [{lo:.{decimals}f}, {hi:.{decimals}f}]" if np.isfinite(m) else "n/a"
+                               for m, lo, hi in zip(table["mean"], table["low"], table["high"])],
+                         column=[f"{label} {METRICS[m].arrow}" if m in METRICS else label
+                                 for m, label in zip(table["metric"], table["label"])])
+    wide = cells.pivot(index="method", columns="column", values="cell")
+    order = list(dict.fromkeys(cells["column"]))
+    methods = [m for m in dict.fromkeys(cells["method"]) if m != RANDOM]
+    methods += [RANDOM] if RANDOM in set(cells["method"]) else []
+    return wide.loc[methods, order]
+
+
+def sweep_curves(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per method and tau: mean IoU, precision, recall, coverage over examples, and F1 of the averaged P and R."""
+    _metrics, sweep = split_frame(frame)
+    if sweep.empty:
+        return pd.DataFrame(columns=["method", "tau", "iou", "precision", "recall", "coverage", "f1", "n"])
+    means = sweep.pivot_table(index=["method", "tau"], columns="quantity", values="value", aggfunc="mean")
+    counts = sweep[sweep["quantity"] == "iou"].groupby(["method", "tau"])["value"].count()
+    curves = means.reset_index()
+    curves["n"] = [int(counts.get((m, t), 0)) for m, t in zip(curves["method"], curves["tau"])]
+    curves["f1"] = [f1(p, r) for p, r in zip(curves["precision"], curves["recall"])]  # paper 000: F1 of the averages
+    curves.columns.name = None
+    return curves[["method", "tau", "iou", "precision", "recall", "coverage", "f1", "n"]]
+
+
+def paper000_table(frame: pd.DataFrame, select_by: str = "f1", resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Each method at its best tau: IoU, precision, recall, F1 (of the averages), coverage, with bootstrap CIs."""
+    curves = sweep_curves(frame)
+    _metrics, sweep = split_frame(frame)
+    rows = []
+    for method, group in curves.groupby("method", sort=False):
+        best = group.sort_values([select_by, "tau"], ascending=[False, True]).iloc[0]
+        tau = float(best["tau"])
+        at_tau = sweep[(sweep["method"] == method) & np.isclose(sweep["tau"], tau)]
+        per_example = at_tau.pivot_table(index="example_id", columns="quantity", values="value")
+        values = {q: per_example[q].to_numpy() for q in ("iou", "precision", "recall", "coverage")}
+        n = len(per_example)
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, n, size=(resamples, n)) if n > 1 else np.zeros((1, max(n, 1)), dtype=int)
+        boot = {q: v[draws].mean(axis=1) for q, v in values.items()} if n else {}
+        if n:
+            p_boot, r_boot = boot["precision"], boot["recall"]
+            boot["f1"] = np.where(p_boot + r_boot > 0, 2 * p_boot * r_boot / np.where(p_boot + r_boot > 0,
+                                                                                      p_boot + r_boot, 1), 0.0)
+        row = {"method": method, "best_tau": tau, "selected_by": select_by, "n": n}
+        for q in ("iou", "precision", "recall", "f1", "coverage"):
+            row[q] = float(best[q])
+            row[f"{q}_low"] = float(np.quantile(boot[q], 0.025)) if n else float("nan")
+            row[f"{q}_high"] = float(np.quantile(boot[q], 0.975)) if n else float("nan")
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    order = [m for m in table["method"] if m != RANDOM] + [m for m in table["method"] if m == RANDOM]
+    return table.set_index("method").loc[order].reset_index()
+
+
+def per_example_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-example metric values, one row per (example, method), metrics as columns (for export)."""
+    metrics, _sweep = split_frame(frame)
+    if metrics.empty:
+        return pd.DataFrame()
+    return metrics.pivot_table(index=["example_id", "method"], columns="metric", values="value").reset_index()
+
+
+def run_report(store: ResultStore, run_id: str) -> dict:
+    """Everything the page shows about a run, as plain data (also the JSON export)."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"No run '{run_id}'.")
+    frame = results_frame(store, run_id)
+    options = run["config"].get("options") or {}
+    config, preset = config_from_options(options)
+    cells = store.cells(run_id)
+    errors = {key: cell["error"] for key, cell in cells.items() if "error" in cell}
+    empty = not len(frame)
+    return {
+        "family": "plausibility (agreement with people), not faithfulness",
+        "run": run, "config": config.to_dict(), "preset": preset or "default",
+        "random_baseline": f"'{RANDOM}': uniform random word scores scored by the same evaluators, "
+                           f"{options.get('random_orderings', 10)} seeded draws per example (seed "
+                           f"{options.get('seed', 0) or 0} + input hash)",
+        "metrics": [] if empty else
+        metric_table(frame, random_orderings_frame(store, run_id)).to_dict(orient="records"),
+        "paper000": [] if empty else paper000_table(frame, config.select_by).to_dict(orient="records"),
+        "sweep": [] if empty else sweep_curves(frame).to_dict(orient="records"),
+        "errors": errors, "taus": list(TAUS),
+    }

@@ -1,0 +1,488 @@
+"""Plausibility: agreement of an explanation with human rationales (agreement with people, NOT faithfulness).
+
+Every metric compares one explanation's word scores with a 0/1 human word mask of the same example.
+A plausible explanation highlights what people highlight; that says nothing about what the model uses
+(paper 003 s. 4.1.3: "this has no bearing on faithfulness"; paper 004 A.1).
+
+Definitions (citations in the metric records below):
+- Binarizing at a threshold follows paper 000 s. 3.3 / 5.2 and its code (seeds-000-001.md 000.3(e)):
+  zero the negative scores, divide by the maximum (all zeros when the maximum is <= 0), keep
+  ``a_i >= tau``. Edge conventions: IoU = 1 when both sets are empty; precision = 1 when H and A are both
+  empty, 0 when only H is empty and 0 when A is empty; recall = 1 when H is empty, 0 when A is empty.
+  The same conventions are used for every set-based metric here, so no metric is ever undefined.
+- Token precision / recall / F1 at top-k follow ERASER / paper 002 s. 4.2 (per example, then averaged);
+  AML's top-25 (paper 004 App. A.1) is the ``aml-top25`` preset.
+- IoU F1 follows ERASER as coded in paper 002 (seeds-002-004.md 002.4): contiguous spans of the
+  binarized explanation and of the human mask; a predicted span matches when its best IoU against a human
+  span is >= 0.5; precision = matches / predicted spans, recall = matches / human spans, F1 per example.
+- AUPRC is the average precision of the scores against the human mask (sklearn's step formula, ties
+  grouped), per example, then averaged (paper 002's "mAP"). Undefined (NaN, left out of means) without
+  human words.
+- Precision@k with k = number of human words ("ground truth overlap" as coded in paper 003 s. 2.2.3.1) and
+  the mean rank (smallest r such that the top-r words hold every human word) and its share of the input
+  (paper 003's "mean rank percentage", over words here, not tokens). NaN without human words.
+- Coverage: the share of words the thresholded explanation highlights, next to the human coverage
+  (paper 000 App. A).
+
+Ranking ties are broken pessimistically by default (non-human words first), so a method gets no credit
+for a tie (a constant explanation ranks every human word last); ``ties="reading-order"`` breaks them by
+position. Words cut by truncation are left out (``truncation="drop"``; their human words are counted in
+``plaus_human_cut``) or counted as never highlighted (``truncation="miss"``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation.metric import Evaluator, Metric, register_evaluator
+
+FAMILY = "plausibility"
+LABEL = "plausibility (agreement with people), not faithfulness"
+TAUS = tuple(round(0.05 * x, 2) for x in range(1, 20))  # paper 000: {0.05 x | 0 < x < 20}
+_EPS = 1e-12  # tolerance for ``a >= tau`` so 0.3 passes tau = 0.3 whatever the float rounding
+
+SIGNS = ("positive", "absolute")
+TIES = ("pessimistic", "reading-order")
+TRUNCATION = ("drop", "miss")
+IOU_FROM = ("top-k", "threshold")
+SELECT_BY = ("f1", "iou")
+
+
+@dataclass(frozen=True)
+class PlausibilityConfig:
+    """Settings of the plausibility metrics (every number reports the preset and these values)."""
+
+    top_k: str = "20%"  # "20%" (ceil of a share of the words, at least 1), "25" (a count) or "human" (= |H|)
+    tau: float = 0.5  # threshold on the max-normalized scores (paper 000 binarization)
+    sign: str = "positive"  # "positive": negatives zeroed / ranked last (paper 000); "absolute": |score|
+    ties: str = "pessimistic"
+    iou_threshold: float = 0.5  # ERASER span match
+    iou_from: str = "top-k"  # which binarization the IoU F1 spans come from
+    truncation: str = "drop"
+    only_correct: bool = False  # paper 000 code: only correctly predicted examples
+    select_by: str = "f1"  # dataset level: the best tau of the sweep maximizes this
+
+    def __post_init__(self):
+        checks = [(self.sign, SIGNS, "sign"), (self.ties, TIES, "ties"), (self.truncation, TRUNCATION, "truncation"),
+                  (self.iou_from, IOU_FROM, "iou_from"), (self.select_by, SELECT_BY, "select_by")]
+        for value, allowed, name in checks:
+            if value not in allowed:
+                raise ValueError(f"plausibility {name} must be one of {', '.join(allowed)}, got {value!r}.")
+        if not 0 < float(self.tau) <= 1:
+            raise ValueError(f"plausibility tau must be in (0, 1], got {self.tau}.")
+        if not 0 < float(self.iou_threshold) <= 1:
+            raise ValueError(f"plausibility iou_threshold must be in (0, 1], got {self.iou_threshold}.")
+        parse_top_k(self.top_k)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+PRESETS: dict[str, dict] = {
+    "default": {},
+    # paper 000 s. 3.3 / 5.2 + code: correctly predicted examples, negatives zeroed, tau 0.05 = the optimal tau of
+    # LOO-empty and IM on SST-2 (the sweep reports every tau)
+    "paper000": {"only_correct": True, "sign": "positive", "tau": 0.05, "iou_from": "threshold"},
+    # paper 004 App. A.1 (AML Table 3): F1 over the top 25 tokens
+    "aml-top25": {"top_k": "25"},
+    # paper 003 s. 2.2.3.1: k = number of human words (the "ground truth overlap" setting)
+    "gt-length": {"top_k": "human", "ties": "reading-order"},
+    # paper 002 baselines "_n": L1 norm (unsigned); rank by magnitude
+    "marc-abs": {"sign": "absolute"},
+}
+
+
+def make_config(preset: str | None = None, **overrides) -> PlausibilityConfig:
+    values = {}
+    if preset:
+        if preset not in PRESETS:
+            raise ValueError(f"Unknown plausibility preset '{preset}'; presets: {', '.join(PRESETS)}.")
+        values.update(PRESETS[preset])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    unknown = set(values) - {f.name for f in dataclasses.fields(PlausibilityConfig)}
+    if unknown:
+        raise ValueError(f"Unknown plausibility setting(s) {', '.join(sorted(unknown))}.")
+    for field in dataclasses.fields(PlausibilityConfig):  # values from the command line arrive as strings
+        if field.name in values and isinstance(values[field.name], str):
+            if field.type in ("float", float):
+                values[field.name] = float(values[field.name])
+            elif field.type in ("int", int):
+                values[field.name] = int(values[field.name])
+            elif field.type in ("bool", bool):
+                values[field.name] = values[field.name].strip().lower() in {"1", "true", "yes", "on"}
+    return PlausibilityConfig(**values)
+
+
+def config_from_options(options: dict | None) -> tuple[PlausibilityConfig, str | None]:
+    """The config from run options: ``options["plausibility"]`` is a preset name or ``{"preset": .., key: ..}``;
+    flat ``plausibility_<key>`` options (e.g. from the command line) override it."""
+    options = options or {}
+    raw = options.get("plausibility") or {}
+    if isinstance(raw, str):
+        raw = {"preset": raw}
+    raw = dict(raw)
+    for key, value in options.items():
+        if key.startswith("plausibility_"):
+            raw[key[len("plausibility_"):]] = value
+    preset = raw.pop("preset", None)
+    return make_config(preset, **raw), preset
+
+
+# ----- small building blocks ------------------------------------------------------------------------------
+def parse_top_k(value) -> tuple[str, float]:
+    """("share", 0.2) for "20%", ("count", 25) for "25" or 25, ("human", 0) for "human"."""
+    text = str(value).strip().lower()
+    if text == "human":
+        return "human", 0.0
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1]) / 100
+            if not 0 < share <= 1:
+                raise ValueError
+            return "share", share
+        count = int(text)
+        if count < 1:
+            raise ValueError
+        return "count", float(count)
+    except ValueError:
+        raise ValueError(f"plausibility top_k must be a share like '20%', a count like '25' or 'human', "
+                         f"got {value!r}.") from None
+
+
+def top_k_size(top_k, n_words: int, n_human: int) -> int:
+    kind, amount = parse_top_k(top_k)
+    if kind == "human":
+        return min(n_human, n_words)
+    if kind == "share":
+        return min(n_words, max(1, math.ceil(amount * n_words - 1e-9)))
+    return min(n_words, int(amount))
+
+
+def _values(scores: np.ndarray, sign: str) -> np.ndarray:
+    """Scores as used for ranking: signed (negatives rank low) or absolute; NaN (cut words) ranks last."""
+    values = np.asarray(scores, dtype=np.float64)
+    values = np.abs(values) if sign == "absolute" else values.copy()
+    finite = values[np.isfinite(values)]
+    floor = (finite.min() - 1.0) if finite.size else 0.0
+    values[~np.isfinite(values)] = floor
+    return values
+
+
+def ranking(scores, human, sign: str = "positive", ties: str = "pessimistic") -> np.ndarray:
+    """Word indices from most to least important; ties: non-human first (pessimistic) or reading order."""
+    values = _values(scores, sign)
+    human = np.asarray(human, dtype=np.int64)
+    positions = np.arange(values.size)
+    if ties == "pessimistic":
+        return np.lexsort((positions, human, -values))
+    return np.lexsort((positions, -values))
+
+
+def binarize_threshold(scores, tau: float, sign: str = "positive") -> np.ndarray:
+    """Paper 000: zero the negatives (or take |a|), divide by the max, keep a >= tau (all off if max <= 0)."""
+    values = np.asarray(scores, dtype=np.float64)
+    values = np.where(np.isfinite(values), values, 0.0)
+    values = np.abs(values) if sign == "absolute" else np.maximum(values, 0.0)
+    top = values.max() if values.size else 0.0
+    if top <= 0:
+        return np.zeros(values.size, dtype=bool)
+    return values / top >= tau - _EPS
+
+
+def binarize_top_k(scores, human, k: int, sign: str = "positive", ties: str = "pessimistic") -> np.ndarray:
+    selected = np.zeros(len(scores), dtype=bool)
+    selected[ranking(scores, human, sign, ties)[:k]] = True
+    return selected
+
+
+def set_scores(selected, human) -> dict[str, float]:
+    """IoU, precision, recall, F1 of a selected word set against the human set (paper 000 edge conventions)."""
+    a = np.asarray(selected, dtype=bool)
+    h = np.asarray(human, dtype=bool)
+    inter, union = int(np.sum(a & h)), int(np.sum(a | h))
+    n_a, n_h = int(a.sum()), int(h.sum())
+    iou = inter / union if union else 1.0
+    if n_h == 0:
+        precision = 1.0 if n_a == 0 else 0.0
+    else:
+        precision = inter / n_a if n_a else 0.0
+    recall = 1.0 if n_h == 0 else (inter / n_h if n_a else 0.0)
+    return {"iou": iou, "precision": precision, "recall": recall, "f1": f1(precision, recall)}
+
+
+def f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def spans(mask, segments=None) -> list[tuple[int, int]]:
+    """Maximal runs [start, end) of 1s; a run never crosses a segment (premise/hypothesis) boundary."""
+    mask = np.asarray(mask, dtype=bool)
+    result, start = [], None
+    for i, on in enumerate(mask):
+        boundary = segments is not None and i > 0 and segments[i] != segments[i - 1]
+        if start is not None and (not on or boundary):
+            result.append((start, i))
+            start = None
+        if on and start is None:
+            start = i
+    if start is not None:
+        result.append((start, len(mask)))
+    return result
+
+
+def iou_f1(selected, human, threshold: float = 0.5, segments=None) -> dict[str, float]:
+    """ERASER span IoU F1 (as coded for paper 002): a predicted span matches at IoU >= threshold."""
+    predicted, truth = spans(selected, segments), spans(human, segments)
+    if not truth:
+        precision, recall = (1.0, 1.0) if not predicted else (0.0, 1.0)
+    elif not predicted:
+        precision, recall = 0.0, 0.0
+    else:
+        def overlap(p, t):
+            inter = max(0, min(p[1], t[1]) - max(p[0], t[0]))
+            return inter / ((p[1] - p[0]) + (t[1] - t[0]) - inter)
+
+        matches = sum(1 for p in predicted if max(overlap(p, t) for t in truth) >= threshold - _EPS)
+        precision, recall = matches / len(predicted), matches / len(truth)
+    return {"precision": precision, "recall": recall, "f1": f1(precision, recall),
+            "predicted_spans": len(predicted), "human_spans": len(truth)}
+
+
+def average_precision(scores, human, sign: str = "positive") -> float:
+    """Area under the precision-recall step curve (ties share one threshold); NaN without human words."""
+    values = _values(scores, sign)
+    h = np.asarray(human, dtype=np.float64)
+    positives = h.sum()
+    if positives == 0:
+        return float("nan")
+    order = np.argsort(-values, kind="stable")
+    values, h = values[order], h[order]
+    last_of_tie = np.r_[np.nonzero(np.diff(values))[0], values.size - 1]
+    true_pos = np.cumsum(h)[last_of_tie]
+    precision = true_pos / (last_of_tie + 1)
+    recall = true_pos / positives
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def rank_scores(scores, human, sign: str = "positive", ties: str = "pessimistic") -> dict[str, float]:
+    """Paper 003: precision@k (k = |H|), mean rank (top-r holding every human word) and r / n."""
+    h = np.asarray(human, dtype=bool)
+    n_h = int(h.sum())
+    if n_h == 0:
+        return {"precision_at_k": float("nan"), "mean_rank": float("nan"), "mean_rank_pct": float("nan")}
+    order = ranking(scores, h, sign, ties)
+    position = np.empty(order.size, dtype=np.int64)
+    position[order] = np.arange(1, order.size + 1)
+    rank = int(position[h].max())
+    return {"precision_at_k": float(h[order[:n_h]].sum() / n_h), "mean_rank": float(rank),
+            "mean_rank_pct": rank / h.size}
+
+
+def sweep(scores, human, sign: str = "positive", taus=TAUS) -> dict[str, np.ndarray]:
+    """Paper 000's per-example threshold sweep: IoU, precision, recall and coverage at every tau."""
+    h = np.asarray(human, dtype=bool)
+    rows = []
+    for tau in taus:
+        selected = binarize_threshold(scores, tau, sign)
+        rows.append(set_scores(selected, h) | {"coverage": float(selected.mean()) if h.size else 0.0})
+    return {key: np.array([row[key] for row in rows]) for key in ("iou", "precision", "recall", "coverage")}
+
+
+# ----- one example ------------------------------------------------------------------------------------------
+def example_metrics(scores, human, config: PlausibilityConfig = PlausibilityConfig(),
+                    segments=None) -> dict[str, float]:
+    """Every per-example plausibility metric (ids as registered below) for aligned scores and human mask."""
+    scores = np.asarray(scores, dtype=np.float64)
+    h = np.asarray(human, dtype=bool)
+    if scores.shape != h.shape:
+        raise ValueError(f"{scores.size} scores but {h.size} human mask entries: they must cover the same words.")
+    if h.size == 0:
+        raise ValueError("no words to compare: the input has no words after truncation")
+    n = h.size
+    k = top_k_size(config.top_k, n, int(h.sum()))
+    top = binarize_top_k(scores, h, k, config.sign, config.ties)
+    thresholded = binarize_threshold(scores, config.tau, config.sign)
+    at_k, at_tau = set_scores(top, h), set_scores(thresholded, h)
+    spans_from = top if config.iou_from == "top-k" else thresholded
+    ranks = rank_scores(scores, h, config.sign, config.ties)
+    return {
+        "plaus_token_precision_topk": at_k["precision"], "plaus_token_recall_topk": at_k["recall"],
+        "plaus_token_f1_topk": at_k["f1"],
+        "plaus_token_precision_tau": at_tau["precision"], "plaus_token_recall_tau": at_tau["recall"],
+        "plaus_token_f1_tau": at_tau["f1"], "plaus_iou_tau": at_tau["iou"],
+        "plaus_iou_f1": iou_f1(spans_from, h, config.iou_threshold, segments)["f1"],
+        "plaus_auprc": average_precision(scores, h, config.sign),
+        "plaus_precision_at_k": ranks["precision_at_k"], "plaus_mean_rank": ranks["mean_rank"],
+        "plaus_mean_rank_pct": ranks["mean_rank_pct"],
+        "plaus_coverage": float(thresholded.mean()), "plaus_human_coverage": float(h.mean()),
+    }
+
+
+def sweep_metrics(scores, human, config: PlausibilityConfig = PlausibilityConfig()) -> dict[str, float]:
+    """The sweep flattened to metric ids ``p000_<quantity>@<tau>`` (for the dataset-level protocol)."""
+    result = sweep(scores, human, config.sign)
+    return {sweep_id(quantity, tau): float(result[quantity][i])
+            for quantity in ("iou", "precision", "recall", "coverage") for i, tau in enumerate(TAUS)}
+
+
+def sweep_id(quantity: str, tau: float) -> str:
+    return f"p000_{quantity}@{tau:.2f}"
+
+
+def parse_sweep_id(metric_id: str) -> tuple[str, float] | None:
+    if not metric_id.startswith("p000_") or "@" not in metric_id:
+        return None
+    quantity, _, tau = metric_id[len("p000_"):].partition("@")
+    return quantity, float(tau)
+
+
+# ----- aligning a human rationale with the explained words --------------------------------------------------
+@dataclass(frozen=True)
+class Aligned:
+    """Scores and human mask over the same words, with what truncation did."""
+
+    scores: np.ndarray
+    human: np.ndarray
+    segments: tuple[int, ...]
+    words: tuple[str, ...]
+    human_cut: int  # human words the explanation could not see (cut by truncation)
+    words_cut: int
+
+
+def kept_word_indices(encoding) -> list[int]:
+    """For each word of ``encoding.words`` its index among the words of text then pair (before truncation)."""
+    from corpora.records import word_spans
+
+    text_spans = {span: i for i, span in enumerate(word_spans(encoding.text))}
+    n_text = len(text_spans)
+    pair_spans = {span: n_text + i for i, span in enumerate(word_spans(encoding.pair))} if encoding.pair else {}
+    indices = []
+    for span, segment in zip(encoding.word_spans, encoding.word_segment):
+        table = text_spans if segment == 0 else pair_spans
+        if tuple(span) not in table:
+            raise ValueError("the encoding's words do not come from this text (was it encoded from another input?)")
+        indices.append(table[tuple(span)])
+    return indices
+
+
+def align(encoding, word_scores, rationale, truncation: str = "drop") -> Aligned:
+    """Put an explanation's word scores (over ``encoding.words``) and a rationale (over all words) side by side."""
+    from corpora.records import split_words
+
+    all_words = split_words(encoding.text) + (split_words(encoding.pair) if encoding.pair else [])
+    rationale = np.asarray(rationale, dtype=bool)
+    if rationale.size != len(all_words):
+        raise ValueError(f"The human rationale marks {rationale.size} words but the input has {len(all_words)}; "
+                         f"it must be a 0/1 mask over the words of the text (then the pair).")
+    scores = np.asarray(word_scores, dtype=np.float64)
+    if scores.size != encoding.n_words:
+        raise ValueError(f"{scores.size} word scores for {encoding.n_words} explained words.")
+    kept = kept_word_indices(encoding)
+    human_cut = int(rationale.sum() - rationale[kept].sum())
+    if truncation == "drop":
+        return Aligned(scores, rationale[kept], tuple(encoding.word_segment), tuple(encoding.words), human_cut,
+                       len(all_words) - len(kept))
+    full = np.full(len(all_words), np.nan)
+    full[kept] = scores
+    n_text = len(split_words(encoding.text))
+    segments = tuple(0 if i < n_text else 1 for i in range(len(all_words)))
+    return Aligned(full, rationale, segments, tuple(all_words), human_cut, len(all_words) - len(kept))
+
+
+# ----- metric records and the evaluators -----------------------------------------------------------------------
+P000 = "paper 000 (Nguyen-style IM/LOO study) s. 3.3 and 5.2; code conventions in seeds-000-001.md 000.3(e)"
+ERASER = "ERASER (DeYoung et al. 2020) as used by paper 002 s. 4.2 / App. A.1 (seeds-002-004.md 002.4)"
+P003 = "paper 003 s. 2.2.3.1 and 4.1.3 (ground-truth overlap as coded = precision@k; mean rank; seed-003.md 3.1)"
+
+
+def _metric(id, label, higher, description, reference, rng=(0.0, 1.0), data_property=False):
+    return Metric(id=id, label=label, family=FAMILY, higher_is_better=higher, range=rng,
+                  description=f"{description} Plausibility (agreement with people), not faithfulness.",
+                  reference=reference, params={"data_property": True} if data_property else {})
+
+
+METRIC_RECORDS = (
+    _metric("plaus_token_precision_topk", "Token precision @ top-k", True,
+            "Share of the top-k words (k from the config) that people marked.", ERASER),
+    _metric("plaus_token_recall_topk", "Token recall @ top-k", True,
+            "Share of the human words among the top-k words.", ERASER),
+    _metric("plaus_token_f1_topk", "Token F1 @ top-k", True,
+            "Per-example F1 of the top-k words against the human words, then averaged.",
+            ERASER + "; paper 004 App. A.1"),
+    _metric("plaus_token_precision_tau", "Token precision @ tau", True,
+            "Precision of the words whose max-normalized positive score is >= tau.", P000),
+    _metric("plaus_token_recall_tau", "Token recall @ tau", True,
+            "Recall of the words whose max-normalized positive score is >= tau.", P000),
+    _metric("plaus_token_f1_tau", "Token F1 @ tau (per example)", True,
+            "Per-example F1 at tau (paper 000 reports F1 of the averaged P and R: see the dataset table).", P000),
+    _metric("plaus_iou_tau", "IoU @ tau", True, "|A and H| / |A or H| for the words at or above tau.", P000),
+    _metric("plaus_iou_f1", "IoU F1 (spans, IoU >= 0.5)", True,
+            "F1 of span matches: a highlighted span matches a human span at IoU >= 0.5.", ERASER),
+    _metric("plaus_auprc", "AUPRC (average precision)", True,
+            "Average precision of the scores against the human mask, per example, averaged (mAP).", ERASER),
+    _metric("plaus_precision_at_k", "Precision@k (k = human words)", True,
+            "Share of the top-|H| words that are human words (ground-truth overlap as coded).", P003),
+    _metric("plaus_mean_rank", "Mean rank of the human words", False,
+            "Smallest r such that the top-r words hold every human word.", P003, (1.0, None)),
+    _metric("plaus_mean_rank_pct", "Mean rank % of the human words", False,
+            "The mean rank divided by the number of words.", P003),
+    _metric("plaus_coverage", "Coverage @ tau", False,
+            "Share of words highlighted at tau (compare with the human coverage; neither direction is better, "
+            "shown with 'lower' only so a method highlighting everything does not look good).",
+            "paper 000 App. A"),
+    _metric("plaus_human_coverage", "Human coverage", False, "Share of words people marked (a property of the data).",
+            "paper 000 App. A", data_property=True),
+    _metric("plaus_human_cut", "Human words cut by truncation", False,
+            "Human words beyond the model's length limit; the explanation could not cover them.",
+            "this project", (0.0, None), data_property=True),
+)
+
+SWEEP_RECORDS = tuple(
+    _metric(f"p000_{q}", f"Paper 000 sweep: {name} per tau", True,
+            f"{name} at each tau = 0.05 .. 0.95 (metric ids p000_{q}@<tau>); the dataset table takes the best tau.",
+            P000) for q, name in (("iou", "IoU"), ("precision", "precision"), ("recall", "recall"),
+                                  ("coverage", "coverage")))
+
+
+def _prediction(classifier, encoding, explanation) -> int:
+    """The model's predicted class (from the explanation when it explains the prediction; else one forward,
+    remembered, since the random baseline calls the evaluator once per draw)."""
+    if explanation.provenance.get("target", {}).get("how") == "predicted":
+        return int(explanation.target)
+    return int(np.argmax(classifier.logits_of(encoding)))
+
+
+def _aligned_for(classifier, encoding, explanation, example, options):
+    config, _preset = config_from_options(options)
+    if example is None or example.rationale is None:
+        return None, config
+    if config.only_correct and example.label is not None \
+            and _prediction(classifier, encoding, explanation) != example.label:
+        return None, config
+    return align(encoding, explanation.word_scores, example.rationale, config.truncation), config
+
+
+def compute_plausibility(classifier, encoding, explanation, example, options) -> dict[str, float]:
+    aligned, config = _aligned_for(classifier, encoding, explanation, example, options)
+    if aligned is None or aligned.human.size == 0:
+        return {}
+    values = example_metrics(aligned.scores, aligned.human, config, aligned.segments)
+    values["plaus_human_cut"] = float(aligned.human_cut)
+    return values
+
+
+def compute_sweep(classifier, encoding, explanation, example, options) -> dict[str, float]:
+    aligned, config = _aligned_for(classifier, encoding, explanation, example, options)
+    if aligned is None or aligned.human.size == 0:
+        return {}
+    return sweep_metrics(aligned.scores, aligned.human, config)
+
+
+PLAUSIBILITY = register_evaluator(Evaluator(
+    id="plausibility", label=LABEL, metrics=METRIC_RECORDS, compute=compute_plausibility, needs_rationale=True))
+PLAUSIBILITY_SWEEP = register_evaluator(Evaluator(
+    id="plausibility-sweep", label=f"Paper 000 threshold sweep: {LABEL}", metrics=SWEEP_RECORDS,
+    compute=compute_sweep, needs_rationale=True))

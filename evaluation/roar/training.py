@@ -1,0 +1,231 @@
+"""ROAR's retraining: a fresh model per (masked data, seed) in one of four labelled variants.
+
+Variants (the issue's list; every result carries ``Variant.label()``):
+- ``all``     full fine-tune;
+- ``last-k``  the last k transformer blocks and the head are trained, the rest frozen;
+- ``head``    frozen encoder, a freshly initialized head is trained (the CPU default): the encoder's output
+              at the summary token is computed once per retrain (eval mode) and the head is trained on it, so
+              epochs cost almost nothing (architectures in ``HEAD_FORWARD``; others train with full passes);
+- ``train_size`` a training subset of N examples (applies to every variant).
+
+Every variant starts from ``init``: ``classifier`` (the explained model's encoder, head re-initialized) or
+``base`` (for built-in models: the pre-trained encoder they were fine-tuned from, as paper 000/001 retrain
+from the pre-trained model). The head is always re-initialized from the seed, so a seed is a new model.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from models import TextClassifier, TokenBatch
+from models.errors import ModelError
+from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
+
+import torch  # noqa: E402
+
+TRAINABLE = {"head": "frozen encoder, trained head", "last-k": "last k blocks + head trained", "all": "full fine-tune"}
+DEFAULT_LR = {"head": 2e-3, "last-k": 2e-4, "all": 5e-5}
+INITS = {"classifier": "explained model's encoder, new head", "base": "pre-trained encoder, new head"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    trainable: str = "head"
+    last_k: int = 2
+    train_size: int = 300
+    test_size: int = 200
+    epochs: float = 3.0
+    lr: float | None = None  # None: DEFAULT_LR of the variant
+    batch_size: int = 16
+    max_length: int = 128
+    init: str = "classifier"
+
+    def __post_init__(self):
+        if self.trainable not in TRAINABLE:
+            raise ValueError(f"Unknown retraining variant '{self.trainable}'; use {', '.join(TRAINABLE)}.")
+        if self.init not in INITS:
+            raise ValueError(f"Unknown start point '{self.init}'; use {', '.join(INITS)}.")
+        if self.train_size < 2 or self.test_size < 1 or self.epochs <= 0 or self.batch_size < 1:
+            raise ValueError("train size must be >= 2, test size >= 1, epochs > 0 and batch size >= 1.")
+
+    @property
+    def learning_rate(self) -> float:
+        return self.lr if self.lr is not None else DEFAULT_LR[self.trainable]
+
+    def label(self) -> str:
+        what = f"last {self.last_k} blocks + head" if self.trainable == "last-k" else TRAINABLE[self.trainable]
+        return (f"{what}; {self.train_size} train / {self.test_size} test examples; {self.epochs:g} epochs, "
+                f"lr {self.learning_rate:g}, batch {self.batch_size}; start: {INITS[self.init]}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Variant":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def train_config(self, seed: int) -> TrainConfig:
+        return TrainConfig(epochs=self.epochs, lr=self.learning_rate, batch_size=self.batch_size,
+                           max_length=self.max_length, seed=seed, trainable=self.trainable, last_k=self.last_k,
+                           warmup=0.1, weight_decay=0.01)
+
+
+def _reinit_head(model: torch.nn.Module, seed: int) -> None:
+    """A new head from the seed (normal(0, initializer_range) weights, zero biases), as a fresh fine-tune has."""
+    from models.architectures import architecture_of, get_module
+
+    arch = architecture_of(model)
+    if arch is None:
+        raise ModelError(f"ROAR retraining needs a known architecture; '{model.config.model_type}' is not in "
+                         f"models/architectures.py.")
+    generator = torch.Generator().manual_seed(int(seed))
+    std = float(getattr(model.config, "initializer_range", 0.02))
+    with torch.no_grad():
+        for path in arch.head:
+            module = get_module(model, path)
+            if module is None:
+                continue
+            for sub in module.modules():
+                if isinstance(sub, torch.nn.Linear):
+                    sub.weight.copy_(torch.randn(sub.weight.shape, generator=generator) * std)
+                    if sub.bias is not None:
+                        sub.bias.zero_()
+                elif isinstance(sub, torch.nn.LayerNorm):
+                    sub.weight.fill_(1.0)
+                    sub.bias.zero_()
+
+
+def start_model(classifier: TextClassifier, variant: Variant, seed: int) -> torch.nn.Module:
+    """The model a retrain starts from (a copy: the classifier is never changed)."""
+    if variant.init == "base":
+        from models.prepare import RECIPES, base_model_dir
+
+        if classifier.name not in RECIPES:
+            raise ModelError(f"Start point 'base' needs a built-in model ({', '.join(RECIPES)}); '{classifier.name}' "
+                             f"has no known pre-trained encoder. Use init 'classifier'.")
+        from transformers import AutoModelForSequenceClassification
+
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base_model_dir(), num_labels=classifier.num_labels, attn_implementation="eager", use_safetensors=True)
+    else:
+        model = copy.deepcopy(classifier.model).cpu()
+    _reinit_head(model, seed)
+    return model
+
+
+def trainable_names(model: torch.nn.Module, variant: Variant) -> list[str]:
+    """Names of the parameters the variant trains (what a retrained model adds to its start point)."""
+    set_trainable(model, variant.train_config(0))
+    names = [name for name, p in model.named_parameters() if p.requires_grad]
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return names
+
+
+def macro_f1(gold: np.ndarray, predicted: np.ndarray, labels: int) -> float:
+    """Mean over classes of 2PR/(P+R) (classes never gold nor predicted are left out, as sklearn does)."""
+    scores = []
+    for c in range(labels):
+        tp = float(np.sum((predicted == c) & (gold == c)))
+        fp = float(np.sum((predicted == c) & (gold != c)))
+        fn = float(np.sum((predicted != c) & (gold == c)))
+        if tp + fp + fn == 0:
+            continue
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+# ----- the head variant on cached encoder features -------------------------------------------------------------
+# With a frozen encoder, every epoch would run the same encoder forward passes again. The encoder's output at the
+# summary token is computed once per retrain instead (in eval mode), and only the head is trained on it. The head
+# functions replay what each architecture's *ForSequenceClassification.forward does after its encoder.
+def _bert_head(model, first):
+    return model.classifier(model.dropout(model.bert.pooler(first.unsqueeze(1))))
+
+
+def _distilbert_head(model, first):
+    return model.classifier(model.dropout(torch.relu(model.pre_classifier(first))))
+
+
+def _classification_head(model, first):  # RobertaClassificationHead / ElectraClassificationHead read features[:, 0]
+    return model.classifier(first.unsqueeze(1))
+
+
+HEAD_FORWARD = {"bert": _bert_head, "distilbert": _distilbert_head, "roberta": _classification_head,
+                "xlm-roberta": _classification_head, "electra": _classification_head}
+
+
+@torch.inference_mode()
+def encoder_features(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_length: int, device,
+                     batch_size: int = 64) -> torch.Tensor:
+    """The encoder's last hidden state at the first (summary) token of every input, (n, hidden)."""
+    model.to(device).eval()
+    out = [None] * len(data)
+    order = sorted(range(len(data)), key=lambda i: len(data.input_ids[i]))
+    for start in range(0, len(order), batch_size):
+        indices = order[start:start + batch_size]
+        hidden = model.base_model(**collate(data, indices, pad_id, max_length, device)).last_hidden_state[:, 0]
+        for k, i in enumerate(indices):
+            out[i] = hidden[k].clone()
+    return torch.stack(out) if out else torch.zeros((0, model.config.hidden_size))
+
+
+def train_head_on_features(model: torch.nn.Module, features: torch.Tensor, labels: list[int], config,
+                           should_stop=None) -> dict:
+    """Train the head alone on cached encoder features, with the same loop as fine-tuning (``models.training.fit``)."""
+    head = HEAD_FORWARD[model.config.model_type]
+    seed_everything(config.seed)
+    set_trainable(model, config)
+    model.train()
+    target = torch.as_tensor(labels, dtype=torch.long, device=features.device)
+
+    def loss_of(indices: list[int]) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(head(model, features[indices]), target[indices])
+
+    return {**fit(model, len(labels), config, loss_of, should_stop=should_stop),
+            "head_training": "cached encoder features"}
+
+
+def uses_cached_features(model: torch.nn.Module, variant: Variant) -> bool:
+    return variant.trainable == "head" and getattr(model.config, "model_type", "") in HEAD_FORWARD
+
+
+def retrain_and_evaluate(classifier: TextClassifier, train: TokenBatch, train_labels: list[int], test: TokenBatch,
+                         test_labels: list[int], variant: Variant, seed: int, should_stop=None,
+                         device=None) -> tuple[torch.nn.Module, dict]:
+    """Train a fresh model on the (masked) training data and score it on the (masked) test data."""
+    from models import runtime
+
+    started = time.perf_counter()
+    device = device or runtime.choose_device()
+    model = start_model(classifier, variant, seed)
+    pad_id = classifier.tokenizer.pad_token_id
+    if uses_cached_features(model, variant):
+        features = encoder_features(model, train, pad_id, variant.max_length, device)
+        record = train_head_on_features(model, features, list(train_labels), variant.train_config(seed), should_stop)
+    else:
+        record = train_classifier(model, train, list(train_labels), variant.train_config(seed), pad_id,
+                                  should_stop=should_stop, device=device)
+        record["head_training"] = "full forward passes"
+    if record["stopped"]:
+        from evaluation.runs.jobs import CellStopped
+
+        raise CellStopped("retraining was stopped")
+    trained = time.perf_counter()
+    if uses_cached_features(model, variant):
+        with torch.inference_mode():
+            features = encoder_features(model, test, pad_id, variant.max_length, device)
+            predicted = HEAD_FORWARD[model.config.model_type](model, features).argmax(-1).cpu().numpy()
+    else:
+        predicted = predict_labels(model, test, pad_id, max_length=variant.max_length, device=device)
+    gold = np.asarray(test_labels)
+    metrics = {"accuracy": float(np.mean(predicted == gold)), "macro_f1": macro_f1(gold, predicted, classifier.num_labels),
+               "n_train": len(train_labels), "n_test": len(test_labels),
+               "predicted_share": [float(np.mean(predicted == c)) for c in range(classifier.num_labels)],
+               "train_seconds": round(trained - started, 3), "eval_seconds": round(time.perf_counter() - trained, 3),
+               "train_record": record, "variant": variant.label()}
+    return model.cpu(), metrics

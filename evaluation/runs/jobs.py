@@ -1,0 +1,161 @@
+"""The job runner: a run is a list of independent cells; each finished cell lands in the result store at once.
+
+Executors:
+- ``local``: cells one after another in this process (the default; a GPU is used when there is one);
+- ``ray``: cells as Ray tasks on a cluster (``ray_address``) or a local Ray instance, so a study can use
+  many GPUs. A cell's work function must depend only on its spec (and its seed), so both executors give
+  the same numbers.
+
+Finished cells (not failed ones) are skipped when a run starts again (resume after a crash, reload or cancel). Runs can be
+started in a background thread (the app does this), polled from the store and stopped between cells.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+from evaluation.runs.store import ResultStore
+
+Work = Callable[[dict], dict]
+Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left
+
+
+@dataclass(frozen=True)
+class Cell:
+    key: str
+    spec: dict
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    status: str
+    done: int
+    total: int
+    errors: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class CellStopped(Exception):
+    """Raised inside a cell's work when its run is being stopped: the cell is left unfinished, not stored."""
+
+
+_running = threading.local()
+STOPPED = "__cell_stopped__"
+
+
+def stop_requested() -> bool:
+    """True while the run of the cell this thread is working on is being stopped (local executor), so long cells
+    (a retrain, a pass over a dataset) can stop early by raising ``CellStopped``. Ray cells are cancelled instead."""
+    check = getattr(_running, "should_stop", None)
+    return bool(check is not None and check())
+
+
+def _eta(store: ResultStore, run_id: str, remaining: int, parallel: int = 1) -> float | None:
+    seconds = store.cell_seconds(run_id)
+    if not seconds:
+        return None
+    return sum(seconds) / len(seconds) * remaining / max(1, parallel)
+
+
+def _safe(work: Work, spec: dict) -> tuple[dict, float]:
+    started = time.perf_counter()
+    try:
+        return work(spec), time.perf_counter() - started
+    except CellStopped:
+        return {STOPPED: True}, time.perf_counter() - started
+    except Exception as error:  # one failing cell is recorded, the others go on
+        return {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=5)}, \
+            time.perf_counter() - started
+
+
+def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, executor: str = "local",
+              progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+              ray_address: str | None = None, ray_resources: dict | None = None,
+              ray_runtime_env: dict | None = None) -> RunSummary:
+    """Run every unfinished cell; returns when all are done or ``should_stop()`` turns true."""
+    started = time.perf_counter()
+    finished = {key for key, result in store.cells(run_id).items() if "error" not in result}  # failed cells rerun
+    pending = [c for c in cells if c.key not in finished]
+    total, done = len(cells), len(cells) - len(pending)
+    store.set_status(run_id, "running")
+    if progress is not None:
+        progress(done, total, _eta(store, run_id, len(pending)))
+    errors: dict[str, str] = {}
+    stopped = False
+    if executor == "local":
+        for cell in pending:
+            if should_stop is not None and should_stop():
+                stopped = True
+                break
+            _running.should_stop = should_stop
+            try:
+                result, seconds = _safe(work, cell.spec)
+            finally:
+                _running.should_stop = None
+            if result.get(STOPPED):  # stopped inside the cell: nothing to store
+                stopped = True
+                break
+            store.put_cell(run_id, cell.key, result, seconds)
+            if "error" in result:
+                errors[cell.key] = result["error"]
+            done += 1
+            if progress is not None:
+                progress(done, total, _eta(store, run_id, total - done))
+    elif executor == "ray":
+        stopped, done = _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors,
+                                    ray_address, ray_resources, ray_runtime_env)
+    else:
+        raise ValueError(f"Unknown executor '{executor}'; use 'local' or 'ray'.")
+    status = "cancelled" if stopped else ("finished" if not errors else "finished with errors")
+    store.set_status(run_id, status)
+    return RunSummary(run_id, status, done, total, errors, time.perf_counter() - started)
+
+
+def _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
+                runtime_env=None):
+    """Cells as Ray tasks (evaluation/runs/ray_executor.py: address, worker environment, failures, cancelling)."""
+    from evaluation.runs.ray_executor import run_on_ray
+
+    return run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
+                      runtime_env, safe=_safe, eta=_eta)
+
+
+class BackgroundJobs:
+    """Runs started from the app keep going in a thread while pages reload; the store shows their progress."""
+
+    def __init__(self):
+        self._threads: dict[str, threading.Thread] = {}
+        self._stops: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def start(self, store: ResultStore, run_id: str, cells: list[Cell], work: Work, **kwargs) -> bool:
+        """Start a run unless it is already running; returns whether a new thread was started."""
+        with self._lock:
+            if self.is_running(run_id):
+                return False
+            stop = threading.Event()
+            thread = threading.Thread(target=run_cells, args=(store, run_id, cells, work),
+                                      kwargs={**kwargs, "should_stop": stop.is_set}, daemon=True, name=run_id)
+            self._threads[run_id], self._stops[run_id] = thread, stop
+            thread.start()
+            return True
+
+    def is_running(self, run_id: str) -> bool:
+        thread = self._threads.get(run_id)
+        return thread is not None and thread.is_alive()
+
+    def stop(self, run_id: str) -> None:
+        if run_id in self._stops:
+            self._stops[run_id].set()
+
+    def wait(self, run_id: str, timeout: float | None = None) -> None:
+        thread = self._threads.get(run_id)
+        if thread is not None:
+            thread.join(timeout)
+
+
+JOBS = BackgroundJobs()

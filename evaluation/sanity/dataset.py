@@ -1,0 +1,207 @@
+"""Dataset-level sanity checks: the per-stage similarity curves and the randomized model's accuracy over N examples.
+
+One job cell per example (``evaluation.runs.jobs``): every stage x method for that example; the randomized models
+are built once per process (``models.randomize.family``) and reused by every cell. Results land in the result
+store as each example finishes (resume after a stop; reopen a finished run instantly). ``summarize`` gives the
+mean per stage and method with a percentile-bootstrap 95 % CI (paper 003 §3.4: 50 examples, seaborn bootstrap).
+
+Two checks, as on the page:
+- ``layers``: cascading or independent layer randomization (paper 003);
+- ``head``: paper 000's classifier-head randomization under several seeds (Table A5).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+
+from corpora import load_dataset
+from explainers import REGISTRY
+from explainers.cache import DEFAULT_CACHE
+from models import ModelError, cached_classifier
+from models import randomize
+
+from evaluation.runs.runner import cell_rows_frame
+from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
+from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
+                     explainers_for, run_head_check, run_sanity)
+from evaluation.statistics import bootstrap_ci
+from evaluation.runs.store import ResultStore
+
+KIND = "sanity"
+CHECKS = {"layers": "layer randomization (paper 003)", "head": "classifier-head randomization (paper 000)"}
+MODEL_ROW = "(model)"  # the rows that carry the randomized model's correctness per stage
+
+
+def sanity_cell(spec: dict) -> dict:
+    """The work of one cell (depends only on ``spec``): every stage x method for one example."""
+    classifier = cached_classifier(spec["model"])
+    example = load_dataset(spec["dataset"], limit=spec["index"] + 1)[spec["index"]]
+    encoding = classifier.encode(example.text, example.pair)
+    target = example.label if spec.get("target") == "gold" and example.label is not None else None
+    methods = explainers_for(spec["methods"])
+    top_fraction = spec.get("top_fraction", DEFAULT_TOP_FRACTION)
+    cache = DEFAULT_CACHE if spec.get("cache", False) else None  # the store keeps the results; no disk churn
+    rows = []
+    if spec["check"] == "head":
+        result = run_head_check(classifier, encoding, methods, seeds=spec["seeds"], target=target, cache=cache)
+        for record in result.frame().to_dict("records"):
+            rows += [{"stage": f"seed {record['seed']}", "stage_index": 1, "method": record["method"],
+                      "metric": metric, "value": record[measure]} for measure, metric in MEASURES.items()]
+        predictions = {f"seed {seed}": int(np.argmax(p)) for seed, p in result.probabilities.items() if seed >= 0}
+        predictions["original"] = int(np.argmax(result.probabilities[-1]))
+        errors = result.errors
+        originals = result.original
+    else:
+        result = run_sanity(classifier, encoding, methods, mode=spec["mode"], init=spec["init"], seed=spec["seed"],
+                            target=target, top_fraction=top_fraction, cache=cache, chance_draws=1)
+        for record in result.frame().to_dict("records"):
+            rows += [{"stage": record["stage"], "stage_index": record["stage_index"], "method": record["method"],
+                      "metric": metric, "value": record[measure]} for measure, metric in MEASURES.items()]
+        predictions = {s.name: int(np.argmax(s.probabilities)) for s in result.stages}
+        errors = {f"{s.name} / {k}": v for s in result.stages for k, v in s.errors.items()}
+        originals = result.stages[0].explanations
+    # the random baseline: each original explanation against random permutations of itself (mean per example)
+    rng = np.random.default_rng([int(spec["seed"]), int(spec["index"])])
+    for measure in SIMILARITY_MEASURES:
+        values = [np.nanmean(chance_similarity(e.word_scores, rng, 20, top_fraction)[measure])
+                  for e in originals.values() if e.n_words >= 2]
+        if values:
+            rows.append({"stage": "any", "stage_index": -1, "method": CHANCE, "metric": MEASURES[measure],
+                         "value": float(np.nanmean(values))})
+    if example.label is not None:
+        rows += [{"stage": stage, "stage_index": -1, "method": MODEL_ROW, "metric": "correct",
+                  "value": float(predicted == example.label)} for stage, predicted in predictions.items()]
+    return {"example_id": example.id, "label": example.label, "words": encoding.n_words, "rows": rows,
+            "predictions": predictions, "errors": errors}
+
+
+def validate(model: str, methods: list[str], check: str, mode: str, init: str) -> None:
+    if check not in CHECKS:
+        raise ModelError(f"Unknown check '{check}'. Choose from: {', '.join(CHECKS)}.")
+    if check == "layers" and mode not in randomize.MODES:
+        raise ModelError(f"Unknown mode '{mode}'. Choose from: {', '.join(randomize.MODES)}.")
+    if check == "layers" and init not in randomize.INITS:
+        raise ModelError(f"Unknown initialization '{init}'. Choose from: {', '.join(randomize.INITS)}.")
+    if not methods:
+        raise ModelError("Choose at least one method.")
+    unknown = [m for m in methods if m.partition(":")[0] not in REGISTRY]
+    if unknown:
+        raise ModelError(f"Unknown method(s) {', '.join(unknown)}. Known: {', '.join(REGISTRY)}.")
+    explainers_for(methods)  # unknown presets fail here, before any work
+
+
+def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None = None, check: str = "layers",
+                 mode: str = "cascading", init: str = "model", seed: int = 0, seeds=PAPER_000_SEEDS,
+                 target: str = "predicted", top_fraction: float = DEFAULT_TOP_FRACTION,
+                 store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) the run and its cells without running them."""
+    validate(model, methods, check, mode, init)
+    store = store or ResultStore()
+    examples = load_dataset(dataset, limit=limit)
+    if not examples:
+        raise ModelError(f"Dataset '{dataset}' has no examples.")
+    classifier = cached_classifier(model)
+    settings = {"check": check, "methods": list(methods), "target": target, "top_fraction": top_fraction}
+    if check == "layers":
+        settings.update(mode=mode, init=init, seed=int(seed))
+    else:
+        settings.update(seeds=[int(s) for s in seeds], seed=int(seed), init="xavier")
+    config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
+              "limit": len(examples), **settings}
+    what = f"{mode} {init} seed {seed}" if check == "layers" else f"head seeds {settings['seeds']}"
+    run_id = store.create_run(KIND, config, total=len(examples),
+                              title=f"sanity ({what}) on {dataset} ({len(examples)} examples), {model}")
+    cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, **settings})
+             for index, example in enumerate(examples)]
+    return store, run_id, cells
+
+
+def run_sanity_study(model: str, dataset: str, methods: list[str], limit: int | None = None, check: str = "layers",
+                     mode: str = "cascading", init: str = "model", seed: int = 0, seeds=PAPER_000_SEEDS,
+                     target: str = "predicted", top_fraction: float = DEFAULT_TOP_FRACTION,
+                     store: ResultStore | None = None, executor: str = "local", progress: Progress | None = None,
+                     should_stop=None) -> tuple[ResultStore, RunSummary]:
+    store, run_id, cells = start_sanity(model, dataset, methods, limit, check, mode, init, seed, seeds, target,
+                                        top_fraction, store)
+    summary = run_cells(store, run_id, cells, sanity_cell, executor=executor, progress=progress,
+                        should_stop=should_stop)
+    return store, summary
+
+
+def results_frame(store: ResultStore, run_id: str) -> pd.DataFrame:
+    """One row per (example, stage, method, metric); failed examples are left out."""
+    return cell_rows_frame(store, run_id, ["stage", "stage_index", "method", "metric", "value"])
+
+
+def summarize(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Stage x method x metric: mean, percentile-bootstrap 95 % CI and n (NaNs dropped)."""
+    rows = []
+    for (stage, index, method, metric), group in frame.groupby(["stage", "stage_index", "method", "metric"],
+                                                               sort=False):
+        estimate = bootstrap_ci(group["value"].to_numpy(), seed=seed)
+        rows.append({"stage": stage, "stage_index": index, "method": method, "metric": metric, **asdict(estimate)})
+    out = pd.DataFrame(rows, columns=["stage", "stage_index", "method", "metric", "mean", "low", "high", "n",
+                                      "ci_method"])
+    return out
+
+
+def curves(summary: pd.DataFrame, stage_names: list[str], metric: str = "sanity_spearman") -> pd.DataFrame:
+    """The per-stage curve of one metric, stages in randomization order, plus the chance rows (one per stage)."""
+    part = summary[(summary["metric"] == metric) & (summary["method"] != MODEL_ROW)].copy()
+    chance = part[part["method"] == CHANCE]
+    part = part[part["method"] != CHANCE]
+    order = {name: i for i, name in enumerate(stage_names)}
+    part = part[part["stage"].isin(order)]
+    part["stage_index"] = part["stage"].map(order)
+    if not chance.empty:
+        row = chance.iloc[0].to_dict()
+        part = pd.concat([part, pd.DataFrame([{**row, "stage": name, "stage_index": i}
+                                              for i, name in enumerate(stage_names)])], ignore_index=True)
+    return part.sort_values(["method", "stage_index"]).reset_index(drop=True)
+
+
+def accuracy_by_stage(summary: pd.DataFrame, stage_names: list[str]) -> pd.DataFrame:
+    """Accuracy of the (randomized) model per stage, with its bootstrap CI."""
+    part = summary[(summary["method"] == MODEL_ROW) & (summary["metric"] == "correct")].copy()
+    order = {name: i for i, name in enumerate(stage_names)}
+    part = part[part["stage"].isin(order)]
+    part["stage_index"] = part["stage"].map(order)
+    return part.sort_values("stage_index").reset_index(drop=True)[["stage", "stage_index", "mean", "low", "high", "n"]]
+
+
+def stage_names_for(run: dict) -> list[str]:
+    """x-axis of a stored run: original, head, blocks, embeddings (layers) or original, seed s... (head)."""
+    config = run["config"]
+    if config["check"] == "head":
+        return ["original"] + [f"seed {s}" for s in config["seeds"]]
+    return randomize.stage_names(cached_classifier(config["model"]))
+
+
+def chance_level(store: ResultStore, run_id: str) -> float | None:
+    """Accuracy of always predicting the majority gold label among the run's examples."""
+    labels = [cell.get("label") for cell in store.cells(run_id).values() if cell.get("label") is not None]
+    if not labels:
+        return None
+    _, counts = np.unique(labels, return_counts=True)
+    return float(counts.max() / counts.sum())
+
+
+def head_table(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Paper 000 Table A5 layout: per method, the sign-change share and mean |change| pooled over examples and
+    head seeds: mean ± std (as the paper reports) and a bootstrap 95 % CI of the mean."""
+    rows = []
+    part = frame[frame["method"].ne(MODEL_ROW) & frame["method"].ne(CHANCE)]
+    for method, group in part.groupby("method", sort=False):
+        row = {"method": method}
+        for metric, name in (("sanity_sign_change", "sign_change"), ("sanity_mean_abs_change", "mean_abs_change"),
+                             ("sanity_spearman", "spearman")):
+            values = group.loc[group["metric"] == metric, "value"].to_numpy(dtype=np.float64)
+            values = values[np.isfinite(values)]
+            estimate = bootstrap_ci(values, seed=seed)
+            row.update({f"{name}_mean": estimate.mean, f"{name}_std": float(values.std(ddof=1)) if values.size > 1
+                        else float("nan"), f"{name}_low": estimate.low, f"{name}_high": estimate.high})
+        row["n"] = int(group["example_id"].nunique())
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,47 @@
+"""Input x Gradient: each token's word embedding dotted with the gradient of the target output.
+
+Signed sum over hidden dimensions (paper 003 section 2.2.2.1); ``absolute`` returns |.| as paper 001
+does (section 4, Input x Gradient: "the absolute value is returned").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from captum.attr import InputXGradient as CaptumInputXGradient
+
+from explainers.base import Attribution, Explainer
+from explainers.embedding_forward import OUTPUTS, embedding_function
+from explainers.params import param
+from explainers.registry import register
+
+
+@register
+class InputXGradient(Explainer):
+    id = "input_x_gradient"
+    label = "Input x Gradient"
+    family = "gradient"
+    description = "Embedding times gradient, summed over the hidden dimensions: a first-order estimate of each " \
+                  "token's contribution."
+    reference = "Shrikumar et al. 2016; paper 001 section 4; paper 003 section 2.2.2.1"
+    needs_gradients = True
+
+    @dataclass(frozen=True)
+    class Params:
+        absolute: bool = param(False, "Absolute value", "Return |score| as paper 001 does.")
+        output: str = param("logit", "Output differentiated", choices=OUTPUTS)
+
+    presets = {"paper-003": {"absolute": False, "output": "logit"}, "paper-001": {"absolute": True, "output": "logit"}}
+
+    def is_signed(self) -> bool:
+        return not self.params.absolute
+
+    def estimate_passes(self, encoding):
+        return 1, 1
+
+    def attribute(self, classifier, encoding, target):
+        forward, embeddings = embedding_function(classifier, encoding, self.params.output)
+        attribution = CaptumInputXGradient(forward).attribute(embeddings.clone().requires_grad_(), target=target)
+        scores = attribution[0].sum(dim=-1)
+        if self.params.absolute:
+            scores = scores.abs()
+        return Attribution(token_scores=scores.detach().cpu().numpy(), baseline="none (local gradient)")

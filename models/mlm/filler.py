@@ -1,0 +1,524 @@
+"""The masked-LM filler: replacement words and their likelihoods for masked words (paper 000).
+
+One ``MaskedLMFiller`` serves three uses:
+
+- ``top_k(inputs, positions, k)``: for each input and word position, the masked LM's most likely
+  replacement words with their probabilities, batched. The word is replaced by **one** mask token
+  and the masked LM sees the whole input, both segments of a pair (paper 000 section 2 and [code]).
+  Probabilities are the softmax over the whole vocabulary; sub-word continuations (``##ing``),
+  special and unused tokens are never proposed as words (their mass is simply not listed).
+- ``fill(encoding, keep)``: the ``WordFiller`` the perturbation engine's ``mlm`` operator calls:
+  every removed word becomes the masked LM's top-1 word (DeletionBERT, ROAR-BERT, LIME-BERT,
+  LOO-with-fill). ``mode="joint"`` masks all removed words of a row at once (one forward per row);
+  ``mode="sequential"`` fills them left to right, each conditioned on the words filled before it
+  (paper 000's code default; footnote 3 finds both give similar LIME-BERT results).
+- ``describe()``: name, source, fingerprint and, for the offline stand-in, its held-out accuracy.
+
+``load_filler(name)``: ``"mlm"`` is the offline stand-in built by ``cli.py prepare-mlm``
+(``models/mlm/prepare.py``: a masked-LM head trained on the bundled MiniLM, a small stand-in for BERT);
+a folder holding a ``*ForMaskedLM`` model; or a hub id such as ``bert-base-uncased`` (paper 000's
+masked LM) with ``EXWB_ALLOW_HUB=1`` or already in the local Hugging Face cache.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+import settings
+from corpora.records import split_words
+
+from models import runtime
+from models.encoding import Encoding
+from models.errors import ModelError, ModelNotPrepared
+from models.fingerprint import weights_fingerprint
+
+import torch  # noqa: E402  (runtime sets the environment first)
+
+BUILT_IN_MLM = "mlm"
+FILL_MODES = ("joint", "sequential")
+HIGH_CONFIDENCE = 0.5  # top-1 = the original word at least this likely: IM's attribution is near 0 by construction
+
+
+class MaskedLMNotPrepared(ModelNotPrepared):
+    """The offline masked LM has not been built on this machine yet."""
+
+    def __init__(self, name: str = BUILT_IN_MLM):
+        self.name = name
+        ModelError.__init__(self, f"The offline masked LM '{name}' (a small stand-in for BERT, needed by Input "
+                                  f"Marginalization, LIME-BERT and the MLM-fill removal operator) is not prepared "
+                                  f"yet. Build it once with `python cli.py prepare-mlm` (a few minutes on a CPU), "
+                                  f"from the Counterfactuals page, or use bert-base-uncased with EXWB_ALLOW_HUB=1.")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One replacement word proposed for a masked position."""
+
+    word: str
+    probability: float
+    token_id: int
+
+    def matches(self, word: str) -> bool:
+        """Same word as ``word`` ignoring case (paper 000 App. B counts uncased exact matches)."""
+        return self.word.lower() == word.lower()
+
+
+Rows = list[tuple[list[str], list[int]]]  # per input: its words and the segment (0/1) of each word
+
+
+def _as_row(item) -> tuple[list[str], list[int]]:
+    """An Encoding, a text, or a (text, pair) tuple -> (words, segments)."""
+    if isinstance(item, Encoding):
+        return list(item.words), list(item.word_segment)
+    if isinstance(item, str):
+        words = split_words(item)
+        return words, [0] * len(words)
+    if isinstance(item, tuple) and len(item) == 2:
+        first, second = split_words(item[0] or ""), split_words(item[1] or "")
+        return first + second, [0] * len(first) + [1] * len(second)
+    raise TypeError(f"an input must be an Encoding, a text or a (text, pair) tuple, not {type(item).__name__}")
+
+
+class MaskedLMFiller:
+    """A masked language model wrapped for word-level counterfactuals (see the module docstring)."""
+
+    def __init__(self, model, tokenizer, *, name: str, source: str = "", manifest: dict | None = None,
+                 fingerprint: str | None = None, device=None, mode: str = "joint", exclude_original: bool = False,
+                 max_batch_tokens: int | None = None):
+        if tokenizer.mask_token_id is None:
+            raise ModelError(f"'{name}' has no mask token, so it cannot fill masked words.")
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelError(f"'{name}' has only a slow (Python) tokenizer; the masked-LM filler needs a fast one.")
+        if mode not in FILL_MODES:
+            raise ModelError(f"Unknown fill mode '{mode}'; use one of {', '.join(FILL_MODES)}.")
+        self.device = torch.device(device) if device is not None else runtime.choose_device()
+        self.model = model.to(self.device).eval()
+        for parameter in self.model.parameters():
+            parameter.requires_grad_(False)
+        self.tokenizer = tokenizer
+        self.name = name
+        self.source = source
+        self.manifest = manifest or {}
+        self.mode = mode
+        self.exclude_original = exclude_original
+        self.max_batch_tokens = max_batch_tokens or (65_536 if self.device.type == "cuda" else 8_192)
+        self.max_length = int(min(getattr(model.config, "max_position_embeddings", 512),
+                                  tokenizer.model_max_length if 0 < tokenizer.model_max_length < 100_000 else 512))
+        self._fingerprint = fingerprint
+        self._words, self._valid = self._vocabulary()
+        self.forward_passes = 0  # masked-LM sequences run (the classifier's meter counts only its own passes)
+
+    # ----- identity --------------------------------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = weights_fingerprint(self.model)
+        return self._fingerprint
+
+    def identity(self) -> dict:
+        """What makes this filler's output differ: part of every cache key that uses it."""
+        return {"mlm": self.name, "fingerprint": self.fingerprint, "mode": self.mode,
+                "exclude_original": self.exclude_original}
+
+    def with_options(self, mode: str | None = None, exclude_original: bool | None = None) -> "MaskedLMFiller":
+        """The same masked LM with another fill mode (the model and tokenizer are shared, not copied)."""
+        twin = object.__new__(MaskedLMFiller)
+        twin.__dict__.update(self.__dict__)
+        if mode is not None:
+            if mode not in FILL_MODES:
+                raise ModelError(f"Unknown fill mode '{mode}'; use one of {', '.join(FILL_MODES)}.")
+            twin.mode = mode
+        if exclude_original is not None:
+            twin.exclude_original = exclude_original
+        return twin
+
+    def describe(self) -> dict:
+        evaluation = self.manifest.get("evaluation", {})
+        return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,
+                "model_type": getattr(self.model.config, "model_type", "?"),
+                "parameters": sum(p.numel() for p in self.model.parameters()), "device": str(self.device),
+                "stand_in": bool(self.manifest.get("stand_in")), "evaluation": evaluation,
+                "mode": self.mode, "exclude_original": self.exclude_original}
+
+    # ----- vocabulary ------------------------------------------------------------------------------
+    def _vocabulary(self) -> tuple[list[str], np.ndarray]:
+        """The word each vocabulary entry stands for, and which entries may be proposed as a word."""
+        tokenizer = self.tokenizer
+        size = self._output_size()
+        tokens = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
+        tokens += [""] * (size - len(tokens))
+        special = set(tokenizer.all_special_ids)
+        prefixed = sum(t.startswith(("\u0120", "\u2581")) for t in tokens if t) > 0.2 * len(tokens)
+        words, valid = [], np.zeros(size, dtype=bool)
+        for index, token in enumerate(tokens):
+            if not token or index in special or token.startswith("##") or re.fullmatch(r"\[unused\d+\]|<.*>", token):
+                words.append(token or "")
+                continue
+            word = tokenizer.convert_tokens_to_string([token]).strip() if prefixed else token
+            words.append(word)
+            valid[index] = bool(word) and not any(ch.isspace() for ch in word)
+        return words, valid
+
+    def _output_size(self) -> int:
+        output = self.model.get_output_embeddings()
+        if output is not None and getattr(output, "weight", None) is not None:
+            return int(output.weight.shape[0])
+        return int(self.model.config.vocab_size)
+
+    # ----- the masked LM forward -------------------------------------------------------------------
+    def _encode(self, rows: Rows, masked: list[set[int]]) -> list[tuple[list[int], list[int] | None]]:
+        """Token ids (and segment ids) of each row with the masked words replaced by one mask token each."""
+        mask = self.tokenizer.mask_token
+        unk = self.tokenizer.unk_token or ""
+        out = []
+        for (words, segments), chosen in zip(rows, masked):
+            parts = ([], [])
+            for index, (word, segment) in enumerate(zip(words, segments)):
+                # a literal mask token typed by a user would be taken for one of ours: make it unknown
+                parts[segment].append(mask if index in chosen else word.replace(mask, unk))
+            text = " ".join(parts[0])
+            pair = " ".join(parts[1]) if 1 in segments else None
+            encoded = self.tokenizer(text, pair, truncation=True, max_length=self.max_length)
+            out.append((encoded["input_ids"], encoded.get("token_type_ids")))
+        return out
+
+    def _chunks(self, lengths: list[int]):
+        """Row indices grouped by similar length, each padded batch under ``max_batch_tokens``."""
+        order = np.argsort(lengths, kind="stable")
+        chunk: list[int] = []
+        for index in order:  # ascending lengths: the newest row is the longest of its chunk
+            if chunk and lengths[index] * (len(chunk) + 1) > self.max_batch_tokens:
+                yield chunk
+                chunk = []
+            chunk.append(int(index))
+        if chunk:
+            yield chunk
+
+    def _head(self):
+        """(encoder, LM head) so the vocabulary projection runs at the masked positions only, or None."""
+        for name in ("cls", "lm_head"):
+            head = getattr(self.model, name, None)
+            if head is not None and getattr(self.model, "base_model", None) is not None:
+                return self.model.base_model, head
+        return None
+
+    @torch.inference_mode()
+    def _run(self, rows: Rows, masked: list[set[int]], reduce, head_batch: int = 256) -> list[list]:
+        """For each row, ``reduce``'s result at each of its masked words (in word order).
+
+        ``reduce(probabilities, owners)`` gets the vocabulary distributions (m, vocab) of up to ``head_batch``
+        masks at once, float64, and ``owners`` = (row, word index) of each; it returns one result per mask.
+        Only that many distributions exist at a time, so memory stays small however many rows there are.
+        A masked word cut off by truncation gets None.
+        """
+        encoded = self._encode(rows, masked)
+        order = [sorted(m) for m in masked]
+        results: list[list] = [[None] * len(m) for m in masked]
+        lengths = [len(ids) for ids, _ in encoded]
+        split = self._head()
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        mask_id = self.tokenizer.mask_token_id
+        uses_types = getattr(self.model.config, "type_vocab_size", 0) > 1
+        for chunk in self._chunks(lengths):
+            chunk = [i for i in chunk if masked[i]]
+            if not chunk:
+                continue
+            width = max(lengths[i] for i in chunk)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            attention = torch.zeros((len(chunk), width), dtype=torch.long)
+            types = torch.zeros((len(chunk), width), dtype=torch.long)
+            for row, i in enumerate(chunk):
+                sequence, segment_ids = encoded[i]
+                ids[row, :len(sequence)] = torch.as_tensor(sequence)
+                attention[row, :len(sequence)] = 1
+                if segment_ids is not None:
+                    types[row, :len(sequence)] = torch.as_tensor(segment_ids)
+            kwargs = {"input_ids": ids.to(self.device), "attention_mask": attention.to(self.device)}
+            if uses_types and any(encoded[i][1] is not None for i in chunk):
+                kwargs["token_type_ids"] = types.to(self.device)
+            where = (ids == mask_id).to(self.device)
+            if split is not None:
+                encoder, head = split
+                hidden = encoder(**kwargs).last_hidden_state[where]
+                project = head
+            else:
+                hidden = self.model(**kwargs).logits[where]
+                project = None
+            self.forward_passes += len(chunk)
+            owners = []
+            for row, i in enumerate(chunk):
+                found = int(where[row].sum())  # fewer than asked when truncation cut some masks off
+                owners += [(i, order[i][j]) if j < len(order[i]) else None for j in range(found)]
+            for start in range(0, len(owners), head_batch):
+                part = hidden[start:start + head_batch]
+                logits = project(part) if project is not None else part
+                probabilities = torch.softmax(logits.double(), dim=-1)
+                mine = owners[start:start + head_batch]
+                keep = [j for j, owner in enumerate(mine) if owner is not None]
+                values = reduce(probabilities[keep], [mine[j] for j in keep]) if keep else []
+                for j, value in zip(keep, values):
+                    i, word = mine[j]
+                    results[i][order[i].index(word)] = value
+        return results
+
+    def mask_distributions(self, rows: Rows, masked: list[set[int]]) -> list[list[np.ndarray | None]]:
+        """The whole vocabulary distribution at every masked word (for small inputs: tests, diagnostics)."""
+        return self._run(rows, masked, lambda probabilities, owners: list(probabilities.cpu().numpy()))
+
+    # ----- the public API --------------------------------------------------------------------------
+    def word_ids(self, word: str) -> list[int]:
+        """Vocabulary entries that spell ``word`` (uncased); empty if the word needs several pieces."""
+        if not hasattr(self, "_by_word"):
+            by_word: dict[str, list[int]] = {}
+            for index in np.flatnonzero(self._valid):
+                by_word.setdefault(self._words[index].lower(), []).append(int(index))
+            self._by_word = by_word
+        return self._by_word.get(word.lower(), [])
+
+    def word_probability(self, distribution, word: str) -> float:
+        """The masked LM's probability of ``word`` itself at a masked position (0 if it is not one entry)."""
+        return float(sum(float(distribution[i]) for i in self.word_ids(word) if i < len(distribution)))
+
+    def _ranked(self, probabilities: torch.Tensor, k: int, min_probability: float,
+                originals: list[str | None]) -> list[list[Candidate]]:
+        """Top-k proposable words of each distribution (rows of ``probabilities``), most likely first.
+
+        ``originals[r]`` (or None) is a word row r must not propose (``exclude_original``).
+        """
+        scores = probabilities.clone()
+        valid = torch.as_tensor(self._valid[:scores.shape[1]], device=scores.device)
+        scores[:, ~valid] = -1.0
+        for row, original in enumerate(originals):
+            if original is not None:
+                ids = [i for i in self.word_ids(original) if i < scores.shape[1]]
+                if ids:
+                    scores[row, ids] = -1.0
+        duplicates = getattr(self, "_duplicates", None)
+        if duplicates is None:
+            valid_words = [self._words[i].lower() for i in np.flatnonzero(self._valid)]
+            duplicates = self._duplicates = len(set(valid_words)) < len(valid_words)
+        take = min(scores.shape[1], k + (16 if duplicates else 0))
+        values, indices = torch.topk(scores, take, dim=1)
+        out = []
+        for row_values, row_indices in zip(values.tolist(), indices.tolist()):
+            candidates: dict[str, Candidate] = {}
+            for value, index in zip(row_values, row_indices):
+                if value <= 0 or value < min_probability:
+                    break
+                word = self._words[index]
+                if word in candidates:  # two vocabulary entries spelling the same word (BPE): add their mass
+                    old = candidates[word]
+                    candidates[word] = Candidate(word, old.probability + value, old.token_id)
+                elif len(candidates) < k:
+                    candidates[word] = Candidate(word, value, int(index))
+            out.append(list(candidates.values()))
+        return out
+
+    def top_k(self, inputs: Sequence, positions: Sequence[int], k: int = 10,
+              min_probability: float = 0.0) -> list[list[Candidate]]:
+        """For each (input, word position): up to ``k`` replacement words, most likely first.
+
+        ``inputs`` are Encodings, texts or (text, pair) tuples; ``positions`` one word index per input.
+        With ``min_probability`` > 0 only words at least that likely are kept (paper 000's IM variant with
+        sigma = 1e-5 uses all of them: pass a large ``k``). All inputs go through the masked LM in batches.
+        A word cut off by the masked LM's length limit gets no candidates.
+        """
+        if len(inputs) != len(positions):
+            raise ValueError(f"{len(inputs)} inputs but {len(positions)} positions")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        rows = [_as_row(item) for item in inputs]
+        for (words, _), position in zip(rows, positions):
+            if not 0 <= int(position) < len(words):
+                raise ValueError(f"word position {position} is outside an input of {len(words)} words")
+
+        def reduce(probabilities, owners):
+            originals = [rows[i][0][w] if self.exclude_original else None for i, w in owners]
+            return self._ranked(probabilities, k, min_probability, originals)
+
+        results = self._run(rows, [{int(p)} for p in positions], reduce)
+        return [r[0] if r[0] is not None else [] for r in results]
+
+    def top1_words(self, rows: Rows, masked: list[set[int]]) -> list[list[str]]:
+        """Each row with its masked words replaced by the top-1 word, all masks of a row predicted jointly.
+
+        A word without a candidate (cut off by truncation) stays as it is.
+        """
+        def reduce(probabilities, owners):
+            originals = [rows[i][0][w] if self.exclude_original else None for i, w in owners]
+            return [c[0].word if c else None for c in self._ranked(probabilities, 1, 0.0, originals)]
+
+        results = self._run(rows, masked, reduce)
+        out = []
+        for (words, _), chosen, predicted in zip(rows, masked, results):
+            filled = list(words)
+            for index, word in zip(sorted(chosen), predicted):
+                if word is not None:
+                    filled[index] = word
+            out.append(filled)
+        return out
+
+    def fill(self, encoding: Encoding, keep: np.ndarray) -> list[list[str]]:
+        """WordFiller for the perturbation engine: every removed word (keep False) becomes the top-1 word."""
+        keep = np.atleast_2d(np.asarray(keep, dtype=bool))
+        words, segments = list(encoding.words), list(encoding.word_segment)
+        removed = [set(np.flatnonzero(~row).tolist()) for row in keep]
+        if self.mode == "joint":
+            return self.top1_words([(words, segments)] * len(keep), removed)
+        # sequential: left to right, the later masks see the words already filled
+        current = [list(words) for _ in keep]
+        pending = [sorted(r) for r in removed]
+        while any(pending):
+            active = [r for r in range(len(keep)) if pending[r]]
+            rows = [(current[r], segments) for r in active]
+            masked = [set(pending[r]) for r in active]
+
+            def reduce(probabilities, owners):  # only each row's leftmost pending mask is used this round
+                originals = [words[w] if self.exclude_original else None for _, w in owners]
+                return [c[0].word if c else None for c in self._ranked(probabilities, 1, 0.0, originals)]
+
+            results = self._run(rows, masked, reduce)
+            for position, r in enumerate(active):
+                index = pending[r].pop(0)
+                predicted = results[position][0]
+                current[r][index] = predicted if predicted is not None else words[index]
+        return current
+
+
+# ----- loading -------------------------------------------------------------------------------------
+def _from_pretrained(location: str, local_only: bool):
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=local_only)
+        model = AutoModelForMaskedLM.from_pretrained(location, local_files_only=local_only, use_safetensors=True)
+    except ValueError as error:
+        raise ModelError(f"Cannot load '{location}' as a masked LM: {error}") from error
+    except OSError as error:
+        raise ModelError(f"Cannot load '{location}' as a masked LM: {str(error).splitlines()[0]}") from error
+    return model, tokenizer
+
+
+def load_filler(name: str = BUILT_IN_MLM, mode: str = "joint", exclude_original: bool = False,
+                device: str | None = None) -> MaskedLMFiller:
+    """The masked-LM filler by name: ``mlm`` (offline stand-in), a folder, or a hub id (opt-in)."""
+    base = _load(name.strip() if name else "", device, str(settings.cache_dir()))
+    return base.with_options(mode=mode, exclude_original=exclude_original)
+
+
+@lru_cache(maxsize=4)
+def _load(name: str, device: str | None, cache_dir: str) -> MaskedLMFiller:
+    """One masked LM per (name, device, cache folder) and process; the wrappers share it."""
+    from models.mlm.prepare import find_prepared_mlm, read_mlm_manifest
+
+    if not name:
+        raise ModelError("No masked LM given. Use 'mlm' (the offline stand-in), a folder, or a hub id.")
+    chosen = runtime.choose_device(device)
+    if name == BUILT_IN_MLM:
+        folder = find_prepared_mlm()
+        if folder is None:
+            raise MaskedLMNotPrepared(name)
+        manifest = read_mlm_manifest(folder)
+        model, tokenizer = _from_pretrained(str(folder), local_only=True)
+        return MaskedLMFiller(model, tokenizer, name=name, source=str(folder), manifest=manifest,
+                              fingerprint=manifest["weights_sha256"][:16], device=chosen)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        model, tokenizer = _from_pretrained(str(path), local_only=True)
+        return MaskedLMFiller(model, tokenizer, name=path.name, source=str(path.resolve()), device=chosen)
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise ModelError(f"The folder '{name}' does not exist.")
+    try:
+        model, tokenizer = _from_pretrained(name, local_only=not settings.allow_hub())
+    except ModelError as error:
+        if settings.allow_hub():
+            raise
+        raise ModelError(f"The masked LM '{name}' is not an existing folder or in the local Hugging Face cache, and "
+                         f"hub access is off. Use 'mlm' (build it with `python cli.py prepare-mlm`), a local "
+                         f"folder, or set EXWB_ALLOW_HUB=1 on a machine with internet access.") from error
+    return MaskedLMFiller(model, tokenizer, name=name, source=f"hub:{name}", device=chosen)
+
+
+def clear_loaded() -> None:
+    """Forget loaded masked LMs (after preparing a new one)."""
+    _load.cache_clear()
+
+
+# ----- the candidate inspector (paper 000 figure 1) -----------------------------------------------
+@dataclass(frozen=True)
+class WordCandidates:
+    """The masked LM's view of one word: its top replacements and whether it is predictable."""
+
+    index: int
+    word: str
+    segment: int
+    candidates: tuple[Candidate, ...]
+    original_probability: float  # the masked LM's probability of the word itself (0 if not a single vocab word)
+    original_rank: int | None  # 1 = the top-1 candidate is the original word; None = not among the listed
+
+    @property
+    def top1_is_original(self) -> bool:
+        return self.original_rank == 1
+
+    def predictable(self, threshold: float = HIGH_CONFIDENCE) -> bool:
+        """The masked LM predicts the word itself with probability >= threshold (paper 000 App. B: IM's
+        attribution of such a word is bounded by about 1 - p whatever the classifier does)."""
+        return self.top1_is_original and self.original_probability >= threshold
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "word": self.word, "segment": self.segment,
+                "candidates": [dataclasses.asdict(c) for c in self.candidates],
+                "original_probability": self.original_probability, "original_rank": self.original_rank}
+
+
+def inspect_candidates(filler: MaskedLMFiller, encoding: Encoding, k: int = 3) -> list[WordCandidates]:
+    """Top-k replacements of every word, one word masked at a time (one batched masked-LM pass), with the
+    masked LM's probability of the original word itself and its rank (paper 000 figure 1 and App. B)."""
+    n = encoding.n_words
+    if n == 0:
+        return []
+    rows = [(list(encoding.words), list(encoding.word_segment))] * n
+    valid = torch.as_tensor(filler._valid)
+
+    def reduce(probabilities, owners):
+        ranked = filler._ranked(probabilities, k, 0.0, [None] * len(owners))
+        out = []
+        for distribution, (_, index), candidates in zip(probabilities, owners, ranked):
+            word = encoding.words[index]
+            original = filler.word_probability(distribution, word)
+            rank = None
+            if original > 0:
+                proposable = distribution[valid[:len(distribution)].to(distribution.device)]
+                rank = 1 + int((proposable > original).sum())
+            out.append((candidates, original, rank))
+        return out
+
+    results = filler._run(rows, [{i} for i in range(n)], reduce)
+    table = []
+    for index, [result] in enumerate(results):
+        candidates, original, rank = result if result is not None else ([], 0.0, None)
+        table.append(WordCandidates(index, encoding.words[index], encoding.word_segment[index], tuple(candidates),
+                                    original, rank))
+    return table
+
+
+class FixedFill:
+    """A WordFiller returning given word lists: counterfactuals chosen elsewhere (e.g. IM's candidates) still go
+    through the perturbation engine's ``mlm`` operator, so they are tokenized like every other fill."""
+
+    name = "fixed"
+
+    def __init__(self, rows: list[list[str]]):
+        self.rows = rows
+
+    def fill(self, encoding: Encoding, keep: np.ndarray) -> list[list[str]]:
+        keep = np.atleast_2d(keep)
+        if len(keep) != len(self.rows) or any(len(r) != encoding.n_words for r in self.rows):
+            raise ValueError("FixedFill: the rows do not match the keep mask or the input's words")
+        return [list(r) for r in self.rows]

@@ -1,0 +1,188 @@
+"""Gradient-family methods against values computed another way (autograd by hand, Captum called directly)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from captum.attr import DeepLift as CaptumDeepLift
+from captum.attr import GradientShap as CaptumGradientShap
+from captum.attr import NoiseTunnel
+from captum.attr import Saliency as CaptumSaliency
+
+from explainers import create
+from explainers.embedding_forward import baseline_embeddings, embedding_function
+
+TEXT = "the movie was excellent and the music was long"
+
+
+@pytest.fixture(scope="module")
+def smooth():
+    from smooth_models import smooth_classifier
+
+    return smooth_classifier()
+
+
+def seed_everything(seed: int) -> None:  # Captum samples from torch's, numpy's and Python's generators
+    import random
+
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+
+
+def by_hand_gradient(classifier, encoding, target, output="logit"):
+    forward, embeddings = embedding_function(classifier, encoding, output)
+    x = embeddings.clone().requires_grad_()
+    (gradient,) = torch.autograd.grad(forward(x)[0, target], x)
+    return embeddings[0], gradient[0]
+
+
+def test_saliency_reductions_match_autograd(smooth):
+    encoding = smooth.encode(TEXT)
+    _, gradient = by_hand_gradient(smooth, encoding, 1)
+    matrix = smooth.model.get_input_embeddings().weight.detach()
+    expected = {"l2": gradient.norm(dim=-1), "sum": gradient.sum(-1), "l1": gradient.abs().sum(-1),
+                "onehot-l2": (matrix @ gradient.T).T.norm(dim=-1)}
+    for reduction, values in expected.items():
+        explanation = create("saliency", reduction=reduction).explain(smooth, encoding, target=1)
+        np.testing.assert_allclose(explanation.token_scores, values.numpy(), rtol=1e-4, atol=1e-7)
+
+
+def test_input_x_gradient_is_embedding_dot_gradient(smooth):
+    encoding = smooth.encode(TEXT)
+    embeddings, gradient = by_hand_gradient(smooth, encoding, 0)
+    explanation = create("input_x_gradient").explain(smooth, encoding, target=0)
+    np.testing.assert_allclose(explanation.token_scores, (embeddings * gradient).sum(-1).numpy(), rtol=1e-4, atol=1e-7)
+    absolute = create("input_x_gradient", preset="paper-001").explain(smooth, encoding, target=0)
+    np.testing.assert_allclose(absolute.token_scores, np.abs(explanation.token_scores), rtol=1e-6)
+
+
+@pytest.mark.parametrize("baseline,rule", [("pad", "gausslegendre"), ("mask", "riemann_right"),
+                                           ("zero", "riemann_trapezoid")])
+def test_integrated_gradients_completeness(smooth, baseline, rule):
+    """Sum of IG scores = f(input) - f(baseline) (computed here by two forward passes) at enough steps."""
+    encoding = smooth.encode(TEXT)
+    forward, embeddings = embedding_function(smooth, encoding, "logit")
+    with torch.no_grad():
+        gap = float(forward(embeddings)[0, 1] - forward(baseline_embeddings(smooth, encoding, baseline))[0, 1])
+    coarse = create("integrated_gradients", n_steps=4, method=rule, baseline=baseline).explain(smooth, encoding, 1)
+    fine = create("integrated_gradients", n_steps=300, method=rule, baseline=baseline).explain(smooth, encoding, 1)
+    assert abs(gap) > 0.05  # the check below is not vacuous
+    assert fine.token_scores.sum() == pytest.approx(gap, rel=0.01)
+    delta = fine.provenance["details"]["convergence_delta"]
+    assert delta == pytest.approx(fine.token_scores.sum() - gap, abs=1e-4)
+    assert abs(delta) <= abs(coarse.provenance["details"]["convergence_delta"]) + 1e-6
+    assert not any("Convergence delta" in w for w in fine.warnings)
+
+
+def test_integrated_gradients_warns_when_baseline_scores_like_input(keyword_classifier):
+    # this tiny model classifies an all-[PAD] input as positive, like the sentence: nothing to attribute
+    encoding = keyword_classifier.encode("the plot had music and excellent scenes with new actors")
+    forward, embeddings = embedding_function(keyword_classifier, encoding, "logit")
+    with torch.no_grad():
+        f_input = float(forward(embeddings)[0, 1])
+        f_base = float(forward(baseline_embeddings(keyword_classifier, encoding, "pad"))[0, 1])
+    explanation = create("integrated_gradients").explain(keyword_classifier, encoding, target=1)
+    has_warning = any("baseline" in w and "little to attribute" in w for w in explanation.warnings)
+    assert has_warning == (abs(f_input - f_base) < 0.1 * abs(f_input))
+
+
+def test_smoothgrad_matches_captum_noise_tunnel_and_is_seeded(smooth):
+    encoding = smooth.encode(TEXT)
+    explainer = create("smoothgrad", n_samples=8, noise_level=0.2, reduction="sum", seed=5)
+    explanation = explainer.explain(smooth, encoding, target=1)
+    forward, embeddings = embedding_function(smooth, encoding, "logit")
+    sigma = 0.2 * float(embeddings.max() - embeddings.min())
+    seed_everything(5)
+    gradient = NoiseTunnel(CaptumSaliency(forward)).attribute(embeddings.clone().requires_grad_(), nt_samples=8,
+                                                              nt_samples_batch_size=8, stdevs=sigma, target=1,
+                                                              abs=False)
+    np.testing.assert_allclose(explanation.token_scores, gradient[0].sum(-1).detach().numpy(), rtol=1e-4, atol=1e-7)
+    assert explanation.provenance["seed"] == 5
+    again = create("smoothgrad", n_samples=8, noise_level=0.2, reduction="sum", seed=5).explain(smooth,
+                                                                                                encoding, target=1)
+    other = create("smoothgrad", n_samples=8, noise_level=0.2, reduction="sum", seed=6).explain(smooth,
+                                                                                                encoding, target=1)
+    np.testing.assert_array_equal(again.token_scores, explanation.token_scores)
+    assert not np.allclose(other.token_scores, explanation.token_scores)
+    # without noise SmoothGrad is the plain gradient
+    plain = create("smoothgrad", n_samples=3, noise_level=0.0, reduction="l2").explain(smooth, encoding, 1)
+    saliency = create("saliency", reduction="l2").explain(smooth, encoding, 1)
+    np.testing.assert_allclose(plain.token_scores, saliency.token_scores, rtol=1e-5)
+
+
+def test_gradient_shap_matches_captum_and_is_seeded(smooth):
+    encoding = smooth.encode(TEXT)
+    explanation = create("gradient_shap", n_samples=10, baselines="pad+zero", seed=3).explain(smooth,
+                                                                                             encoding, target=0)
+    forward, embeddings = embedding_function(smooth, encoding, "logit")
+    baselines = torch.cat([baseline_embeddings(smooth, encoding, k) for k in ("pad", "zero")])
+    seed_everything(3)
+    expected = CaptumGradientShap(forward).attribute(embeddings, baselines=baselines, n_samples=10, stdevs=0.0,
+                                                     target=0)
+    np.testing.assert_allclose(explanation.token_scores, expected[0].sum(-1).detach().numpy(), rtol=1e-4, atol=1e-7)
+    other = create("gradient_shap", n_samples=10, baselines="pad+zero", seed=4).explain(smooth, encoding, 0)
+    assert not np.allclose(other.token_scores, explanation.token_scores)
+
+
+def test_gradient_shap_adds_up_in_expectation(smooth):
+    """With one baseline and many samples, GradientSHAP -> IG, so the scores sum to f(x) - f(b)."""
+    encoding = smooth.encode(TEXT)
+    explanation = create("gradient_shap", n_samples=400, baselines="pad", seed=0).explain(smooth, encoding, 1)
+    gap = explanation.provenance["details"]["f(input) - mean f(baselines)"]
+    assert abs(gap) > 1e-3
+    assert explanation.token_scores.sum() == pytest.approx(gap, rel=0.1)
+
+
+def test_deeplift_matches_captum_and_reports_completeness(smooth):
+    encoding = smooth.encode(TEXT)
+    explanation = create("deeplift", baseline="pad").explain(smooth, encoding, target=1)
+    forward, embeddings = embedding_function(smooth, encoding, "logit")
+    baseline = baseline_embeddings(smooth, encoding, "pad")
+
+    class Plain(torch.nn.Module):  # DeepLift on the original model, wrapped the simplest way
+        def __init__(self):
+            super().__init__()
+            self.model = smooth.model
+
+        def forward(self, inputs_embeds):
+            return forward(inputs_embeds)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = CaptumDeepLift(Plain()).attribute(embeddings.clone().requires_grad_(), baselines=baseline, target=1)
+    np.testing.assert_allclose(explanation.token_scores, expected[0].sum(-1).detach().numpy(), rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        gap = float(forward(embeddings)[0, 1] - forward(baseline)[0, 1])
+    details = explanation.provenance["details"]
+    assert details["f(input) - f(baseline)"] == pytest.approx(gap, abs=1e-5)
+    assert details["completeness_error"] == pytest.approx(explanation.token_scores.sum() - gap, abs=1e-5)
+    large = abs(details["completeness_error"]) > 0.05 * abs(gap)
+    assert large == any("completeness error" in w for w in explanation.warnings)
+
+
+def test_deeplift_hooks_live_on_a_copy_that_shares_the_weights(smooth):
+    from explainers.methods.deeplift import hook_safe_copy
+
+    copy = hook_safe_copy(smooth.model)
+    originals = dict(smooth.model.named_parameters())
+    assert all(p is originals[name] for name, p in copy.named_parameters())  # no weights copied
+    tanh = next(m for m in copy.modules() if isinstance(m, torch.nn.Tanh))
+    handle = tanh.register_forward_hook(lambda *args: None)
+    try:
+        assert not any(m._forward_hooks for m in smooth.model.modules())  # the shared model never sees it
+    finally:
+        handle.remove()
+
+
+@pytest.mark.integration
+def test_deeplift_warns_on_this_transformer(quick_classifier):
+    encoding = quick_classifier.encode("a gorgeous , heartfelt and wickedly funny debut .")
+    explanation = create("deeplift").explain(quick_classifier, encoding)
+    error = explanation.provenance["details"]["completeness_error"]
+    assert np.isfinite(error)
+    assert (abs(error) > 0.05 * abs(explanation.provenance["details"]["f(input) - f(baseline)"])) == any(
+        "completeness error" in w for w in explanation.warnings)
+

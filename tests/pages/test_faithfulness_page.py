@@ -1,0 +1,167 @@
+"""The Faithfulness page with AppTest on the real quick model: curves with the random band, the metric table
+(numbers checked against evaluation/ directly), the bias matrix, a dataset run from the page, bad input."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+PAGE = "pages/2_Faithfulness.py"
+TEXT = "a gorgeous , witty film that drags badly in its final act"
+METHODS = ["saliency", "leave_one_out"]
+
+
+@pytest.fixture()
+def page_cache(tmp_path, monkeypatch):
+    """An isolated cache directory that still sees the prepared models, and an isolated explanation disk cache."""
+    from explainers.cache import DEFAULT_CACHE
+    from models.prepare import models_dir
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(models_dir(), target_is_directory=True)
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(cache))
+    monkeypatch.setattr(DEFAULT_CACHE, "directory", cache / "explanations")
+    return cache
+
+
+def _open(monkeypatch, metrics=("eraser", "deletion", "paper-004")) -> AppTest:
+    monkeypatch.setenv("EXWB_MODEL", "default-quick")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["methods"] = ["random"] if "random" in _registry() else ["attention"]
+    at.run()
+    assert not at.exception, at.exception
+    at.switch_page(PAGE)
+    at.session_state["faith-methods"] = METHODS
+    at.session_state["faith-metrics"] = list(metrics)
+    at.run()
+    assert not at.exception, at.exception
+    at.radio(key="input_source").set_value("Your text").run()
+    at.text_area(key="text").input(TEXT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _registry():
+    from explainers import REGISTRY
+
+    return REGISTRY
+
+
+def _charts(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def _html(at) -> str:
+    return "\n".join(element.proto.body for element in at.get("html"))
+
+
+def test_curves_table_and_bias_matrix(monkeypatch, quick_classifier, page_cache):
+    from evaluation.faithfulness.one_input import evaluate_input
+    from explainers import create
+
+    at = _open(monkeypatch)
+    assert [t.value for t in at.title] == ["Faithfulness"]
+    assert not at.error, [e.value for e in at.error]
+    # the curve: one line per method with its AOPC in the legend, and the random baseline with its band
+    curve = next(c for c in _charts(at) if "Comprehensiveness" in json.dumps(c["layout"].get("title", "")))
+    names = [trace.get("name", "") for trace in curve["data"]]
+    assert any(n.startswith("saliency · AOPC") for n in names)
+    assert any(n.startswith("leave_one_out · AOPC") for n in names)
+    assert any(n.startswith("random baseline") for n in names)
+    assert any(trace.get("fill") == "toself" for trace in curve["data"])  # the shaded band
+    # the table: the same numbers as evaluation/ computes directly
+    encoding = quick_classifier.encode(TEXT)
+    explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
+    direct = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser", "deletion-auc"],
+                            {"seed": 0}).table().set_index(["metric", "method"])
+    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
+    cell = table.loc["Comprehensiveness (AOPC) ↑", "leave_one_out"]
+    assert cell.startswith(f"{direct.loc[('comprehensiveness-eraser', 'leave_one_out'), 'value']:.3f}")
+    assert table.loc["Deletion AUC ↓", "random baseline"].startswith(
+        f"{direct.loc[('deletion-auc', 'random baseline'), 'value']:.3f} [")
+    assert table.loc["Deletion AUC ↓", "operator"] == "delete"
+    assert any("random baseline: 10 orderings" in c.value for c in at.caption)
+    # the bias matrix: leave-one-out deletes words, as Deletion and ERASER do -> highlighted, with the reason
+    page = _html(at)
+    assert "&#9888;" in page and "leave_one_out" in page
+    assert any("Deletion AUC" in c.value and "paper 000" in c.value for c in at.caption if c.value.startswith("⚠"))
+    assert len(at.get("download_button")) >= 3
+    # another operator and the gold-label option change the provenance shown
+    at.selectbox(key="faith-operator").set_value("mask").run()
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
+    assert set(table["operator"]) == {"[MASK]"}
+
+
+def test_dataset_run_from_the_page(monkeypatch, quick_classifier, page_cache):
+    from evaluation.runs.jobs import JOBS
+    from ui.views.faithfulness import RUN_KEY
+
+    at = _open(monkeypatch, metrics=("eraser",))
+    at.number_input(key="faith-limit").set_value(3).run()
+    at.button(key="faith-start").click().run()
+    assert not at.exception, at.exception
+    run_id = at.session_state[RUN_KEY]
+    JOBS.wait(run_id, timeout=240)
+    assert not JOBS.is_running(run_id)
+    at.run()
+    assert not at.exception, at.exception
+    assert any("3 examples" in c.value and "bootstrap" in c.value for c in at.caption)
+    table = next(df.value for df in at.dataframe if "Sufficiency (AOPC) ↓" in df.value.columns)
+    assert list(table.index) == METHODS + ["random baseline"]
+    assert "band [" in table.loc["random baseline", "Comprehensiveness (AOPC) ↑"]
+    charts = _charts(at)
+    assert any(any("95 % CI shaded" in t.get("name", "") for t in c["data"]) for c in charts)
+    # a finished run reopens from the store (no recomputation): a new session shows the same table
+    fresh = _open(monkeypatch, metrics=("eraser",))
+    again = next(df.value for df in fresh.dataframe if "Sufficiency (AOPC) ↓" in df.value.columns)
+    assert again.equals(table)
+
+
+def test_bad_input_and_missing_pieces(monkeypatch, quick_classifier, page_cache):
+    import evaluation.faithfulness.curves as F
+
+    # a models folder without the masked-LM filler, whatever this machine has prepared
+    (page_cache / "models").unlink()
+    (page_cache / "models").mkdir()
+    (page_cache / "models" / quick_classifier.source.split("/")[-1]).symlink_to(quick_classifier.source)
+    monkeypatch.setattr(F, "_filler", None)
+    at = _open(monkeypatch)
+    at.text_area(key="text").input("   ").run()
+    assert not at.exception and any("empty" in w.value for w in at.warning)
+    at.text_area(key="text").input("<b>bold</b> 😀 ok").run()
+    assert not at.exception, at.exception
+    assert "<b>bold</b>" not in _html(at)
+    at.multiselect(key="faith-metrics").set_value(["deletion-bert"]).run()
+    assert not at.exception, at.exception
+    assert any("prepare-mlm" in w.value for w in at.warning)  # no filler prepared in this cache
+    assert any("at least one metric" in i.value for i in at.info)
+    at.multiselect(key="faith-methods").set_value([]).run()
+    assert not at.exception and any("at least one method" in i.value for i in at.info)
+    from evaluation.faithfulness.known_feature import is_prepared
+
+    if is_prepared():  # the known-feature tab: the model's provenance, or how to train it
+        assert any("held-out task accuracy" in c.value for c in at.caption)
+    else:
+        assert any("not trained yet" in i.value for i in at.info)
+
+
+def test_methods_waiting_for_approval_show_one_run_button(monkeypatch, quick_classifier, page_cache):
+    from explainers.cache import DEFAULT_CACHE
+
+    DEFAULT_CACHE.clear()  # nothing cached in memory from earlier tests
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")  # every method not cached waits for its Run button
+    at = _open(monkeypatch)
+    assert not at.exception, at.exception
+    buttons = [b for b in at.button if b.key and b.key.startswith("run-")]
+    assert len(buttons) == len(METHODS)  # once, although two tabs use the explanations
+    assert any("waiting for a Run button" in i.value for i in at.info)
+    buttons[0].click().run()
+    assert not at.exception, at.exception
+    assert any(c.value.startswith("Operator:") for c in at.caption)  # the approved method's curve is drawn

@@ -1,0 +1,1 @@
+"""Figure builders (plotly / matplotlib): they draw numbers computed in evaluation/, nothing more."""

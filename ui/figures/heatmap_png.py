@@ -1,0 +1,85 @@
+"""Heatmaps as a PNG image (matplotlib, no browser): one row per method, the same colours as the HTML rows.
+
+Words are drawn in boxes whose width follows the word length; long inputs wrap into blocks of words, each
+block showing every method. Signed rows use the blue/red diverging scale, unsigned rows the purple scale,
+each row scaled by its own largest |score| (as on the page).
+"""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from ui.widgets.heatmap import NEGATIVE, POSITIVE, UNSIGNED  # noqa: E402
+
+CHAR = 0.11  # inches per character at font size 9
+ROW = 0.32  # inches per method row
+LABEL_CHARS = 26
+
+
+def cell_colour(value: float, scale: float, signed: bool) -> tuple[float, float, float, float]:
+    if scale <= 0 or not np.isfinite(value) or value == 0:
+        return (1.0, 1.0, 1.0, 0.0)
+    strength = float(min(1.0, abs(value) / scale))
+    rgb = (POSITIVE if value >= 0 else NEGATIVE) if signed else UNSIGNED
+    return (rgb[0] / 255, rgb[1] / 255, rgb[2] / 255, 0.08 + 0.72 * strength)
+
+
+def _short(word: str, limit: int = 16) -> str:
+    return word if len(word) <= limit else word[: limit - 1] + "…"
+
+
+def heatmap_png(explanations, normalization: str = "none", absolute: bool = False, title: str = "",
+                words_per_block: int = 24, dpi: int = 110) -> bytes:
+    """PNG bytes of the word-level heatmaps of several explanations of the same input."""
+    explanations = list(explanations)
+    if not explanations:
+        raise ValueError("Nothing to draw: no explanation was computed.")
+    words = [_short(w) for w in explanations[0].words]
+    segments = list(explanations[0].word_segment)
+    widths = np.array([max(3, len(w)) + 1.5 for w in words]) * CHAR
+    blocks = [list(range(i, min(i + words_per_block, len(words)))) for i in range(0, len(words), words_per_block)]
+    rows = [(e.method_label, e.scores("word", normalization, absolute),
+             e.signed and not absolute and normalization != "abs-sum") for e in explanations]
+    label_width = LABEL_CHARS * CHAR
+    width = label_width + max(widths[b].sum() for b in blocks) + 0.3
+    block_height = (len(rows) + 0.8) * ROW
+    height = len(blocks) * block_height + (0.45 if title else 0.15)
+    figure = plt.figure(figsize=(width, height), dpi=dpi)
+    axis = figure.add_axes((0, 0, 1, 1))
+    axis.set_xlim(0, width)
+    axis.set_ylim(height, 0)
+    axis.axis("off")
+    top = 0.1
+    if title:
+        axis.text(0.1, 0.25, title, fontsize=10, fontweight="bold", va="center", parse_math=False)
+        top = 0.45
+    for block_index, block in enumerate(blocks):
+        y0 = top + block_index * block_height
+        for row_index, (label, scores, signed) in enumerate(rows):
+            y = y0 + row_index * ROW
+            axis.text(0.1, y + ROW / 2, _short(label, LABEL_CHARS - 2), fontsize=8, va="center", color="#333",
+                      parse_math=False)
+            finite = np.abs(scores[np.isfinite(scores)])
+            scale = float(finite.max()) if finite.size else 0.0
+            x = label_width
+            for word_index in block:
+                if word_index > block[0] and segments[word_index] != segments[word_index - 1]:
+                    axis.plot([x - 0.03, x - 0.03], [y + 0.03, y + ROW - 0.03], color="#888", lw=1.5)
+                value = float(scores[word_index])
+                colour = cell_colour(value, scale, signed)
+                axis.add_patch(Rectangle((x + 0.01, y + 0.03), widths[word_index] - 0.02, ROW - 0.06,
+                                         facecolor=colour, edgecolor=(0, 0, 0, 0.08), lw=0.5))
+                dark = scale > 0 and abs(value) / scale > 0.65
+                axis.text(x + widths[word_index] / 2, y + ROW / 2, words[word_index], fontsize=9, ha="center",
+                          va="center", color="white" if dark else "#111", parse_math=False)
+                x += widths[word_index]
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    plt.close(figure)
+    return buffer.getvalue()

@@ -1,0 +1,1 @@
+"""One view module per page: layout only; the numbers come from evaluation/ and explainers/."""

@@ -1,0 +1,90 @@
+"""Heatmaps page: export what is shown (scores as CSV / JSON with provenance, heatmaps as HTML / PNG)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+
+from explainers import Explanation
+from explainers.export import scores_csv, scores_json
+
+from ui.widgets.heatmap import export_html
+from ui.figures.heatmap_png import heatmap_png
+
+STATE_KEY = "heatmaps:export"
+
+
+@dataclass
+class ExportBundle:
+    """Everything the export buttons offer, built on demand (the PNG takes a moment to draw)."""
+
+    explanations: list[Explanation]
+    level: str
+    normalization: str
+    absolute: bool
+    context: dict = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        text = self.context.get("text", "")
+        return f"Explanations of \"{text[:60]}{'...' if len(text) > 60 else ''}\""
+
+    @property
+    def header(self) -> str:
+        c = self.context
+        pair = f" ‖ {c['pair']}" if c.get("pair") else ""
+        return (f"model {c.get('model')} ({c.get('fingerprint')}) · predicted {c.get('predicted')} · "
+                f"input: {c.get('text')}{pair} · normalization {self.normalization}"
+                f"{' · absolute values' if self.absolute else ''}")
+
+    def csv(self) -> str:
+        return scores_csv(self.explanations, self.normalization, self.absolute)
+
+    def json(self) -> str:
+        return scores_json(self.explanations, self.normalization, self.absolute, context=self.context)
+
+    def html(self) -> str:
+        return export_html(self.explanations, self.level, self.normalization, self.absolute, title=self.title,
+                           header=self.header)
+
+    def png(self) -> bytes:
+        return heatmap_png(self.explanations, self.normalization, self.absolute, title=self.title)
+
+
+def page_context(classifier, encoding, target: int) -> dict:
+    """Model and input facts every export starts with."""
+    from ui.views.heatmaps import probabilities_of
+
+    probabilities = probabilities_of(classifier, encoding)
+    return {"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,
+            "pair": encoding.pair, "predicted": classifier.labels[int(np.argmax(probabilities))],
+            "explained": classifier.labels[target],
+            "probabilities": {label: float(p) for label, p in zip(classifier.labels, probabilities)}}
+
+
+def file_stem(text: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", text.lower()).strip("-")[:40]
+    return f"explanations-{stem or 'input'}"
+
+
+def export_panel(bundle: ExportBundle, key: str = "export") -> None:
+    st.markdown("#### Export")
+    st.session_state[STATE_KEY] = bundle
+    if not bundle.explanations:
+        st.info("Nothing to export yet.")
+        return
+    stem = file_stem(bundle.context.get("text", ""))
+    columns = st.columns(4)
+    columns[0].download_button("Scores (CSV)", bundle.csv, file_name=f"{stem}.csv", mime="text/csv",
+                               key=f"{key}-csv", on_click="ignore")
+    columns[1].download_button("Scores + provenance (JSON)", bundle.json, file_name=f"{stem}.json",
+                               mime="application/json", key=f"{key}-json", on_click="ignore")
+    columns[2].download_button("Heatmaps (HTML)", bundle.html, file_name=f"{stem}.html", mime="text/html",
+                               key=f"{key}-html", on_click="ignore")
+    columns[3].download_button("Heatmaps (PNG)", bundle.png, file_name=f"{stem}.png", mime="image/png",
+                               key=f"{key}-png", on_click="ignore")
+    st.caption(f"Exports the {len(bundle.explanations)} computed method(s) as shown: {bundle.level} level for the "
+               f"heatmaps, normalization '{bundle.normalization}'{', absolute values' if bundle.absolute else ''}; "
+               f"CSV and JSON carry raw and displayed scores, JSON the full provenance.")

@@ -1,0 +1,415 @@
+"""Faithfulness page building blocks: metric options, the current input's curves and table with the random
+baseline, the bias matrix of paper 000, dataset runs (background job, progress, stop, reopen), and paper 003's
+known-feature task. All numbers come from evaluation/; this module only lays them out."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import settings
+from corpora import DATASETS, DataError, load_user_file
+from evaluation.faithfulness import known_feature
+from evaluation.runs.runner import KIND, evaluate_example, load_evaluators, results_frame, \
+    start_evaluation
+from evaluation.faithfulness.curves import TARGETS, RemovalOptions, load_filler
+from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
+from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
+from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS, removal_metrics_of
+from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
+from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table, wide_table
+from evaluation.runs.jobs import JOBS
+from evaluation.metric import EVALUATORS
+from evaluation.runs.store import ResultStore
+from explainers import Explanation, ParamError
+from models import OPERATORS, Operator, UserFacingError
+
+from ui.widgets.run_progress import run_progress
+from ui.views import heatmaps
+from ui.views.heatmaps import MethodChoice
+from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention")
+DEFAULT_EVALUATORS = ("eraser", "paper-004", "paper-002", "paper-003", "deletion", "insertion", "decision-flip")
+OWN_OPERATOR = "(each preset's own)"
+RUN_KEY = "faithfulness:run"
+CACHE_KEY = "faithfulness:cache"
+UPLOAD = "upload a file"
+
+
+def banner() -> None:
+    st.caption("Faithfulness: does removing the words a method marks change the prediction? Every number is shown "
+               "next to a **random baseline** (random word orderings scored the same way, mean and 95 % band); "
+               "values inside the band are flagged **≈ random**. Removal operator, target class, special tokens and "
+               "tie-breaking seed are options, and each number names the paper preset it follows.")
+
+
+def filler_available() -> bool:
+    try:
+        load_filler()
+    except UserFacingError:
+        return False
+    return True
+
+
+# ----- options ------------------------------------------------------------------------------------------
+def options_controls(selection, key: str = "faith") -> dict:
+    """Metric groups and the options every metric takes; returns {"evaluators", "options", "n_random"}."""
+    evaluators = [e for e in EVALUATOR_METRICS]
+    chosen = st.multiselect("Metrics (paper presets)", evaluators, default=list(DEFAULT_EVALUATORS),
+                            key=f"{key}-metrics", format_func=lambda e: PRESETS[e])
+    c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 1, 1])
+    operators = [OWN_OPERATOR] + [op.value for op in Operator]
+    operator = c1.selectbox("Removal operator", operators, key=f"{key}-operator",
+                            format_func=lambda o: o if o == OWN_OPERATOR else f"{OPERATORS[Operator(o)].label}: "
+                                                                               f"{OPERATORS[Operator(o)].description}",
+                            help="How a removed word is removed, for every metric (default: each paper's own).")
+    target = c2.radio("Class measured", TARGETS, horizontal=True, key=f"{key}-target",
+                      format_func=lambda t: "predicted class" if t == "predicted" else "gold label",
+                      help="Papers 000, 003, 004 and ERASER read the predicted class, paper 002 the gold label.")
+    count_special = c3.checkbox("Count [CLS]/[SEP] in fractions", key=f"{key}-special",
+                                help="Papers 003 and 004 count special tokens when turning a fraction into a number "
+                                     "of tokens; they are never removed.")
+    seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed",
+                               help="Tie-breaking among equal scores and the random orderings."))
+    n_random = int(c5.number_input("Random orderings", MIN_ORDERINGS, 200, DEFAULT_ORDERINGS, key=f"{key}-random"))
+    if target == "gold" and (selection is None or selection.example is None or selection.example.label is None):
+        st.caption("This input has no gold label: the predicted class is measured.")
+    needs_mlm = "deletion-bert" in chosen or operator == Operator.MLM.value
+    if needs_mlm and not filler_available():
+        st.warning("DeletionBERT and the MLM-fill operator need the masked-LM filler, which is not prepared on this "
+                   "machine: build it with `python cli.py prepare-mlm`. They are left out until then.")
+        chosen = [e for e in chosen if e != "deletion-bert"]
+        operator = OWN_OPERATOR if operator == Operator.MLM.value else operator
+    options = {"operator": None if operator == OWN_OPERATOR else operator, "target": target,
+               "exclude_special": not count_special, "seed": seed, "random_orderings": n_random}
+    return {"evaluators": chosen, "options": options, "n_random": n_random}
+
+
+def metric_ids_of(evaluators: list[str]) -> list[str]:
+    ids: list[str] = []
+    for evaluator in evaluators:
+        ids += [m.id for m in removal_metrics_of(evaluator) or () if m.id not in ids]
+    return ids
+
+
+def method_name(choice: MethodChoice) -> str:
+    return choice.method_id + (f":{choice.preset}" if choice.preset else "")
+
+
+def explanations_for(choices: list[MethodChoice], classifier, encoding, target) -> dict[str, Explanation]:
+    """Explanations of the chosen methods (cached or computed); pending and failed methods are shown as such
+    (once per page: both the input and the bias-matrix tabs use them)."""
+    if not choices:
+        return {}
+    results = heatmaps.compute(choices, classifier, encoding, target)
+    names = {c.method_id: method_name(c) for c in choices}
+    ready = {}
+    for method_id, result in results.items():
+        if isinstance(result, Explanation):
+            ready[names[method_id]] = result
+        elif isinstance(result, str):
+            st.error(f"{names[method_id]}: {result}")
+        else:
+            st.markdown(f"**{names[method_id]}**")
+            heatmaps._pending_row(result)
+    return ready
+
+
+def _memo(key_parts: list, compute):
+    """Per-session memo of the page's computations (reruns redraw without recomputing)."""
+    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True, default=str).encode()).hexdigest()
+    memo = st.session_state.setdefault(CACHE_KEY, {})
+    if key not in memo:
+        if len(memo) > 32:
+            memo.pop(next(iter(memo)))
+        memo[key] = compute()
+    return memo[key]
+
+
+def _identity(classifier, encoding, explanations: dict[str, Explanation]) -> list:
+    return [classifier.fingerprint, encoding.key,
+            {name: [e.provenance.get("params"), e.target, e.method_id] for name, e in explanations.items()}]
+
+
+# ----- the current input --------------------------------------------------------------------------------
+def input_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:
+    if not explanations:
+        st.info("Pick at least one method (methods waiting for a Run button are listed above).")
+        return
+    metric_ids = metric_ids_of(config["evaluators"])
+    if not metric_ids:
+        st.info("Pick at least one metric.")
+        return
+    example = selection.example
+    try:
+        report = _memo(["input", *_identity(classifier, encoding, explanations), metric_ids, config["options"],
+                        config["n_random"], None if example is None else example.label],
+                       lambda: evaluate_input(classifier, encoding, explanations, metric_ids, config["options"],
+                                              example, config["n_random"]))
+    except UserFacingError as error:
+        st.error(str(error))
+        return
+    curves = [m for m in metric_ids if m != "decision-flip"] or metric_ids
+    c1, c2 = st.columns([3, 2])
+    shown = c1.selectbox("Curve", curves, key="faith-curve",
+                         format_func=lambda m: f"{BY_ID[m].label} · {BY_ID[m].preset_label}")
+    value = c2.radio("y axis", ("score", "change"), horizontal=True, key="faith-value",
+                     format_func=lambda v: "p(target) after removal" if v == "score" else "change from the input")
+    title = f"{BY_ID[shown].label} — {BY_ID[shown].preset_label}"
+    st.plotly_chart(input_curve_figure(report.curve(shown, value), title, value), key="faith-input-curve",
+                    width="stretch")
+    options = report.options
+    st.caption(f"Operator: {operator_label(options.operator or BY_ID[shown].operator)} · class measured: "
+               f"{options.target} · special tokens {'excluded' if options.exclude_special else 'counted'} · "
+               f"ties broken with seed {options.seed} · random baseline: {config['n_random']} orderings "
+               f"(dashed line, 95 % band shaded). Download the chart as PNG from its toolbar.")
+    st.markdown("##### Every metric (↑ higher is better, ↓ lower is better)")
+    st.dataframe(report.wide(), key="faith-input-table", width="stretch")
+    long = report.table()
+    flagged = long[long["vs_random"] == NOT_DISTINGUISHABLE]
+    if len(flagged):
+        st.warning("Not distinguishable from random (inside the random orderings' 95 % band): " +
+                   "; ".join(f"{r.method} / {r.label}" for r in flagged.itertuples()))
+    context = {"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,
+               "pair": encoding.pair, "options": config["options"], "random_orderings": config["n_random"],
+               "explanations": {n: e.provenance for n, e in explanations.items()}}
+    d1, d2 = st.columns(2)
+    d1.download_button("Download the table (CSV)", long.to_csv(index=False), "faithfulness.csv", "text/csv",
+                       key="faith-input-csv")
+    d2.download_button("Download table, curves and provenance (JSON)",
+                       json.dumps({"context": context, "table": long.to_dict(orient="records"),
+                                   "curves": {m: report.curve(m) for m in metric_ids}}, default=str),
+                       "faithfulness.json", "application/json", key="faith-input-json")
+
+
+# ----- bias matrix ----------------------------------------------------------------------------------------
+OPERATOR_LABELS = {op.value: OPERATORS[op].label for op in Operator}
+
+
+def bias_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:
+    st.caption("Paper 000 (s. 4, Table 1): a metric that removes words the same way a method does favours that "
+               "method (Deletion favours leave-one-out with deletion; DeletionBERT favours Input Marginalization). "
+               "Rows: methods and the operator each removes words with; columns: removal operators and the shown "
+               "metrics that use them. Highlighted (&#9888;) cells: method and metric share the operator; hover for "
+               "why. Numbers: paper 000's Deletion AUC (↓) of each method under each operator, with its rank.")
+    if not explanations:
+        st.info("Pick at least one method.")
+        return
+    options = {k: v for k, v in config["options"].items() if k != "operator"}
+    try:
+        values = _memo(["sweep", *_identity(classifier, encoding, explanations), options],
+                       lambda: sweep_for_input(classifier, encoding, explanations, options, selection.example))
+    except UserFacingError as error:
+        st.error(str(error))
+        return
+    matrix = bias_matrix(list(explanations), operators_of(metric_ids_of(config["evaluators"]), config["options"]),
+                         values=values, higher_is_better=False)
+    st.html(bias_matrix_html(matrix, OPERATOR_LABELS))
+    if "mlm" not in values.columns:
+        st.caption("No MLM-fill column: the masked-LM filler is not prepared (`python cli.py prepare-mlm`).")
+    for (method, operator), reason in matrix.reasons.items():
+        st.caption(f"⚠ {reason}")
+    st.download_button("Download the bias matrix (CSV)", matrix.to_frame().to_csv(index=False), "bias_matrix.csv",
+                       "text/csv", key="faith-bias-csv")
+
+
+# ----- dataset runs ---------------------------------------------------------------------------------------
+def _save_upload(upload) -> str | None:
+    content = upload.getvalue()
+    suffix = Path(upload.name).suffix.lower()
+    folder = settings.cache_dir() / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(content).hexdigest()[:16]}{suffix}"
+    path.write_bytes(content)
+    try:
+        load_user_file(path)
+    except DataError as error:
+        st.error(str(error))
+        return None
+    return f"file:{path}"
+
+
+def dataset_picker(key: str = "faith-ds") -> str | None:
+    names = list(DATASETS) + ["known-feature", UPLOAD]
+    c1, c2 = st.columns([3, 1])
+    name = c1.selectbox("Dataset", names, key=key, format_func=lambda n: f"{n}: {DATASETS[n].title}"
+                        if n in DATASETS else ("known-feature: paper 003's appended label word (SST-2)"
+                                               if n == "known-feature" else "upload a CSV / JSONL file"))
+    if name == UPLOAD:
+        upload = st.file_uploader("A .csv / .tsv / .jsonl file with a 'text' column (optional label, pair, rationale)",
+                                  type=["csv", "tsv", "jsonl"], key=f"{key}-upload")
+        return _save_upload(upload) if upload is not None else None
+    splits = DATASETS[name].splits if name in DATASETS else ("dev", "train")
+    default = DATASETS[name].default_split if name in DATASETS else "dev"
+    split = c2.selectbox("Split", splits, list(splits).index(default), key=f"{key}-split-{name}")
+    return f"{name}:{split}"
+
+
+def dataset_section(selection, choices: list[MethodChoice], config: dict) -> None:
+    load_evaluators()
+    dataset = dataset_picker()
+    c1, c2 = st.columns([1, 3])
+    limit = int(c1.number_input("Examples", 1, 100_000, 50, key="faith-limit"))
+    extra = [e for e in EVALUATORS if e not in EVALUATOR_METRICS and e != "faithfulness"]
+    more = c2.multiselect("Also compute", extra, default=[], key="faith-extra",
+                          format_func=lambda e: EVALUATORS[e].label,
+                          help="operator-sweep fills the bias matrix with numbers; known-feature needs the "
+                               "known-feature dataset; plausibility needs human rationales.")
+    methods = [method_name(c) for c in choices]
+    evaluators = list(config["evaluators"]) + list(more)
+    st.caption(f"Model `{selection.model}` · methods: {', '.join(methods) or 'none'} (presets kept; individual "
+               f"parameter changes apply to this input only) · metrics: {', '.join(evaluators) or 'none'} · options: "
+               f"{config['options']}. Each example is stored as it finishes: a stopped run resumes, a finished "
+               f"one reopens instantly.")
+    store = ResultStore()
+    start, stop = st.columns(2)
+    if start.button("Start (or resume) the dataset run", key="faith-start", type="primary",
+                    disabled=not (methods and evaluators and dataset)):
+        try:
+            store, run_id, cells = start_evaluation(selection.model, dataset, methods, evaluators, limit,
+                                                    config["options"], store)
+        except (DataError, UserFacingError, ParamError, KeyError, ValueError) as error:
+            st.error(str(error).strip("'\""))
+        else:
+            JOBS.start(store, run_id, cells, evaluate_example)
+            st.session_state[RUN_KEY] = run_id
+    run_id = st.session_state.get(RUN_KEY)
+    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="faith-stop"):
+        JOBS.stop(run_id)
+        st.toast("Stopping after the current example; start again to resume.")
+    runs_section(store, run_id)
+
+
+def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", only: str | None = None) -> None:
+    runs = [r for r in store.list_runs(KIND) if _is_faithfulness(r)
+            and (only is None or only in r["config"].get("evaluators", []))]
+    if not runs:
+        st.caption("No faithfulness runs yet.")
+        return
+    ids = [r["id"] for r in runs]
+    chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key=f"{key}-show-run",
+                          format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
+                                                     for r in runs if r["id"] == i))
+    run_progress(store, chosen)
+    report_view(store, chosen, key)
+
+
+def _is_faithfulness(run: dict) -> bool:
+    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN}
+    return bool(ours & set(run["config"].get("evaluators", [])))
+
+
+def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
+    run = store.get_run(run_id)
+    if run is None:
+        st.error("This run is no longer in the store.")
+        return
+    errors = {k: c["error"] for k, c in store.cells(run_id).items() if "error" in c}
+    if errors:
+        st.warning(f"{len(errors)} example(s) failed (they are rerun on the next start): " +
+                   "; ".join(f"{k}: {v}" for k, v in list(errors.items())[:3]))
+    table = run_table(store, run_id)
+    if table.empty:
+        st.caption("No results yet.")
+        return
+    rc = run["config"]
+    options = rc.get("options", {})
+    removal = RemovalOptions.from_dict(options)
+    st.caption(f"Model `{rc['model']}` ({rc['model_fingerprint']}) · dataset `{rc['dataset']}` · "
+               f"{table['n'].max()} examples · class measured: {removal.target} · operator: "
+               f"{removal.operator or 'each preset’s own'} · special tokens "
+               f"{'excluded' if removal.exclude_special else 'counted'} · seed {removal.seed} · random baseline: "
+               f"{options.get('random_orderings', 0)} orderings per example · mean with percentile-bootstrap 95 % CI; "
+               f"≈ random: the paired CI of (method - random) contains 0.")
+    st.dataframe(wide_table(table), key=f"{key}-run-table-{run_id}", width="stretch")
+    flagged = table[table.get("vs_random", pd.Series(dtype=str)) == NOT_DISTINGUISHABLE] \
+        if "vs_random" in table else table.iloc[0:0]
+    if len(flagged):
+        st.warning("Not distinguishable from random: " +
+                   "; ".join(f"{r.method} / {r.label}" for r in flagged.itertuples()))
+    metrics = curve_metrics(store, run_id)
+    if metrics:
+        c1, c2 = st.columns([3, 2])
+        shown = c1.selectbox("Curve", metrics, key=f"{key}-run-curve-{run_id}",
+                             format_func=lambda m: f"{BY_ID[m.split('[')[0]].label}"
+                                                   f"{' ' + m[m.index('['):] if '[' in m else ''} · "
+                                                   f"{BY_ID[m.split('[')[0]].preset_label}")
+        value = c2.radio("y axis", ("score", "change"), horizontal=True, key=f"{key}-run-value-{run_id}",
+                         format_func=lambda v: "p(target) after removal" if v == "score" else "change from the input")
+        curves = dataset_curves(store, run_id, shown, value)
+        st.plotly_chart(dataset_curve_figure(curves, f"{shown} over {rc['dataset']}", value),
+                        key=f"{key}-run-chart-{run_id}-{shown}-{value}", width="stretch")
+    _run_bias(store, run_id, rc, table)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the summary (CSV)", table.to_csv(index=False), f"{run_id}.csv", "text/csv",
+                       key=f"{key}-run-csv-{run_id}")
+    c2.download_button("Download the run (JSON, every example, re-importable)",
+                       json.dumps(store.export_run(run_id), default=str), f"{run_id}.json", "application/json",
+                       key=f"{key}-run-json-{run_id}")
+
+
+def _run_bias(store: ResultStore, run_id: str, rc: dict, table: pd.DataFrame) -> None:
+    metric_ids = [m for m in metric_ids_of([e for e in rc.get("evaluators", []) if e in EVALUATOR_METRICS])]
+    if not metric_ids and SWEEP not in rc.get("evaluators", []):
+        return
+    values = sweep_values(results_frame(store, run_id), rc["methods"]) if SWEEP in rc.get("evaluators", []) else None
+    with st.expander("Bias matrix (paper 000): methods x removal operators", expanded=False):
+        matrix = bias_matrix(rc["methods"], operators_of(metric_ids, rc.get("options")),
+                             values=None if values is None or values.empty else values, higher_is_better=False)
+        st.html(bias_matrix_html(matrix, OPERATOR_LABELS))
+        if values is None:
+            st.caption("Add 'operator-sweep' to a run to fill the cells with each method's Deletion AUC per operator.")
+        for reason in matrix.reasons.values():
+            st.caption(f"⚠ {reason}")
+
+
+# ----- the known-feature task (paper 003) -----------------------------------------------------------------
+def known_feature_section(choices: list[MethodChoice]) -> None:
+    st.caption("Paper 003 (s. 3.1): SST-2 sentences with **random** labels and the label word ('positive' / "
+               "'negative') appended, so the appended word is the model's only feature. A faithful method ranks it "
+               "first. Reference (paper 003, Fig. 4.1): IG, LIME and KernelSHAP ≈ 1.0 overlap; gradient and gradient "
+               "x input only slightly above random.")
+    recipe = known_feature.RECIPE
+    if not known_feature.is_prepared(recipe):
+        st.info(f"The known-feature model is not trained yet: MiniLM fine-tuned on {recipe.train_limit} sentences "
+                f"(a few minutes on a CPU; cached afterwards).")
+        if st.button("Train the known-feature model", key="faith-kf-train"):
+            bar = st.progress(0.0, text="Training ...")
+
+            def progress(step: int, total: int, info: dict) -> None:
+                left = info["seconds"] / step * (total - step)
+                bar.progress(step / total, text=f"step {step}/{total}, loss {info['loss']:.3f}, about "
+                                                f"{left / 60:.1f} min left (any click stops it)")
+
+            try:
+                known_feature.prepare_known_feature_model(recipe, progress=progress, log=lambda message: None)
+            except UserFacingError as error:
+                st.error(str(error))
+            else:
+                st.rerun()
+        return
+    manifest = known_feature.read_manifest(recipe)
+    st.caption(f"Model: `{known_feature.model_dir(recipe)}` · held-out task accuracy {manifest['accuracy']:.1%} · trained on "
+               f"{manifest['train_examples']} sentences, label seed {recipe.label_seed}.")
+    limit = int(st.number_input("Sentences (known-feature dev)", 1, 872, 100, key="faith-kf-limit"))
+    methods = [method_name(c) for c in choices]
+    store = ResultStore()
+    if st.button("Start (or resume) the known-feature run", key="faith-kf-start", type="primary", disabled=not methods):
+        try:
+            store, run_id, cells = start_evaluation(str(known_feature.model_dir(recipe)),
+                                                    f"known-feature:dev:{recipe.label_seed}", methods,
+                                                    [known_feature.KNOWN], limit, {"random_orderings": DEFAULT_ORDERINGS},
+                                                    store)
+        except (DataError, UserFacingError, ParamError, KeyError, ValueError) as error:
+            st.error(str(error))
+        else:
+            JOBS.start(store, run_id, cells, evaluate_example)
+            st.session_state[RUN_KEY] = run_id
+    runs_section(store, st.session_state.get(RUN_KEY), key="faith-kf", only=known_feature.KNOWN)

@@ -1,0 +1,301 @@
+"""Plausibility page blocks: agreement with people (human rationales), NOT faithfulness.
+
+Per example: every method's heatmap with the human rationale underlined, its binarized versions (top-k
+and threshold) and the per-example scores. Per dataset: a background run of the shared runner (progress,
+stop, resume) and its method x metric table with bootstrap CIs and the random baseline, paper 000's
+threshold sweep and best-tau table, and exports. The numbers come from ``evaluation/plausibility*.py``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from corpora import DATASETS, DataError, split_words
+from evaluation.runs.runner import RANDOM_METHOD, evaluate_example, results_frame
+from evaluation.runs.jobs import JOBS
+from evaluation.plausibility.metrics import (IOU_FROM, LABEL, METRIC_RECORDS, PRESETS, SELECT_BY, SIGNS, TIES, TRUNCATION,
+                                     align, binarize_threshold, binarize_top_k, example_metrics, make_config,
+                                     top_k_size)
+from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
+from evaluation.runs.store import ResultStore
+from explainers import REGISTRY, Explanation, ParamError
+from models import UserFacingError
+
+from ui.widgets.run_progress import run_progress
+from ui.views import heatmaps
+from ui.widgets.heatmap import CSS, heatmap_html, legend_html, provenance_line
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "random")
+METRIC_LABELS = {m.id: f"{m.label} {m.arrow}" for m in METRIC_RECORDS}
+RUN_KEY = "plausibility_run"
+FILE_CHOICE = "file: a CSV/JSONL path"
+
+
+def banner() -> None:
+    st.info("**Plausibility (agreement with people), not faithfulness.** These scores say how well an explanation "
+            "matches the words people marked as the reason for the label. They say nothing about whether the "
+            "model relies on those words: a faithful explanation of a model that uses other cues scores low here.")
+
+
+# ----- settings -----------------------------------------------------------------------------------------------
+def config_controls(key: str = "plaus") -> tuple:
+    """Preset and every setting of the metrics; returns (config, preset, run options)."""
+    left, right = st.columns([1, 3])
+    preset = left.selectbox("Metric preset", list(PRESETS), key=f"{key}-preset",
+                            help="default; paper000 (correct predictions only, negatives zeroed, tau 0.05); "
+                                 "aml-top25 (F1 over the top 25 words); gt-length (k = number of human words); "
+                                 "marc-abs (rank by |score|).")
+    base = make_config(preset)
+    with right.expander("Metric settings (every value; the preset fills them in)"):
+        c1, c2, c3, c4 = st.columns(4)
+        k = f"{key}-{preset}"
+        top_k = c1.text_input("top-k", base.top_k, key=f"{k}-topk", help="'20%' of the words, a count like '25', or "
+                              "'human' (= number of human words)")
+        tau = c2.number_input("tau (threshold)", 0.05, 1.0, float(base.tau), 0.05, key=f"{k}-tau",
+                              help="paper 000: zero the negatives, divide by the max, keep scores >= tau")
+        sign = c3.selectbox("Sign", SIGNS, SIGNS.index(base.sign), key=f"{k}-sign",
+                            help="positive: negative scores count as 'not highlighted' (paper 000); absolute: |score|")
+        ties = c4.selectbox("Ties", TIES, TIES.index(base.ties), key=f"{k}-ties",
+                            help="pessimistic: a tie gives no credit (non-human words rank first)")
+        c5, c6, c7, c8 = st.columns(4)
+        iou_from = c5.selectbox("IoU F1 spans from", IOU_FROM, IOU_FROM.index(base.iou_from), key=f"{k}-ioufrom")
+        truncation = c6.selectbox("Words cut by truncation", TRUNCATION, TRUNCATION.index(base.truncation),
+                                  key=f"{k}-trunc", help="drop: left out; miss: counted as never highlighted")
+        select_by = c7.selectbox("Best tau by", SELECT_BY, SELECT_BY.index(base.select_by), key=f"{k}-select")
+        only_correct = c8.checkbox("Only correct predictions", base.only_correct, key=f"{k}-correct",
+                                   help="paper 000 code: only correctly predicted examples are scored")
+    try:
+        config = make_config(preset, top_k=top_k, tau=tau, sign=sign, ties=ties, iou_from=iou_from,
+                             truncation=truncation, select_by=select_by, only_correct=only_correct)
+    except ValueError as error:
+        st.error(str(error))
+        st.stop()
+    overrides = {name: value for name, value in config.to_dict().items() if value != getattr(base, name)}
+    options = {"plausibility": {"preset": preset, **overrides}}
+    return config, preset, options
+
+
+def config_caption(config, preset: str) -> str:
+    return (f"preset **{preset}** · top-k {config.top_k} · tau {config.tau:g} · sign {config.sign} · ties "
+            f"{config.ties} · IoU F1 spans from {config.iou_from} (match at IoU >= {config.iou_threshold:g}) · "
+            f"truncated words: {config.truncation}" + (" · correct predictions only" if config.only_correct else ""))
+
+
+# ----- one example ----------------------------------------------------------------------------------------------
+def human_mask(selection) -> tuple[tuple[int, ...] | None, str]:
+    """The dataset's rationale, or one the user marks for typed text."""
+    example = selection.example
+    if example is not None and example.rationale is not None:
+        return tuple(example.rationale), f"human rationale of `{example.id}`"
+    words = split_words(selection.text) + (split_words(selection.pair) if selection.pair else [])
+    if not words:
+        return None, ""
+    marker = abs(hash((selection.text, selection.pair))) % 10 ** 8
+    chosen = st.multiselect("This input has no human rationale: mark the words a person would highlight",
+                            list(range(len(words))), key=f"plaus-human-{marker}",
+                            format_func=lambda i: f"{i}: {words[i]}",
+                            help="Or pick a dataset with rationales in the sidebar (eraser-movies, "
+                                 "esnli-highlights, sst-rationales).")
+    if not chosen:
+        return None, ""
+    return tuple(int(i in set(chosen)) for i in range(len(words))), "rationale marked here"
+
+
+def _pending(pending) -> None:
+    st.info(f"Not run yet: about {pending.forward} forward and {pending.backward} backward passes, estimated "
+            f"{pending.seconds:.0f} s on this machine.")
+    if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)",
+                 key=f"plaus-run-{pending.approval_key}"):
+        st.session_state.setdefault("approved_runs", set()).add(pending.approval_key)
+        st.rerun()
+
+
+def example_section(selection, classifier, encoding, choices, config, preset: str) -> None:
+    mask, source = human_mask(selection)
+    if mask is None:
+        st.info("No human rationale to compare with yet.")
+        return
+    results = heatmaps.compute(choices, classifier, encoding, selection.target)
+    st.html(CSS)
+    st.caption(f"Underlined green: {source}. Rows: the method's heatmap, then its binarized versions "
+               f"(purple = highlighted). {config_caption(config, preset)}.")
+    rows, exported = [], []
+    for method_id, result in results.items():
+        label = REGISTRY[method_id].label
+        if not isinstance(result, Explanation):
+            st.markdown(f"**{label}**")
+            if isinstance(result, str):
+                st.error(result)
+            else:
+                _pending(result)
+            continue
+        try:
+            aligned = align(encoding, result.word_scores, mask, config.truncation)
+            if aligned.human.size == 0:
+                raise ValueError("no words left to compare after truncation")
+            values = example_metrics(aligned.scores, aligned.human, config, aligned.segments)
+        except ValueError as error:
+            st.error(f"{label}: {error}")
+            continue
+        words, segments, human = list(aligned.words), list(aligned.segments), [int(h) for h in aligned.human]
+        shown = np.nan_to_num(aligned.scores, nan=0.0)
+        k = top_k_size(config.top_k, len(words), int(aligned.human.sum()))
+        top = binarize_top_k(aligned.scores, aligned.human, k, config.sign, config.ties)
+        thresholded = binarize_threshold(aligned.scores, config.tau, config.sign)
+        st.markdown(f"**{label}** <span style='color:#777;font-size:13px'>{provenance_line(result)}</span>",
+                    unsafe_allow_html=True)
+        st.html(heatmap_html(words, shown, result.signed, segments=segments, human=human))
+        st.html("<div class='xw-legend'>top-k (k = %d)</div>" % k
+                + heatmap_html(words, top.astype(float), False, segments=segments, human=human)
+                + "<div class='xw-legend'>threshold tau = %g</div>" % config.tau
+                + heatmap_html(words, thresholded.astype(float), False, segments=segments, human=human))
+        if aligned.human_cut:
+            st.warning(f"{aligned.human_cut} human word(s) lie beyond the model's length limit and were "
+                       f"{'left out' if config.truncation == 'drop' else 'counted as missed'}.")
+        p = result.provenance
+        rows.append({"method": label, "preset": p.get("preset") or "", "target": p["target"]["label"],
+                     "seed": p.get("seed"), **{METRIC_LABELS[m]: v for m, v in values.items()}})
+        exported.append({"method": method_id, "words": words, "scores": [float(x) for x in aligned.scores],
+                         "human": human, "top_k": top.astype(int).tolist(),
+                         "threshold": thresholded.astype(int).tolist(),
+                         "metrics": values, "provenance": {key: p.get(key) for key in
+                                                           ("method", "preset", "params", "target", "seed", "sign")}})
+    st.html(legend_html(any(isinstance(r, Explanation) and r.signed for r in results.values())))
+    if not rows:
+        return
+    st.markdown("##### Per-example scores (plausibility, not faithfulness)")
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, key="plaus-example-table")
+    left, right = st.columns(2)
+    left.download_button("Scores (CSV)", table.to_csv(index=False), "plausibility_example.csv", "text/csv",
+                         key="plaus-example-csv")
+    right.download_button("Scores, words, masks and provenance (JSON)",
+                          json.dumps({"family": LABEL, "text": encoding.text, "pair": encoding.pair,
+                                      "rationale_source": source, "config": config.to_dict(), "preset": preset,
+                                      "methods": exported}, default=str, indent=1),
+                          "plausibility_example.json", "application/json", key="plaus-example-json")
+
+
+# ----- a dataset ---------------------------------------------------------------------------------------------------
+def _method_specs(choices) -> list[str]:
+    return [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+
+
+def dataset_section(selection, choices, options: dict, config, preset: str) -> None:
+    names = [n for n, info in DATASETS.items() if info.has_rationales] + [FILE_CHOICE]
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    name = c1.selectbox("Dataset with human rationales", names, key="plaus-ds",
+                        format_func=lambda n: n if n == FILE_CHOICE else f"{n}: {DATASETS[n].title}")
+    if name == FILE_CHOICE:
+        path = c2.text_input("Path", key="plaus-file", placeholder="/data/mine.jsonl").strip()
+        dataset_id = f"file:{path}" if path else None
+    else:
+        split = c2.selectbox("Split", DATASETS[name].splits, DATASETS[name].splits.index(DATASETS[name].default_split),
+                             key=f"plaus-split-{name}")
+        dataset_id = f"{name}:{split}"
+    limit = int(c3.number_input("Examples", 1, 100_000, 20, key="plaus-limit"))
+    draws = int(c4.number_input("Random draws", 1, 1000, 10, key="plaus-draws",
+                                help="random baseline: this many seeded uniform-score explanations per example"))
+    target = st.radio("Explain", ("predicted class", "gold label"), horizontal=True, key="plaus-target",
+                      help="paper 000: the prediction; paper 002: the gold label")
+    methods = _method_specs(choices)
+    st.caption(f"Methods: {', '.join(methods) or 'none'} (each with its chosen preset; individual parameter "
+               f"changes apply to the example view only). {config_caption(config, preset)}.")
+    run_options = {**options, "random_orderings": draws, **({"target": "gold"} if target == "gold label" else {})}
+    store = ResultStore()
+    start, stop = st.columns(2)
+    if start.button("Start (or resume) the dataset run", key="plaus-start", type="primary",
+                    disabled=not methods or dataset_id is None):
+        try:
+            store, run_id, cells = start_plausibility(selection.model, dataset_id, methods, limit, run_options, store)
+        except (DataError, ValueError, KeyError, ParamError, UserFacingError) as error:
+            st.error(str(error))
+        else:
+            JOBS.start(store, run_id, cells, evaluate_example)
+            st.session_state[RUN_KEY] = run_id
+    run_id = st.session_state.get(RUN_KEY)
+    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="plaus-stop"):
+        JOBS.stop(run_id)
+        st.toast("Stopping after the current example; start again to resume.")
+    runs = [r for r in store.list_runs("evaluation") if set(EVALUATORS) <= set(r["config"].get("evaluators", []))]
+    if runs:
+        ids = [r["id"] for r in runs]
+        chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key="plaus-show-run",
+                              format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
+                                                         for r in runs if r["id"] == i))
+        _run_view(store, chosen)
+    else:
+        st.caption("No plausibility runs yet.")
+
+
+def _run_view(store: ResultStore, run_id: str) -> None:
+    run_progress(store, run_id)
+    report_view(store, run_id)
+
+
+def sweep_figure(curves: pd.DataFrame, quantity: str = "f1") -> go.Figure:
+    figure = go.Figure()
+    for method, group in curves.groupby("method", sort=False):
+        dash = "dot" if method == RANDOM_METHOD else "solid"
+        figure.add_trace(go.Scatter(x=group["tau"].tolist(), y=group[quantity].tolist(), mode="lines+markers",
+                                    name=method, line={"dash": dash},
+                                    hovertemplate=f"{method}<br>tau %{{x:.2f}}<br>{quantity} %{{y:.3f}}"
+                                                  "<extra></extra>"))
+    figure.update_layout(height=360, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="threshold tau",
+                         yaxis_title=quantity + (" (of the averaged P and R)" if quantity == "f1" else " (mean)"),
+                         yaxis_range=[0, 1.02], legend_title="method",
+                         title="Paper 000 threshold sweep (plausibility, not faithfulness)")
+    return figure
+
+
+def report_view(store: ResultStore, run_id: str) -> None:
+    try:
+        report = run_report(store, run_id)
+    except (KeyError, ValueError) as error:
+        st.error(f"This run cannot be shown: {error}")
+        return
+    run = report["run"]
+    config = run["config"]
+    if report["errors"]:
+        st.warning(f"{len(report['errors'])} example(s) failed: " + "; ".join(
+            f"{k}: {v}" for k, v in list(report["errors"].items())[:3]))
+    if not report["metrics"]:
+        st.caption("No results yet.")
+        return
+    st.caption(f"Model `{config['model']}` ({config['model_fingerprint']}) · dataset `{config['dataset']}` · "
+               f"methods {', '.join(config['methods'])} · target: "
+               f"{'gold label' if config['options'].get('target') == 'gold' else 'predicted class'} · "
+               f"{report['random_baseline']} · preset {report['preset']}.")
+    frame = results_frame(store, run_id)
+    table = pd.DataFrame(report["metrics"])
+    st.markdown("##### Method x metric (mean [95 % bootstrap CI]); plausibility, not faithfulness")
+    st.dataframe(wide_table(table), key=f"plaus-wide-{run_id}")
+    with st.expander("Long table (n, CI method, difference from random, verdict)"):
+        st.dataframe(table, hide_index=True, key=f"plaus-long-{run_id}")
+    st.markdown("##### Paper 000 protocol: each method at its best tau (F1 of the averaged precision and recall)")
+    p000 = pd.DataFrame(report["paper000"])
+    st.dataframe(p000, hide_index=True, key=f"plaus-p000-{run_id}")
+    st.caption("tau is chosen per method on all examples (optimistic for every method, as in the paper); the CIs "
+               "resample examples at that tau.")
+    quantity = st.radio("Sweep curve", ("f1", "iou", "precision", "recall", "coverage"), horizontal=True,
+                        key=f"plaus-quantity-{run_id}")
+    curves = pd.DataFrame(report["sweep"])
+    st.plotly_chart(sweep_figure(curves, quantity), key=f"plaus-sweep-{run_id}-{quantity}", width="stretch")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.download_button("Per-example values (CSV)", per_example_frame(frame).to_csv(index=False),
+                       f"{run_id}_per_example.csv", "text/csv", key=f"plaus-dl-examples-{run_id}")
+    c2.download_button("Method x metric (CSV)", table.to_csv(index=False), f"{run_id}_metrics.csv", "text/csv",
+                       key=f"plaus-dl-metrics-{run_id}")
+    c3.download_button("Sweep and best tau (CSV)", pd.concat([curves.assign(table="sweep"),
+                                                             p000.assign(table="best tau")]).to_csv(index=False),
+                       f"{run_id}_sweep.csv", "text/csv", key=f"plaus-dl-sweep-{run_id}")
+    c4.download_button("Everything (JSON)", json.dumps({"report": report, "run": store.export_run(run_id)},
+                                                       default=str),
+                       f"{run_id}.json", "application/json", key=f"plaus-dl-json-{run_id}")

@@ -1,0 +1,347 @@
+"""ROAR page building blocks: study settings with the cost estimate, the job list, curves, scores, exports.
+
+No research logic here: studies, scores and estimates come from ``evaluation.roar_*``.
+"""
+from __future__ import annotations
+
+import html
+import json
+import logging
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from corpora import DATASETS, DataError
+from evaluation.roar import scores as roar_scores
+from evaluation.runs.jobs import JOBS
+from evaluation.roar.masking import COUNT_RULES, RANKINGS
+from evaluation.roar.measures import ALIASES, SETTINGS, Measure
+from evaluation.roar.study import (FULL_RATIOS, KIND, MODES, PRESETS, TARGETS, build_config, cells_of_run, estimate,
+                                   roar_cell, start_study)
+from evaluation.roar.training import INITS, TRAINABLE, Variant
+from evaluation.runs.store import ResultStore
+from explainers import REGISTRY, ParamError
+from models import UserFacingError
+
+from ui.widgets.run_progress import run_progress, time_left
+
+log = logging.getLogger(__name__)
+
+RUN_KEY = "roar:run"
+DEFAULT_MEASURES = ("integrated_gradients", "lime", "leave_one_out", "attention")
+RATIO_CHOICES = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS, "custom": None}
+OPERATOR_CHOICES = {"mask": "[MASK] (paper 001)", "delete": "delete (paper 000)", "mlm": "masked-LM fill (ROAR-BERT)",
+                    "unk": "[UNK]", "pad": "[PAD]"}
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+RANDOM_COLOUR = "#7f7f7f"
+MODE_TITLES = {"roar": "ROAR (importance from the original model)",
+               "recursive": "Recursive ROAR (importance recomputed each step)"}
+
+
+def banner() -> None:
+    st.caption("ROAR masks the words an importance measure calls most important in every training and test "
+               "sentence, retrains a model and measures how much accuracy is lost; a faithful measure loses more "
+               "than random masking (paper 001 section 3, paper 000 section 3.3). Studies run as background jobs: "
+               "they survive a page reload, resume, and can be exported.")
+
+
+def _dataset_pairs() -> list[str]:
+    """Datasets with a training split and a dev/validation/test split."""
+    return [name for name, info in DATASETS.items()
+            if "train" in info.splits and any(s in info.splits for s in ("dev", "validation", "test"))]
+
+
+def settings_controls(model: str) -> dict | None:
+    """The study's settings as build_config keyword arguments (None when something is missing)."""
+    with st.form("roar-settings", border=True):
+        preset = st.selectbox("Start from", ["(choose below)"] + list(PRESETS), key="roar-preset",
+                              format_func=lambda p: p if p not in PRESETS else f"{p}: {PRESETS[p]['description']}")
+        chosen = PRESETS.get(preset, PRESETS["cpu-small"])
+        c1, c2 = st.columns([3, 2])
+        ids = [m for m in REGISTRY if m != "random" and REGISTRY[m].family != "ensemble"]
+        preset_methods = [ALIASES.get(m, m) for m in chosen["measures"]]
+        default = [m for m in (preset_methods if preset in PRESETS else DEFAULT_MEASURES) if m in ids]
+        measures = c1.multiselect("Importance measures (random is always included)", ids, default=default,
+                                  key=f"roar-measures-{preset}", format_func=lambda m: REGISTRY[m].label)
+        settings = c2.radio("Measure settings", SETTINGS, key=f"roar-settings-kind-{preset}", horizontal=True,
+                            index=SETTINGS.index(chosen.get("settings", "cheap")),
+                            help="cheap: IG 10 steps, LIME 50 samples (CPU); paper: the papers' presets")
+        c1, c2, c3, c4 = st.columns(4)
+        ratio_names = list(RATIO_CHOICES)
+        default_ratio = 0 if tuple(chosen["ratios"]) == (10, 20, 30) else 1
+        ratio_choice = c1.selectbox("Masking ratios", ratio_names, index=default_ratio, key=f"roar-ratios-{preset}")
+        custom = c1.text_input("Custom ratios (%)", "10, 20, 30", key="roar-ratios-custom",
+                               help="used when 'custom' is chosen; 0 % and 100 % are added as shared anchors")
+        seeds = int(c2.number_input("Seeds", 1, 20, len(chosen["seeds"]), key=f"roar-seeds-{preset}",
+                                    help="the issue's default: 3 on a CPU, 5 on a GPU"))
+        mode = c3.selectbox("Mode", list(MODES), list(MODES).index(chosen["mode"]), key=f"roar-mode-{preset}",
+                            format_func=lambda m: MODES[m])
+        operator = c4.selectbox("Removal operator", list(OPERATOR_CHOICES),
+                                list(OPERATOR_CHOICES).index(chosen["operator"]), key=f"roar-operator-{preset}",
+                                format_func=lambda o: OPERATOR_CHOICES[o])
+        c1, c2, c3, c4 = st.columns(4)
+        target = c1.selectbox("Explain", list(TARGETS), list(TARGETS).index(chosen["target"]),
+                              key=f"roar-target-{preset}", help="; ".join(f"{k}: {v}" for k, v in TARGETS.items()))
+        trainable = c2.selectbox("Retraining variant", list(TRAINABLE),
+                                 list(TRAINABLE).index(chosen.get("trainable", "head")), key=f"roar-variant-{preset}",
+                                 format_func=lambda t: TRAINABLE[t])
+        train_size = int(c3.number_input("Training subset N", 2, 100_000, 300, key="roar-train-size"))
+        test_size = int(c4.number_input("Test examples", 1, 100_000, 200, key="roar-test-size"))
+        c1, c2, c3, c4 = st.columns(4)
+        epochs = float(c1.number_input("Epochs", 0.1, 50.0, 3.0, step=0.5, key="roar-epochs"))
+        init = c2.selectbox("Start point", list(INITS), key="roar-init", format_func=lambda i: INITS[i])
+        count_rule = c3.selectbox("Words per ratio", list(COUNT_RULES),
+                                  list(COUNT_RULES).index(chosen.get("count_rule", "floor")),
+                                  key=f"roar-count-{preset}", format_func=lambda c: COUNT_RULES[c])
+        rank_by = c4.selectbox("Ranking", list(RANKINGS), key="roar-rank", format_func=lambda r: RANKINGS[r])
+        c1, c2, c3 = st.columns([2, 1, 2])
+        pairs = _dataset_pairs()
+        dataset = c1.selectbox("Dataset (train split -> dev split)", pairs, pairs.index("sst2") if "sst2" in pairs else 0,
+                               key="roar-dataset", format_func=lambda n: DATASETS[n].title)
+        executor = c2.radio("Executor", ("local", "ray"), key="roar-executor", horizontal=True)
+        address = c3.text_input("Ray address (empty: a local Ray instance)", "", key="roar-ray-address")
+        st.form_submit_button("Apply settings and estimate the cost")
+    ratios = RATIO_CHOICES[ratio_choice]
+    if ratios is None:
+        try:
+            ratios = tuple(float(v) for v in custom.replace("%", "").split(",") if v.strip())
+        except ValueError:
+            st.error(f"Custom ratios must be numbers separated by commas, e.g. 10, 20, 30 (got '{custom}').")
+            return None
+    if not measures:
+        st.info("Choose at least one importance measure.")
+        return None
+    return {"kwargs": dict(model=model, dataset=dataset, measures=measures, ratios=ratios, seeds=list(range(seeds)),
+                           mode=mode, operator=operator, target=target, rank_by=rank_by, count_rule=count_rule,
+                           settings=settings, variant=Variant(trainable=trainable, train_size=train_size,
+                                                              test_size=test_size, epochs=epochs, init=init)),
+            "executor": executor, "address": address.strip() or None}
+
+
+def config_for(kwargs: dict):
+    try:
+        return build_config(**kwargs), None
+    except (UserFacingError, DataError, ParamError, ValueError) as error:
+        return None, str(error)
+
+
+@st.cache_data(show_spinner="Estimating the cost ...", max_entries=16)
+def _estimate(config_json: str) -> dict:
+    from evaluation.roar.study import StudyConfig
+
+    return estimate(StudyConfig.from_dict(json.loads(config_json)))
+
+
+def cost_panel(config) -> None:
+    cost = _estimate(json.dumps(config.to_dict(), sort_keys=True))
+    counts = cost["retrains"]
+    minutes = cost["total_seconds"] / 60
+    st.markdown(f"**Cost before starting: {counts['total']} retrains**, about **{minutes:.0f} min** on "
+                f"{cost['device']} ({cost['seconds_per_retrain']:.0f} s per retrain + "
+                f"{sum(cost['importance_seconds'].values()) / 60:.1f} min of importance).")
+    st.caption(f"retrains = {counts['formula']} · variant: {config.variant.label()} · measured speed "
+               f"{cost['tokens_per_second']:,.0f} tokens/s · estimates are rough; the job list shows the measured ETA.")
+    rows = [{"measure": k, "importance (s)": round(v, 1)} for k, v in cost["importance_seconds"].items()]
+    with st.expander("Importance cost per measure"):
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="roar-cost-table")
+
+
+def start_controls(store: ResultStore, config, executor: str, address: str | None) -> None:
+    start, _ = st.columns([1, 3])
+    if start.button("Start (or resume) the study", type="primary", key="roar-start"):
+        try:
+            run_id = start_study(config, store, executor=executor, ray_address=address)
+        except (UserFacingError, DataError, ParamError, ValueError) as error:
+            st.error(str(error))
+        else:
+            st.session_state[RUN_KEY] = run_id
+            st.toast("Study started: it runs in the background; this page shows its progress.")
+
+
+# ----- jobs ----------------------------------------------------------------------------------------------------
+def job_list(store: ResultStore) -> str | None:
+    """Every stored ROAR study with its progress; returns the one chosen for display."""
+    runs = store.list_runs(KIND)
+    if not runs:
+        st.caption("No ROAR studies yet. Start one above, or import an exported study below.")
+        return None
+    def status(run: dict) -> str:
+        if JOBS.is_running(run["id"]):
+            return "running here"
+        if run["status"] == "running":  # no thread in this app: another process runs it, or the app restarted
+            return "running elsewhere, or interrupted (Resume continues it)"
+        return run["status"]
+
+    table = pd.DataFrame([{"study": r["title"], "status": status(r),
+                           "cells": f"{r['done']}/{r['total']}", "time left": time_left(store, r), "id": r["id"]}
+                          for r in runs])
+    st.dataframe(table, hide_index=True, key="roar-jobs", width="stretch")
+    ids = [r["id"] for r in runs]
+    wanted = st.session_state.get(RUN_KEY)
+    chosen = st.selectbox("Show study", ids, index=ids.index(wanted) if wanted in ids else 0, key="roar-show",
+                          format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
+                                                     for r in runs if r["id"] == i))
+    run = next(r for r in runs if r["id"] == chosen)
+    running = JOBS.is_running(chosen)
+    c1, c2, c3 = st.columns(3)
+    if running and c1.button("Stop", key="roar-stop"):
+        JOBS.stop(chosen)
+        st.toast("Stopping after the running cell; start or resume again to continue.")
+    if not running and run["done"] < run["total"] and c1.button("Resume", key="roar-resume"):
+        try:
+            config, cells = cells_of_run(store, chosen)
+            JOBS.start(store, chosen, cells, roar_cell)
+        except (UserFacingError, DataError, ParamError, ValueError) as error:
+            st.error(str(error))
+        else:
+            st.rerun()
+    if not running and c3.button("Delete this study", key="roar-delete"):
+        store.delete_run(chosen)
+        st.session_state.pop(RUN_KEY, None)
+        st.rerun()
+    run_progress(store, chosen, unit="cells (retrains)")
+    return chosen
+
+
+
+
+def import_panel(store: ResultStore) -> None:
+    upload = st.file_uploader("Import an exported study (JSON)", type=["json"], key="roar-import")
+    if upload is None or st.session_state.get("roar:imported") == upload.file_id:
+        return
+    try:
+        data = json.loads(upload.getvalue().decode("utf-8", errors="replace"))
+        if not isinstance(data, dict) or data.get("run", {}).get("kind") != KIND:
+            raise ValueError("this file is not an exported ROAR study")
+        run_id = store.import_run(data)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        st.error(f"Cannot import this file: {error}.")
+        return
+    st.session_state[RUN_KEY] = run_id
+    st.session_state["roar:imported"] = upload.file_id
+    st.rerun()
+
+
+# ----- results -------------------------------------------------------------------------------------------------
+def curve_figure(curves: pd.DataFrame, metric: str, floor: float | None) -> go.Figure:
+    """Mean curves with 95 % CI ribbons, ROAR and Recursive ROAR side by side, the 100 %-masked floor dashed."""
+    modes = [m for m in ("roar", "recursive") if (curves["mode"] == m).any()]
+    figure = make_subplots(rows=1, cols=len(modes), shared_yaxes=True, subplot_titles=[MODE_TITLES[m] for m in modes],
+                           horizontal_spacing=0.06)
+    measures = list(dict.fromkeys(curves["measure"]))
+    colours = {m: (RANDOM_COLOUR if m == "random" else COLOURS[i % len(COLOURS)]) for i, m in enumerate(measures)}
+    for col, mode in enumerate(modes, start=1):
+        for measure in measures:
+            data = curves[(curves["mode"] == mode) & (curves["measure"] == measure)].sort_values("ratio")
+            if data.empty:
+                continue
+            colour = colours[measure]
+            x, low, high = list(data["ratio"]), list(data["low"]), list(data["high"])
+            figure.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], fill="toself", fillcolor=colour,
+                                        opacity=0.15, line=dict(width=0), hoverinfo="skip", showlegend=False,
+                                        name=f"{measure} 95 % CI"), row=1, col=col)
+            figure.add_trace(go.Scatter(
+                x=x, y=list(data["mean"]), mode="lines+markers", name=measure, legendgroup=measure,
+                showlegend=col == 1, line=dict(color=colour, dash="dash" if measure == "random" else "solid"),
+                customdata=list(zip(data["low"], data["high"], data["n"])),
+                hovertemplate=f"{measure}<br>%{{x:g}} % masked<br>{metric} %{{y:.3f}} "
+                              f"[%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}], %{{customdata[2]}} seeds<extra></extra>"),
+                row=1, col=col)
+        if floor is not None:
+            figure.add_hline(y=floor, line=dict(color="black", dash="dot", width=1), row=1, col=col,
+                             annotation_text="100 % masked" if col == 1 else None)
+        figure.update_xaxes(title_text="% of words masked", row=1, col=col)
+    figure.update_yaxes(title_text=roar_scores.METRICS[metric], row=1, col=1)
+    figure.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+    return figure
+
+
+def _masked_html(example: dict) -> str:
+    parts = []
+    for word, removed in zip(example["words"], example["removed"]):
+        text = html.escape(word)
+        parts.append(f"<span style='background:#333;color:#fff;padding:0 3px;border-radius:3px'>{text}</span>"
+                     if removed else text)
+    return " ".join(parts)
+
+
+def results(store: ResultStore, run_id: str) -> None:
+    run = store.get_run(run_id)
+    if run is None:
+        st.error("This study is no longer in the store.")
+        return
+    cells = store.cells(run_id)
+    errors = {k: c["error"] for k, c in cells.items() if "error" in c}
+    if errors:
+        st.warning(f"{len(errors)} cell(s) failed (resume to retry them): " +
+                   "; ".join(f"{k}: {v}" for k, v in list(errors.items())[:3]))
+    frame = roar_scores.cells_frame(cells)
+    if frame.empty:
+        st.caption("No finished cells yet.")
+        return
+    config = run["config"]
+    prov = run["meta"].get("provenance", {})
+    st.caption(f"Model `{config['model']}` ({config.get('model_fingerprint', '?')}) · train `{config['train_data']}` · "
+               f"test `{config['test_data']}` · operator **{config['operator']}** · explains the **{config['target']}** "
+               f"label · ranking {config['rank_by']} · count rule {config['count_rule']} · seeds "
+               f"{', '.join(map(str, config['seeds']))} · variant: **{prov.get('variant', '?')}**")
+    labels = {m["id"]: Measure.from_dict(m).label() for m in config.get("measures", [])}
+    st.caption("Measures: " + "; ".join(f"**{k}** = {v}" for k, v in labels.items()) +
+               "; **random** = uniform random word scores from (seed, sentence) (the ROAR baseline).")
+    metric = st.radio("Performance", list(roar_scores.METRICS), key=f"roar-metric-{run_id}", horizontal=True,
+                      format_func=lambda m: roar_scores.METRICS[m])
+    curves = roar_scores.curves(frame, metric)
+    anchors = frame[(frame["kind"] == "anchor") & (frame["ratio"] == 100.0)][metric]
+    floor = float(anchors.mean()) if len(anchors) else None
+    if curves.empty:
+        st.caption("The curves appear once a measure's first cells and the anchors have finished.")
+    else:
+        st.plotly_chart(curve_figure(curves, metric, floor), key=f"roar-curves-{run_id}-{metric}", width="stretch")
+        st.caption("Mean over seeds with a 95 % confidence ribbon (t-interval in logit space, paper 001). Lower than "
+                   "random = the measure found words the task needs. Dotted: the 100 %-masked floor (dataset bias: "
+                   "class prior, length).")
+    summary = roar_scores.summary(frame, metric)
+    if not summary.empty:
+        st.markdown("##### Faithfulness (paper 001 Eq. 3: area between the curve and random, relative to the best "
+                    "possible; higher = more faithful)")
+        shown = summary.assign(**{"score (%)": (summary["score"] * 100).round(1), "95 % CI (%)": [
+            f"[{lo * 100:.1f}, {hi * 100:.1f}]" for lo, hi in zip(summary["low"], summary["high"])]})
+        st.dataframe(shown[["mode", "measure", "score (%)", "95 % CI (%)", "seeds", "verdict", "leakage",
+                            "floor_100"]],
+                     hide_index=True, key=f"roar-scores-{run_id}-{metric}", width="stretch")
+        for row in summary.itertuples():
+            if row.leakage_significant:
+                st.warning(f"Possible class leakage ({row.mode}, {row.measure}): {metric} rises as more is masked "
+                           f"({row.leakage}). The masking pattern itself carries label information (paper 001 App. "
+                           f"A); the score can only understate faithfulness here.")
+        st.caption("Plain ROAR cannot prove a measure unfaithful: redundant words can keep accuracy up, so a low ROAR "
+                   "score is 'inconclusive'; under Recursive ROAR it means 'not faithful' (paper 001 section 5.2.1). "
+                   "Rankings hold for this model and dataset only.")
+    welch = roar_scores.welch_table(frame, metric)
+    welch = welch[(welch["n_a"] >= 2) & (welch["n_b"] >= 2)]
+    with st.expander("Welch t-test p-values between measures at each ratio (paper 000 Table 2d)"):
+        if welch.empty:
+            st.caption("Needs at least 2 seeds per measure.")
+        else:
+            st.dataframe(welch, hide_index=True, key=f"roar-welch-{run_id}-{metric}")
+    examples = [c for c in cells.values() if c.get("kind") in ("roar", "recursive") and c.get("examples")]
+    if examples:
+        with st.expander("Masked test sentences (what the retrained model saw)"):
+            for cell in examples[:6]:
+                st.markdown(f"**{cell['measure']}** · {cell['ratio']:g} % · {cell['kind']} step {cell['step']} · "
+                            f"seed {cell['seed']}")
+                for example in cell["examples"][:2]:
+                    st.markdown(_masked_html(example), unsafe_allow_html=True)
+    with st.expander("Every cell"):
+        st.dataframe(frame, hide_index=True, key=f"roar-cells-{run_id}")
+    c1, c2 = st.columns(2)
+    provenance = {"model": config["model"], "fingerprint": config.get("model_fingerprint", ""),
+                  "variant": prov.get("variant", ""), "operator": config["operator"], "target": config["target"],
+                  "metric": metric, "seeds": " ".join(map(str, config["seeds"]))}
+    c1.download_button("Download the curves (CSV)", curves.drop(columns=["values"]).assign(
+        measure_label=[labels.get(m, m) for m in curves["measure"]], **provenance).to_csv(index=False),
+                       f"{run_id}-curves.csv", "text/csv", key=f"roar-csv-{run_id}")
+    c2.download_button("Download the study (JSON, re-importable)", json.dumps(store.export_run(run_id), default=str),
+                       f"{run_id}.json", "application/json", key=f"roar-json-{run_id}")

@@ -1,0 +1,498 @@
+"""Sanity-check page blocks: live layer randomization, paper 000's head randomization, dataset-level curves.
+
+The numbers come from ``evaluation/sanity/one_input.py`` and ``evaluation/sanity/dataset.py``; randomized models from
+``models/randomize.py`` (copy-on-write: the model every session shares is never modified). This module only
+lays out controls, heatmaps, grids and plotly figures.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from corpora import DATASETS, DataError
+from evaluation.sanity import one_input
+from evaluation.sanity import dataset as sanity_dataset
+from evaluation.runs.jobs import JOBS
+from evaluation.runs.store import ResultStore
+from explainers import Explainer, ParamError, create
+from models import Encoding, TextClassifier, UserFacingError, randomize
+
+from ui.widgets.run_progress import run_progress
+from ui.views.heatmaps import MethodChoice
+from ui.figures.common import probability_bars
+from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
+
+DEFAULT_METHODS = ("saliency", "input_x_gradient", "attention", "leave_one_out", "random")
+AUTO_RUN_SECONDS = 20.0
+MEASURE_LABELS = {"spearman": "Spearman ρ (signed)", "spearman_abs": "Spearman ρ (absolute values)",
+                  "top_k": "top-k overlap"}
+RUN_KEY = "sanity_run"
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf"]
+
+
+def banner() -> None:
+    st.markdown("Randomize the model from the top down (classifier head, then the last transformer block, ..., "
+                "the embeddings) or one unit alone, and see whether each explanation changes. An explanation that "
+                "stays the same on a destroyed model does not explain the model (Adebayo et al. 2018; paper 003 "
+                "§3.3). The randomized models are private copies: the model other pages and users share is "
+                "never modified.")
+
+
+# ----- settings -----------------------------------------------------------------------------------------------
+def settings_controls(key: str = "sanity") -> dict:
+    c1, c2, c3, c4, c5 = st.columns([2, 2, 1, 2, 1])
+    mode = c1.radio("Mode", list(randomize.MODES), key=f"{key}-mode", format_func=lambda m: randomize.MODES[m],
+                    help="cascading: the head, then each block from the top, then the embeddings, keeping earlier "
+                         "stages randomized; independent: one unit at a time, the rest trained (paper 003).")
+    init = c2.selectbox("Re-initialization", list(randomize.INITS), key=f"{key}-init",
+                        format_func=lambda i: randomize.INITS[i],
+                        help="model: the model's own initializer (default); normal: N(0, 1) for every parameter "
+                             "of the unit, LayerNorm included, as paper 003's code does.")
+    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed",
+                               help="randomization seed; part of the cache key and of the provenance"))
+    measure = c4.selectbox("Similarity (curve and flag)", list(MEASURE_LABELS), key=f"{key}-measure",
+                           format_func=lambda m: MEASURE_LABELS[m])
+    threshold = float(c5.number_input("Fail at ≥", -1.0, 1.0, one_input.DEFAULT_THRESHOLD, 0.05, key=f"{key}-threshold",
+                                      help="a method fails when its similarity after randomization is at least "
+                                           "this (cascading: last stage; independent: mean over the stages)"))
+    return {"mode": mode, "init": init, "seed": seed, "measure": measure, "threshold": threshold,
+            "top_fraction": one_input.DEFAULT_TOP_FRACTION}
+
+
+def method_name(choice: MethodChoice) -> str:
+    name = choice.method_id + (f":{choice.preset}" if choice.preset else "")
+    if choice.overrides:
+        name += " (" + ", ".join(f"{k}={v}" for k, v in sorted(choice.overrides.items())) + ")"
+    return name
+
+
+def explainers_from(choices: list[MethodChoice]) -> tuple[dict[str, Explainer], dict[str, str]]:
+    """Explainers by display name, and messages for the choices that could not be created."""
+    out, errors = {}, {}
+    for choice in choices:
+        try:
+            out[method_name(choice)] = create(choice.method_id, preset=choice.preset, **choice.overrides)
+        except (ParamError, UserFacingError) as error:
+            errors[method_name(choice)] = str(error)
+    return out, errors
+
+
+def _run_gate(label: str, key: str, missing: int, seconds: float) -> bool:
+    """Whether to compute now: cheap work runs at once; costly or stopped work waits for a click."""
+    approved = st.session_state.setdefault("sanity-approved", set())
+    paused = st.session_state.setdefault("sanity-paused", set())
+    if missing == 0:
+        return True
+    if key in paused:
+        st.info(f"Stopped. {missing} explanations are still missing (about {seconds:.0f} s); finished ones are "
+                f"kept in the cache.")
+    elif seconds > AUTO_RUN_SECONDS and key not in approved:
+        st.info(f"{label}: {missing} explanations to compute, estimated {seconds:.0f} s on this machine.")
+    else:
+        return True
+    if st.button(f"Run {label.lower()} (~{seconds:.0f} s)", key=f"go-{key}", type="primary"):
+        approved.add(key)
+        paused.discard(key)
+        return True
+    return False
+
+
+def _stoppable(key: str):
+    """A Stop button drawn before long work: clicking it interrupts the run and keeps it paused."""
+    if st.button("Stop", key=f"stop-{key}", help="stops after the current explanation; run again to resume"):
+        st.session_state.setdefault("sanity-paused", set()).add(key)
+        st.session_state.setdefault("sanity-approved", set()).discard(key)
+        return True
+    return False
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# ----- figures ----------------------------------------------------------------------------------------------------
+def curve_figure(curves: pd.DataFrame, stage_names: list[str], measure: str, chance: dict | None = None,
+                 title: str = "") -> go.Figure:
+    """One line per method over the stages; ``curves`` has stage_index, method, mean and optional low/high.
+    ``chance`` (mean/low/high) draws the random baseline as a dotted line with a band."""
+    figure = go.Figure()
+    x = list(range(len(stage_names)))
+    if chance is not None and np.isfinite(chance.get("mean", np.nan)):
+        figure.add_trace(go.Scatter(x=x + x[::-1], y=[chance["high"]] * len(x) + [chance["low"]] * len(x),
+                                    fill="toself", fillcolor="rgba(120,120,120,0.15)", line={"width": 0},
+                                    hoverinfo="skip", name=f"{one_input.CHANCE}, 95 % range", showlegend=True))
+        figure.add_trace(go.Scatter(x=x, y=[chance["mean"]] * len(x), mode="lines", name=one_input.CHANCE,
+                                    line={"dash": "dot", "color": "#555"}))
+    for i, (method, group) in enumerate(curves.groupby("method", sort=False)):
+        group = group.sort_values("stage_index")
+        colour_ = COLOURS[i % len(COLOURS)]
+        if {"low", "high"} <= set(group.columns) and group["low"].notna().any():
+            figure.add_trace(go.Scatter(
+                x=list(group["stage_index"]) + list(group["stage_index"])[::-1],
+                y=list(group["high"]) + list(group["low"])[::-1], fill="toself", line={"width": 0},
+                fillcolor=_rgba(colour_, 0.15), hoverinfo="skip", showlegend=False, name=f"{method} CI"))
+        figure.add_trace(go.Scatter(x=group["stage_index"], y=group["mean"], mode="lines+markers", name=method,
+                                    line={"color": colour_},
+                                    hovertemplate=f"{html.escape(method)}<br>%{{text}}<br>{measure} "
+                                                  f"%{{y:.3f}}<extra></extra>",
+                                    text=[stage_names[int(i)] for i in group["stage_index"]]))
+    low = -1.05 if measure.startswith("spearman") else -0.02
+    figure.update_layout(height=380, margin=dict(l=10, r=10, t=40 if title else 10, b=10), title=title or None,
+                         xaxis=dict(tickmode="array", tickvals=x, ticktext=stage_names, title="randomization stage"),
+                         yaxis=dict(range=[low, 1.05], title=MEASURE_LABELS.get(measure, measure)),
+                         legend_title="method")
+    return figure
+
+
+def accuracy_figure(accuracy: pd.DataFrame, stage_names: list[str], majority: float | None,
+                    num_labels: int) -> go.Figure:
+    figure = go.Figure()
+    x = list(accuracy["stage_index"])
+    figure.add_trace(go.Scatter(x=x + x[::-1], y=list(accuracy["high"]) + list(accuracy["low"])[::-1],
+                                fill="toself", fillcolor="rgba(33,102,172,0.15)", line={"width": 0},
+                                hoverinfo="skip", showlegend=False))
+    figure.add_trace(go.Scatter(x=x, y=accuracy["mean"], mode="lines+markers", name="accuracy",
+                                line={"color": "#2166ac"}, hovertemplate="%{y:.1%}<extra></extra>"))
+    if majority is not None:
+        figure.add_hline(y=majority, line_dash="dot", annotation_text=f"majority class {majority:.0%}")
+    figure.add_hline(y=1 / max(1, num_labels), line_dash="dash", line_color="#999",
+                     annotation_text=f"uniform chance {1 / max(1, num_labels):.0%}", annotation_position="bottom right")
+    figure.update_layout(height=300, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, 1.02],
+                         title="accuracy", tickformat=".0%"),
+                         xaxis=dict(tickmode="array", tickvals=list(range(len(stage_names))), ticktext=stage_names,
+                                    title="randomization stage"))
+    return figure
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def grid_html(stage_names: list[str], words: list[str], matrix: np.ndarray, signed: bool,
+              similarity: list[float] | None = None) -> str:
+    """Degradation grid: one heatmap row per stage (each row on its own colour scale), words escaped."""
+    head = "".join(f"<th style='font-weight:400;color:#666;padding:0 4px'>{html.escape(w)}</th>" for w in words)
+    rows = []
+    for r, stage in enumerate(stage_names):
+        values = matrix[r]
+        finite = np.abs(values[np.isfinite(values)])
+        scale = float(finite.max()) if finite.size else 0.0
+        cells = []
+        for word, value in zip(words, values):
+            if not np.isfinite(value):
+                cells.append("<td style='color:#bbb;text-align:center'>·</td>")
+                continue
+            cells.append(f"<td title='{html.escape(word)}: {value:+.3g}' style='background:"
+                         f"{colour(value, scale, signed)};color:{text_colour(value, scale)};padding:2px 4px;"
+                         f"border-radius:3px;text-align:center'>{html.escape(word)}</td>")
+        extra = "" if similarity is None or not np.isfinite(similarity[r]) else f" ({similarity[r]:+.2f})"
+        rows.append(f"<tr><td style='white-space:nowrap;color:#444;padding-right:8px'>{html.escape(stage)}"
+                    f"{extra}</td>{''.join(cells)}</tr>")
+    return (f"<div style='overflow-x:auto'><table class='xw-grid' style='border-collapse:separate;border-spacing:2px;"
+            f"font-size:13px'><tr><th></th>{head}</tr>{''.join(rows)}</table></div>")
+
+
+# ----- one input: layer randomization -----------------------------------------------------------------------------
+def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[MethodChoice], target: int,
+                  config: dict, level: str) -> one_input.SanityResult | None:
+    explainers, errors = explainers_from(choices)
+    for name, message in errors.items():
+        st.error(f"{name}: {message}")
+    if not explainers:
+        st.info("Choose at least one method.")
+        return None
+    try:
+        missing, seconds = one_input.missing_work(classifier, encoding, explainers, config["mode"], config["init"],
+                                               config["seed"], target)
+    except UserFacingError as error:
+        st.error(str(error))
+        return None
+    key = _digest("layers", classifier.fingerprint, encoding.key, list(explainers),
+                  [e.cache_identity() for e in explainers.values()], config["mode"], config["init"], config["seed"],
+                  target)
+    if missing:
+        _stoppable(key)  # a click reruns the page and pauses this work; the gate below then waits for "Run"
+    if not _run_gate("Layer randomization", key, missing, seconds):
+        return None
+    bar = st.progress(0.0, text="Randomizing and explaining ...") if missing else None
+
+    def progress(done: int, total: int, label: str) -> None:
+        if bar is not None:
+            bar.progress(min(1.0, done / max(1, total)), text=f"{done}/{total} · {label}")
+
+    try:
+        result = one_input.run_sanity(classifier, encoding, explainers, mode=config["mode"], init=config["init"],
+                                   seed=config["seed"], target=target, top_fraction=config["top_fraction"],
+                                   progress=progress)
+    except UserFacingError as error:
+        st.error(str(error))
+        return None
+    if bar is not None:
+        bar.empty()
+    st.session_state.get("sanity-paused", set()).discard(key)
+    _show_layers(result, config, level)
+    return result
+
+
+def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> None:
+    frame = result.frame()
+    names = result.stage_names
+    randomized_names = names[1:]
+    st.caption(f"Explaining **{result.target_label}** (the original model's class) at every stage · mode "
+               f"{result.mode} · init: {randomize.INITS[result.init]} · seed {result.seed} · similarities on word "
+               f"scores; top-k = {result.top_fraction:.0%} of the words.")
+    chosen = st.select_slider("Randomize up to" if result.mode == "cascading" else "Randomized unit",
+                              options=randomized_names, key="sanity-stage",
+                              help="cascading: every unit from the head down to this one is re-initialized")
+    stage = result.stage(chosen)
+    original = result.stages[0]
+    left, right = st.columns([2, 3])
+    predicted = int(np.argmax(stage.probabilities))
+    with left:
+        st.markdown(f"**Randomized model ({chosen}) predicts: {result.labels[predicted]}** "
+                    f"({stage.probabilities[predicted]:.1%}); original: "
+                    f"{result.labels[int(np.argmax(original.probabilities))]} "
+                    f"({original.probabilities.max():.1%})")
+        st.caption(f"fingerprint {stage.fingerprint} (original {original.fingerprint})")
+    with right:
+        st.plotly_chart(probability_bars(result.labels, stage.probabilities, predicted), key="sanity-stage-bars",
+                        width="stretch", config={"displayModeBar": False})
+    verdicts = result.verdicts(config["measure"], config["threshold"])
+    st.html(CSS)
+    for method in result.methods:
+        if method in stage.errors or method in original.errors:
+            st.error(f"{method}: {stage.errors.get(method) or original.errors.get(method)}")
+            continue
+        if method not in stage.explanations:
+            continue
+        row = frame[(frame["stage"] == chosen) & (frame["method"] == method)].iloc[0]
+        verdict = verdicts.get(method, {})
+        badge = {"fails": "🔴 fails the check", "passes": "🟢 passes", "inconclusive": "⚪ inconclusive",
+                 "n/a": "⚪ n/a"}.get(verdict.get("status"), "")
+        st.markdown(f"**{html.escape(method)}** · ρ {_fmt(row['spearman'])} · ρ(|·|) {_fmt(row['spearman_abs'])} "
+                    f"· top-k {_fmt(row['top_k'])} · {badge}")
+        st.html("<div style='font-size:12px;color:#666'>original</div>"
+                + explanation_row_html(original.explanations[method], level)
+                + f"<div style='font-size:12px;color:#666'>randomized: {html.escape(chosen)}</div>"
+                + explanation_row_html(stage.explanations[method], level))
+        with st.expander(f"Provenance: {method} at {chosen}"):
+            st.json({"randomization": result.provenance(), "stage": chosen, "stage_fingerprint": stage.fingerprint,
+                     "explanation": stage.explanations[method].provenance}, expanded=False)
+    st.html(legend_html(any(result.signed.values())))
+
+    st.markdown("##### Similarity to the original, stage by stage")
+    measure = config["measure"]
+    curves = frame[["stage_index", "method", measure]].rename(columns={measure: "mean"})
+    st.plotly_chart(curve_figure(curves, names, measure, result.chance.get(measure)), key="sanity-curve",
+                    width="stretch")
+    st.caption("Dotted: random rankings compared with each original explanation (the random baseline; its band is "
+               "the 95 % range). A faithful method falls toward it; a method that stays near 1 ignores the model.")
+    verdict_rows = [{"method": m, "verdict": v["status"], measure: v["value"], "why": v["reason"]}
+                    for m, v in verdicts.items()]
+    st.dataframe(pd.DataFrame(verdict_rows), hide_index=True, key="sanity-verdicts")
+
+    st.markdown("##### Degradation grid (rows = stages, columns = words; each row on its own colour scale)")
+    for i, method in enumerate(result.methods):
+        if method not in original.explanations:
+            continue
+        stage_names, words, matrix = result.grid(method)
+        values = frame[frame["method"] == method].set_index("stage")[measure].reindex(stage_names).to_numpy()
+        with st.expander(f"{method}", expanded=i == 0):
+            st.html(grid_html(stage_names, words, matrix, result.signed[method], list(values)))
+    _downloads(frame, result.provenance(), "layers")
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if value is None or not np.isfinite(value) else f"{value:+.2f}"
+
+
+def _downloads(frame: pd.DataFrame, provenance: dict, key: str) -> None:
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the table (CSV)", frame.to_csv(index=False), f"sanity-{key}.csv", "text/csv",
+                       key=f"sanity-csv-{key}")
+    c2.download_button("Download with provenance (JSON)",
+                       json.dumps({"provenance": provenance, "rows": json.loads(frame.to_json(orient="records"))},
+                                  indent=2), f"sanity-{key}.json", "application/json", key=f"sanity-json-{key}")
+
+
+def parse_seeds(text: str) -> tuple[list[int], str | None]:
+    """'0, 1, 2' -> [0, 1, 2], or a message saying what is wrong."""
+    try:
+        seeds = sorted({int(s) for s in text.replace(";", ",").split(",") if s.strip()})
+    except ValueError:
+        return [], "Seeds must be whole numbers separated by commas, e.g. 0, 1, 2."
+    if not seeds or len(seeds) > 20 or min(seeds) < 0:
+        return [], "Give between 1 and 20 non-negative seeds."
+    return seeds, None
+
+
+# ----- one input: paper 000's head check ---------------------------------------------------------------------------
+def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[MethodChoice], target: int,
+                 level: str) -> one_input.HeadCheckResult | None:
+    st.caption("Paper 000 (§3.3, App. E): re-initialize only the classifier's last layer (Xavier uniform, bias "
+               "unchanged) under several seeds. Higher = the explanation reacts to the model (better).")
+    text = st.text_input("Seeds", "0, 1, 2", key="sanity-head-seeds", help="paper 000 used three; also used by "
+                         "the dataset run of the head check")
+    seeds, message = parse_seeds(text)
+    if message:
+        st.error(message)
+        return None
+    explainers, errors = explainers_from(choices)
+    for name, message in errors.items():
+        st.error(f"{name}: {message}")
+    if not explainers:
+        st.info("Choose at least one method.")
+        return None
+    seconds = sum(classifier.estimate_seconds(*e.estimate_passes(encoding), encoding.n_tokens)
+                  for e in explainers.values()) * (len(seeds) + 1)
+    key = _digest("head", classifier.fingerprint, encoding.key, list(explainers), seeds, target)
+    if not _run_gate("Head randomization", key, len(explainers) * (len(seeds) + 1), seconds):
+        return None
+    with st.spinner("Randomizing the head and explaining ..."):
+        try:
+            result = one_input.run_head_check(classifier, encoding, explainers, seeds=seeds, target=target)
+        except UserFacingError as error:
+            st.error(str(error))
+            return None
+    for where, message in result.errors.items():
+        st.error(f"{where}: {message}")
+    summary = result.summary()
+    st.markdown(f"##### Share of words changing sign and mean |change| (randomized layer `{result.layer}`)")
+    st.dataframe(summary, hide_index=True, key="sanity-head-summary",
+                 column_config={"sign_change_mean": st.column_config.NumberColumn("words changing sign (mean)",
+                                                                                  format="percent"),
+                                "sign_change_std": st.column_config.NumberColumn("± std", format="percent")})
+    st.caption("Sign changes are n/a for unsigned methods. Paper 000 Table A5 (SST-2): LOOempty 71.4 % ± 17.1 "
+               "sign changes, mean |change| 0.46 ± 0.18; IM 62.3 % and 0.31.")
+    predictions = " · ".join(f"seed {s}: {result.labels[int(np.argmax(result.probabilities[s]))]} "
+                             f"({result.probabilities[s].max():.0%})" for s in result.seeds)
+    st.caption(f"Explaining **{result.target_label}** every time. Randomized heads predict: {predictions}.")
+    st.html(CSS)
+    for method in result.methods:
+        if method not in result.original:
+            continue
+        st.markdown(f"**{html.escape(method)}**")
+        body = "<div style='font-size:12px;color:#666'>original</div>" + \
+            explanation_row_html(result.original[method], level)
+        for seed in result.seeds:
+            if method in result.randomized.get(seed, {}):
+                body += (f"<div style='font-size:12px;color:#666'>head seed {seed}</div>"
+                         + explanation_row_html(result.randomized[seed][method], level))
+        st.html(body)
+    _downloads(result.frame(), result.provenance(), "head")
+    return result
+
+
+# ----- over a dataset ---------------------------------------------------------------------------------------------
+def dataset_section(selection, choices: list[MethodChoice], config: dict, num_labels: int) -> None:
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
+    names = list(DATASETS)
+    name = c1.selectbox("Dataset", names, key="sanity-ds", format_func=lambda n: f"{n}: {DATASETS[n].title}")
+    info = DATASETS[name]
+    split = c2.selectbox("Split", info.splits, info.splits.index(info.default_split), key=f"sanity-split-{name}")
+    limit = int(c3.number_input("Examples", 1, 100_000, 20, key="sanity-limit",
+                                help="paper 003 averaged 50 examples"))
+    check = c4.radio("Check", list(sanity_dataset.CHECKS), key="sanity-check", format_func=lambda c: sanity_dataset.CHECKS[c],
+                     horizontal=True)
+    target = st.radio("Explain", ("predicted", "gold"), horizontal=True, key="sanity-target",
+                      format_func=lambda t: "the original model's prediction" if t == "predicted" else "the gold label")
+    methods = [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+    seeds, _ = parse_seeds(st.session_state.get("sanity-head-seeds", "0, 1, 2"))
+    seeds = seeds or list(one_input.PAPER_000_SEEDS)
+    what = (f"{config['mode']} · {randomize.INITS[config['init']]} · seed {config['seed']}" if check == "layers"
+            else f"head seeds {', '.join(map(str, seeds))} (Xavier uniform)")
+    st.caption(f"Methods: {', '.join(methods) or 'none'} (presets kept; individual parameter changes apply to the "
+               f"single-input view only) · {what}.")
+    store = ResultStore()
+    start, stop = st.columns(2)
+    if start.button("Start (or resume) the dataset run", key="sanity-start", type="primary", disabled=not methods):
+        try:
+            store, run_id, cells = sanity_dataset.start_sanity(selection.model, f"{name}:{split}", methods, limit, check,
+                                                      config["mode"], config["init"], config["seed"],
+                                                      seeds=seeds, target=target, top_fraction=config["top_fraction"], store=store)
+        except (DataError, UserFacingError, ParamError, ValueError) as error:
+            st.error(str(error))
+        else:
+            JOBS.start(store, run_id, cells, sanity_dataset.sanity_cell)
+            st.session_state[RUN_KEY] = run_id
+    run_id = st.session_state.get(RUN_KEY)
+    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="sanity-stop-run"):
+        JOBS.stop(run_id)
+        st.toast("Stopping after the current example; start again to resume.")
+    runs = store.list_runs(sanity_dataset.KIND)
+    if not runs:
+        st.caption("No sanity runs yet.")
+        return
+    ids = [r["id"] for r in runs]
+    chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key="sanity-show-run",
+                          format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
+                                                     for r in runs if r["id"] == i))
+    run_progress(store, chosen)
+    report_view(store, chosen, config, num_labels)
+
+
+
+
+def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) -> None:
+    run = store.get_run(run_id)
+    if run is None:
+        st.error("This run is no longer in the store.")
+        return
+    frame = sanity_dataset.results_frame(store, run_id)
+    errors = {k: c["error"] for k, c in store.cells(run_id).items() if "error" in c}
+    if errors:
+        st.warning(f"{len(errors)} example(s) failed: " + "; ".join(f"{k}: {v}" for k, v in list(errors.items())[:3]))
+    if frame.empty:
+        st.caption("No results yet.")
+        return
+    rc = run["config"]
+    try:
+        names = sanity_dataset.stage_names_for(run)
+    except UserFacingError as error:
+        st.error(f"This run's model cannot be loaded: {error}")
+        return
+    summary = sanity_dataset.summarize(frame)
+    what = (f"{rc['mode']} · init {rc['init']} · seed {rc['seed']}" if rc["check"] == "layers"
+            else f"head seeds {rc['seeds']} (Xavier uniform)")
+    st.caption(f"Model `{rc['model']}` ({rc['model_fingerprint']}) · dataset `{rc['dataset']}` · {what} · target: "
+               f"{rc['target']} · {frame['example_id'].nunique()} examples · mean with percentile-bootstrap 95 % CI.")
+    if rc["check"] == "layers":
+        measure = config["measure"]
+        curves = sanity_dataset.curves(summary, names, sanity_dataset.MEASURES[measure])
+        chance_rows = curves[curves["method"] == one_input.CHANCE]
+        chance = None if chance_rows.empty else {"mean": float(chance_rows["mean"].iloc[0]),
+                                                 "low": float(chance_rows["low"].iloc[0]),
+                                                 "high": float(chance_rows["high"].iloc[0])}
+        methods_only = curves[curves["method"] != one_input.CHANCE]
+        st.plotly_chart(curve_figure(methods_only, names, measure, chance,
+                                     title=f"{MEASURE_LABELS[measure]} per stage (mean, 95 % CI)"),
+                        key=f"sanity-run-curve-{run_id}-{measure}", width="stretch")
+        st.caption("Dotted: the random baseline (the mean similarity of random rankings, with its CI).")
+        flags = one_input.verdicts(methods_only.rename(columns={"mean": measure}), rc["mode"], measure,
+                                config["threshold"], None if chance is None else chance["high"])
+        st.dataframe(pd.DataFrame([{"method": m, "verdict": v["status"], measure: v["value"], "why": v["reason"]}
+                                   for m, v in flags.items()]), hide_index=True, key=f"sanity-run-flags-{run_id}")
+    else:
+        st.markdown("##### Paper 000 Table A5 layout (pooled over examples and head seeds)")
+        st.dataframe(sanity_dataset.head_table(frame), hide_index=True, key=f"sanity-run-head-{run_id}")
+    accuracy = sanity_dataset.accuracy_by_stage(summary, names)
+    if not accuracy.empty:
+        st.markdown("##### Accuracy of the randomized model, stage by stage")
+        st.plotly_chart(accuracy_figure(accuracy, names, sanity_dataset.chance_level(store, run_id), num_labels),
+                        key=f"sanity-run-accuracy-{run_id}", width="stretch")
+    with st.expander("Every number (stage x method x metric)"):
+        st.dataframe(summary, hide_index=True, key=f"sanity-run-table-{run_id}")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the summary (CSV)", summary.to_csv(index=False), f"{run_id}.csv", "text/csv",
+                       key=f"sanity-run-csv-{run_id}")
+    c2.download_button("Download the run (JSON, re-importable)", json.dumps(store.export_run(run_id), default=str),
+                       f"{run_id}.json", "application/json", key=f"sanity-run-json-{run_id}")
+
