@@ -20,7 +20,7 @@ from explainers import REGISTRY, ParamError
 from models import OPERATORS, Operator, UserFacingError
 from evaluation.runs.runner import (load_evaluators, parse_method, random_orderings_frame, results_frame,
                                     run_evaluation)
-from evaluation.faithfulness.curves import TARGETS
+from evaluation import targets
 from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS
@@ -41,7 +41,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", default="saliency,integrated_gradients,leave_one_out",
                         help="comma-separated method ids, optionally method:preset ('all' = every method)")
     parser.add_argument("--metrics", default="eraser", help="comma-separated evaluator or metric ids")
-    parser.add_argument("--target", choices=TARGETS, default="predicted", help="class explained and measured")
+    parser.add_argument("--target", type=targets.cli_choice, default=targets.PREDICTED, help=targets.HELP,
+                        metavar="{predicted,gold,CLASS}")
     parser.add_argument("--operator", choices=[op.value for op in Operator], default=None,
                         help="removal operator for every removal metric (default: each preset's own)")
     parser.add_argument("--count-special", action="store_true",

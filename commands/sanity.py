@@ -12,6 +12,7 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
+from evaluation import targets
 from evaluation.sanity import one_input
 from evaluation.sanity import dataset as sanity_dataset
 from explainers import REGISTRY, ParamError
@@ -39,8 +40,8 @@ def add_parser(subparsers) -> None:
                         help="model: the model's own initialization; normal: N(0,1) for every parameter (paper 003)")
     parser.add_argument("--seed", type=int, default=0, help="randomization seed (layers)")
     parser.add_argument("--seeds", default="0,1,2", help="head seeds (paper 000 used three)")
-    parser.add_argument("--target", choices=["predicted", "gold"], default="predicted",
-                        help="class to explain at every stage: the original model's prediction or the gold label")
+    parser.add_argument("--target", type=targets.cli_choice, default=targets.PREDICTED,
+                        metavar="{predicted,gold,CLASS}", help=f"{targets.HELP} (explained at every stage)")
     parser.add_argument("--measure", choices=list(one_input.SIMILARITY_MEASURES), default="spearman",
                         help="similarity that decides the pass/fail flag")
     parser.add_argument("--threshold", type=float, default=one_input.DEFAULT_THRESHOLD,
@@ -95,10 +96,10 @@ def handle(args) -> int:
     accuracy = sanity_dataset.accuracy_by_stage(table, names)
     flags = {}
     if args.check == "layers":
-        curve = sanity_dataset.curves(table, names, sanity_dataset.MEASURES[args.measure]).rename(columns={"mean": args.measure})
-        chance = curve[curve["method"] == one_input.CHANCE]
-        flags = one_input.verdicts(curve[curve["method"] != one_input.CHANCE], args.mode, args.measure, args.threshold,
-                                None if chance.empty else float(chance["high"].max()))
+        band, methods_only = sanity_dataset.chance_band(sanity_dataset.curves(table, names,
+                                                                              sanity_dataset.MEASURES[args.measure]))
+        flags = one_input.verdicts(methods_only.rename(columns={"mean": args.measure}), args.mode, args.measure,
+                                   args.threshold, None if band is None else band["high"])
     if args.csv:
         table.to_csv(args.csv, index=False)
     report = {"run": run, "status": summary.status, "errors": summary.errors, "stages": names,
@@ -144,6 +145,7 @@ def _print_tables(table, names, methods, args) -> None:
 def _one_text(args, methods: list[str]) -> int:
     classifier = load_classifier(args.model)
     encoding = classifier.encode(args.text, args.pair)
+    target = targets.explain_target(args.target, None)  # typed text has no gold label: "gold" explains the prediction
     bar = tqdm(total=None, desc="sanity", unit="explanation", file=sys.stderr, disable=None)
 
     def progress(done, total, label):
@@ -153,15 +155,15 @@ def _one_text(args, methods: list[str]) -> int:
         bar.refresh()
 
     if args.check == "head":
-        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args.seeds), cache=DEFAULT_CACHE,
-                                       progress=progress)
+        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args.seeds), target=target,
+                                          cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()
         report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),
                   "summary": json.loads(result.summary().to_json(orient="records")), "errors": result.errors}
     else:
         result = one_input.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init, seed=args.seed,
-                                   cache=DEFAULT_CACHE, progress=progress)
+                                      target=target, cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()
         report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),

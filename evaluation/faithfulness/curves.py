@@ -32,7 +32,8 @@ from explainers.scores import softmax
 from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, UserFacingError
 from models.perturb import perturbed_logits
 
-TARGETS = ("predicted", "gold")
+from evaluation import targets
+
 RANK_BY = ("signed", "absolute")
 ROUNDINGS = ("floor", "ceil", "round")
 AOPC_DIVISORS = ("bins+1", "bins")
@@ -44,7 +45,8 @@ class RemovalOptions:
     """Options every removal metric takes (the page and ``cli.py evaluate`` expose each of them).
 
     operator:        None = the preset's operator; else one of models.perturb.Operator
-    target:          "predicted" (papers 000, 003, 004, ERASER) or "gold" (paper 002) class whose score is read
+    target:          class explained and read (evaluation/targets.py): "predicted" (papers 000, 003, 004,
+                     ERASER), "gold" (paper 002) or a class index
     exclude_special: True = fractions count words only; False = [CLS]/[SEP] count too (papers 003/004)
     seed:            seed of the tie-breaking among equal scores (paper 002's code adds N(0, 1e-5) noise, seed 0)
     rank_by:         "signed" (papers 000, 003, 004: most positive first) or "absolute" (|score|, paper 001)
@@ -52,7 +54,7 @@ class RemovalOptions:
     """
 
     operator: str | None = None
-    target: str = "predicted"
+    target: str | int = targets.PREDICTED
     exclude_special: bool = True
     seed: int = 0
     rank_by: str = "signed"
@@ -61,8 +63,7 @@ class RemovalOptions:
     def __post_init__(self):
         if self.operator is not None:
             Operator(self.operator)  # ValueError for an unknown operator
-        if self.target not in TARGETS:
-            raise ValueError(f"target must be one of {', '.join(TARGETS)}; got {self.target!r}")
+        object.__setattr__(self, "target", targets.parse(self.target))  # ValueError for an unknown target
         if self.rank_by not in RANK_BY:
             raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}; got {self.rank_by!r}")
         if self.aopc_divisor is not None and self.aopc_divisor not in AOPC_DIVISORS:
@@ -279,14 +280,13 @@ def base_logits(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
 
 
 def target_class(options: RemovalOptions, logits: np.ndarray, example=None, explanation=None) -> int:
-    """The class whose score the metric reads: the predicted class, or the gold label (falls back to the
-    explained class, then the predicted one, when the input has no gold label)."""
-    if options.target == "gold":
-        if example is not None and getattr(example, "label", None) is not None:
-            return int(example.label)
-        if explanation is not None:
-            return int(explanation.target)
-    return int(np.argmax(logits))
+    """The class whose score the metric reads (the one policy, ``evaluation/targets.py``). An explanation of
+    another class is refused: its ranking would be scored against a class it does not explain."""
+    target = targets.resolve(options.target, logits, getattr(example, "label", None))
+    if explanation is not None and int(explanation.target) != target:
+        raise ValueError(f"The explanation explains class {explanation.target} but the metric would read class "
+                         f"{target} (target {options.target!r}): explain and measure the same class.")
+    return target
 
 
 def n_units(encoding: Encoding, options: RemovalOptions) -> int:

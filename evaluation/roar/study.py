@@ -30,6 +30,7 @@ from corpora.records import DataError
 from models import Encoding, TextClassifier, cached_classifier
 from models.errors import ModelError, UserFacingError
 
+from evaluation import targets
 from evaluation.roar import artifacts as artifacts
 from evaluation.runs.jobs import JOBS, Cell, Progress, RunSummary, run_cells, stop_requested
 from evaluation.roar.masking import (COUNT_RULES, RANKINGS, SEGMENTS, check_operator, eligible_words, masked_batch,
@@ -40,8 +41,9 @@ from evaluation.runs.store import ResultStore
 
 KIND = "roar"
 MODES = {"roar": "ROAR only", "recursive": "Recursive ROAR only", "both": "ROAR and Recursive ROAR"}
-TARGETS = {"predicted": "the class the model predicts (paper 000; no gold-label leakage through the explanation)",
-           "gold": "the gold label (paper 001; can leak the label, see the leakage check)"}
+# the two choices of the one target policy (evaluation/targets.py) that make sense for retraining on every example
+TARGETS = {targets.PREDICTED: "the class the model predicts (paper 000; no gold-label leakage through the explanation)",
+           targets.GOLD: "the gold label (paper 001; can leak the label, see the leakage check)"}
 ANCHOR = "anchor"
 FULL_RATIOS = (10, 20, 30, 40, 50, 60, 70, 80, 90)
 
@@ -272,7 +274,7 @@ _IMPORTANCE: dict[str, dict[str, list[np.ndarray]]] = {}
 
 
 def _targets(config: StudyConfig, data: StudyData, split: str) -> list[int | None]:
-    return list(data.labels[split]) if config.target == "gold" else [None] * len(data.labels[split])
+    return [targets.explain_target(config.target, label) for label in data.labels[split]]
 
 
 def original_importance(config: StudyConfig, data: StudyData, measure: Measure, seed: int) -> dict:

@@ -21,6 +21,7 @@ from explainers import create
 from explainers.cache import explain_cached
 from models import cached_classifier
 
+from evaluation import targets
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.metric import EVALUATORS, METRICS
 from evaluation.statistics import bootstrap_ci
@@ -89,7 +90,7 @@ def evaluate_example(spec: dict) -> dict:
     example = load_examples(spec["dataset"], limit=spec["index"] + 1)[spec["index"]]
     encoding = classifier.encode(example.text, example.pair)
     options = spec.get("options", {})
-    target = example.label if options.get("target") == "gold" and example.label is not None else None
+    target = targets.explain_target(options.get("target"), example.label)
     n_random = int(options.get("random_orderings", DEFAULT_RANDOM_ORDERINGS))
     applicable = [e for e in spec["evaluators"] if _applies(EVALUATORS[e], example)]
     explained, explanations = {}, {}
@@ -202,6 +203,7 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     store = store or ResultStore()
     evaluators = resolve_evaluators(evaluators)
     options = {"random_orderings": DEFAULT_RANDOM_ORDERINGS, **(options or {})}
+    targets.parse(options.get("target"))  # a bad target fails here, before any work
     examples = load_examples(dataset, limit=limit)
     config = {"model": model, "model_fingerprint": cached_classifier(model).fingerprint, "dataset": dataset,
               "limit": len(examples), "methods": methods, "evaluators": evaluators, "options": options or {}}

@@ -22,6 +22,7 @@ from explainers.cache import DEFAULT_CACHE
 from models import ModelError, cached_classifier
 from models import randomize
 
+from evaluation import targets
 from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
@@ -39,7 +40,7 @@ def sanity_cell(spec: dict) -> dict:
     classifier = cached_classifier(spec["model"])
     example = load_dataset(spec["dataset"], limit=spec["index"] + 1)[spec["index"]]
     encoding = classifier.encode(example.text, example.pair)
-    target = example.label if spec.get("target") == "gold" and example.label is not None else None
+    target = targets.explain_target(spec.get("target"), example.label)
     methods = explainers_for(spec["methods"])
     top_fraction = spec.get("top_fraction", DEFAULT_TOP_FRACTION)
     cache = DEFAULT_CACHE if spec.get("cache", False) else None  # the store keeps the results; no disk churn
@@ -103,7 +104,8 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
     if not examples:
         raise ModelError(f"Dataset '{dataset}' has no examples.")
     classifier = cached_classifier(model)
-    settings = {"check": check, "methods": list(methods), "target": target, "top_fraction": top_fraction}
+    settings = {"check": check, "methods": list(methods), "target": targets.parse(target),
+                "top_fraction": top_fraction}
     if check == "layers":
         settings.update(mode=mode, init=init, seed=int(seed))
     else:
@@ -160,6 +162,17 @@ def curves(summary: pd.DataFrame, stage_names: list[str], metric: str = "sanity_
         part = pd.concat([part, pd.DataFrame([{**row, "stage": name, "stage_index": i}
                                               for i, name in enumerate(stage_names)])], ignore_index=True)
     return part.sort_values(["method", "stage_index"]).reset_index(drop=True)
+
+
+def chance_band(curves: pd.DataFrame) -> tuple[dict | None, pd.DataFrame]:
+    """Split ``curves`` (from ``curves``) into the random baseline's band, {"mean", "low", "high"} (None when the
+    run has no random baseline), and the methods' rows. The chance rows repeat one band at every stage."""
+    chance = curves[curves["method"] == CHANCE]
+    methods = curves[curves["method"] != CHANCE]
+    if chance.empty:
+        return None, methods
+    first = chance.iloc[0]
+    return {"mean": float(first["mean"]), "low": float(first["low"]), "high": float(first["high"])}, methods
 
 
 def accuracy_by_stage(summary: pd.DataFrame, stage_names: list[str]) -> pd.DataFrame:

@@ -1,0 +1,90 @@
+"""The one target policy: which class an explanation explains and a metric reads.
+
+Every run, metric, page and command names its target with a *choice* and turns it into a class index here,
+so an explanation and the score that judges it always refer to the same class.
+
+| choice                  | the class                                        | when the input has no gold label              |
+|-------------------------|--------------------------------------------------|-----------------------------------------------|
+| ``"predicted"`` (None)  | the model's arg-max on the unperturbed input     | not needed                                    |
+| ``"gold"``              | the example's gold label                         | the predicted class; ``how`` says so          |
+| a class index ``k``     | class ``k`` (``"k"`` as text is read as ``k``)   | not needed; ``k`` outside the model's classes |
+|                         |                                                  | is an error                                   |
+
+The fallback is deliberate: a dataset without labels (a user's file, typed text) can still be run with
+"gold" (the paper-002 preset) and gets the predicted class, which ``how`` reports per input.
+"""
+from __future__ import annotations
+
+from argparse import ArgumentTypeError
+
+import numpy as np
+
+PREDICTED = "predicted"
+GOLD = "gold"
+NAMES = (PREDICTED, GOLD)
+NO_GOLD = "predicted (no gold label)"
+HELP = "the class explained and measured: 'predicted', 'gold' (the predicted class where there is no label) or a " \
+       "class index"
+
+Choice = str | int  # "predicted", "gold" or a class index
+
+
+def parse(choice) -> Choice:
+    """``choice`` as the policy names it: "predicted", "gold" or a class index (ValueError otherwise)."""
+    if choice is None:
+        return PREDICTED
+    if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool) and choice >= 0:
+        return int(choice)
+    if isinstance(choice, str):
+        text = choice.strip().lower()
+        if text in NAMES:
+            return text
+        if text.isdigit():
+            return int(text)
+    raise ValueError(f"target must be 'predicted', 'gold' or a class index (0, 1, ...); got {choice!r}")
+
+
+def explain_target(choice, gold: int | None) -> int | None:
+    """The ``target`` argument of ``Explainer.explain``: a class index, or None for the predicted class (the
+    explainer then reads the prediction itself, and its provenance and cache key say "predicted")."""
+    choice = parse(choice)
+    if choice == PREDICTED or (choice == GOLD and gold is None):
+        return None
+    return int(gold) if choice == GOLD else choice
+
+
+def resolve(choice, logits, gold: int | None) -> int:
+    """The class index of ``choice`` for an input with these unperturbed ``logits`` (one row) and gold label."""
+    logits = np.asarray(logits).reshape(-1)
+    index = explain_target(choice, gold)
+    if index is None:
+        return int(np.argmax(logits))
+    if not 0 <= index < logits.size:
+        raise ValueError(f"Target class {index} does not exist; the model has classes 0..{logits.size - 1}.")
+    return index
+
+
+def how(choice, gold: int | None) -> str:
+    """How the class was chosen, for provenance: "predicted", "gold", "chosen" or "predicted (no gold label)"."""
+    choice = parse(choice)
+    if choice == GOLD:
+        return GOLD if gold is not None else NO_GOLD
+    return PREDICTED if choice == PREDICTED else "chosen"
+
+
+def label(choice, labels=None) -> str:
+    """A choice in words, for controls and captions: "predicted class", "gold label", "class 1 (positive)"."""
+    choice = parse(choice)
+    if choice == PREDICTED:
+        return "predicted class"
+    if choice == GOLD:
+        return "gold label"
+    return f"class {choice}" + (f" ({labels[choice]})" if labels is not None and choice < len(labels) else "")
+
+
+def cli_choice(value: str) -> Choice:
+    """``parse`` for argparse (``type=``): a bad value gets the policy's one-line message."""
+    try:
+        return parse(value)
+    except ValueError as error:
+        raise ArgumentTypeError(str(error)) from None
