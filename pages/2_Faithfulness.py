@@ -1,4 +1,6 @@
 """Faithfulness: removal curves and metrics with a random baseline, the bias matrix, dataset runs, known features."""
+from dataclasses import replace
+
 import streamlit as st
 
 from ui.views import heatmaps
@@ -15,10 +17,14 @@ if selection is None:
     st.stop()
 
 classifier, encoding = heatmaps.classifier_and_encoding(selection)
-heatmaps.prediction_panel(classifier, encoding, selection)
+panel = st.container()  # the prediction, and the one class this page explains and measures (chosen below it)
+choice = faithfulness.target_control(selection, classifier)
+target = faithfulness.explained_class(selection, choice)
+with panel:
+    heatmaps.prediction_panel(classifier, encoding, replace(selection, target=target))
 choices = heatmaps.method_picker(default=faithfulness.DEFAULT_METHODS, key="faith-methods")
-config = faithfulness.options_controls(selection)
-explanations = faithfulness.explanations_for(choices, classifier, encoding, selection.target)
+config = faithfulness.options_controls(choice)
+explanations = faithfulness.explanations_for(choices, classifier, encoding, target)
 input_tab, bias_tab, dataset_tab, known_tab = st.tabs(["This input", "Bias matrix (paper 000)", "Over a dataset",
                                                        "Known-feature task (paper 003)"])
 with input_tab:

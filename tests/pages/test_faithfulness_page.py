@@ -165,3 +165,74 @@ def test_methods_waiting_for_approval_show_one_run_button(monkeypatch, quick_cla
     buttons[0].click().run()
     assert not at.exception, at.exception
     assert any(c.value.startswith("Operator:") for c in at.caption)  # the approved method's curve is drawn
+
+
+def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier, page_cache):
+    """Issue 20: with another class picked in the sidebar, the page explained that class but ranked and scored the
+    explanation against the predicted one. Now both use one class, shown once, and the numbers are the metrics of
+    explanations of that class read on that class (the random baseline too)."""
+    import numpy as np
+
+    from corpora import Example
+    from evaluation.faithfulness.one_input import evaluate_input
+    from explainers import create
+
+    encoding = quick_classifier.encode(TEXT)
+    other = 1 - int(np.argmax(quick_classifier.proba_of(encoding)))  # the class the model does not predict
+    name = quick_classifier.labels[other]
+    at = _open(monkeypatch, metrics=("eraser",))
+    at.selectbox(key="target-default-quick").set_value(other).run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    shown = [c.value for c in at.caption if c.value.startswith("Explaining:")]
+    assert shown == [f"Explaining: **{name}** (chosen)"]
+    assert not any("class measured" in c.value for c in at.caption)
+    # the same numbers as evaluation/ gives for explanations of `other` read on `other` (written as a gold label,
+    # which every version of the metrics reads)
+    explanations = {m: create(m).explain(quick_classifier, encoding, other) for m in METHODS}
+    example = Example(id="x", text=TEXT, label=other, label_names=tuple(quick_classifier.labels))
+    direct = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser"],
+                            {"seed": 0, "target": "gold"}, example).table().set_index(["metric", "method"])
+    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
+    for method in METHODS:
+        assert table.loc["Comprehensiveness (AOPC) ↑", method].startswith(
+            f"{direct.loc[('comprehensiveness-eraser', method), 'value']:.3f}")
+    assert table.loc["Comprehensiveness (AOPC) ↑", "random baseline"].startswith(
+        f"{direct.loc[('comprehensiveness-eraser', 'random baseline'), 'value']:.3f} [")
+    # the gold label of typed text does not exist: the predicted class is explained and measured, and said so
+    at.radio(key="faith-target").set_value("gold").run()
+    assert not at.exception, at.exception
+    predicted = quick_classifier.labels[1 - other]
+    assert [c.value for c in at.caption if c.value.startswith("Explaining:")] == \
+        [f"Explaining: **{predicted}** (the predicted class)"]
+    assert any("no gold label: the predicted class is explained and measured" in c.value for c in at.caption)
+
+
+def test_a_started_run_is_the_run_shown(monkeypatch, quick_classifier, page_cache):
+    """Issue 20: after Start, the 'Show run' box kept the previously selected run, so the page showed the old
+    run's progress, table and curves while the new one ran unseen."""
+    from evaluation.runs.jobs import JOBS
+    from ui.views.faithfulness import RUN_KEY
+
+    at = _open(monkeypatch, metrics=("eraser",))
+    at.number_input(key="faith-limit").set_value(1).run()
+    at.button(key="faith-start").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    first = at.session_state[RUN_KEY]
+    JOBS.wait(first, timeout=240)
+    at.run()
+    assert at.selectbox(key="faith-show-run").value == first
+    at.number_input(key="faith-limit").set_value(2).run()
+    at.button(key="faith-start").click().run()
+    assert not at.exception, at.exception
+    second = at.session_state[RUN_KEY]
+    try:
+        assert second != first
+        assert at.selectbox(key="faith-show-run").value == second
+        assert any(" of 2 examples" in p.proto.text for p in at.get("progress"))
+        assert not any("1 of 1 examples" in p.proto.text for p in at.get("progress"))
+    finally:
+        JOBS.wait(second, timeout=240)
+    # the user's own pick stands afterwards
+    at.selectbox(key="faith-show-run").set_value(first).run()
+    at.run()
+    assert at.selectbox(key="faith-show-run").value == first

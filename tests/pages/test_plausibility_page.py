@@ -100,3 +100,26 @@ def test_dataset_run_with_progress_table_sweep_and_export(app):
     app.text_input(key="plaus-file").input("/nonexistent/rationales.jsonl").run()
     app.button(key="plaus-start").click().run()
     assert not app.exception and any("Cannot read /nonexistent/rationales.jsonl" in e.value for e in app.error)
+
+
+def test_a_started_run_is_the_run_shown(app):
+    """Issue 20: after Start the 'Show run' box kept the previously shown run; the started run is shown now."""
+    from evaluation.runs.jobs import JOBS
+
+    app.multiselect(key="plaus-methods").set_value(["saliency"]).run()
+    app.selectbox(key="plaus-ds").set_value("sst-rationales").run()
+    app.number_input(key="plaus-limit").set_value(1).run()
+    app.button(key="plaus-start").click().run()
+    first = app.session_state["plausibility_run"]
+    JOBS.wait(first, 240)
+    app.run()
+    assert app.selectbox(key="plaus-show-run").value == first
+    app.number_input(key="plaus-limit").set_value(3).run()
+    app.button(key="plaus-start").click().run()
+    assert not app.exception and not app.error, (app.exception, [e.value for e in app.error])
+    second = app.session_state["plausibility_run"]
+    try:
+        assert second != first and app.selectbox(key="plaus-show-run").value == second
+        assert any(" of 3 examples" in p.proto.text for p in app.get("progress"))
+    finally:
+        JOBS.wait(second, 240)

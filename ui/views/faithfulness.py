@@ -16,7 +16,8 @@ from corpora import DATASETS, DataError, load_user_file
 from evaluation.faithfulness import known_feature
 from evaluation.runs.runner import KIND, evaluate_example, load_evaluators, results_frame, \
     start_evaluation
-from evaluation.faithfulness.curves import TARGETS, RemovalOptions, load_filler
+from evaluation import targets
+from evaluation.faithfulness.curves import RemovalOptions, load_filler
 from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
 from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS, removal_metrics_of
@@ -28,6 +29,7 @@ from evaluation.runs.store import ResultStore
 from explainers import Explanation, ParamError
 from models import OPERATORS, Operator, UserFacingError
 
+from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.views import heatmaps
 from ui.views.heatmaps import MethodChoice
@@ -59,35 +61,57 @@ def filler_available() -> bool:
 
 
 # ----- options ------------------------------------------------------------------------------------------
-def options_controls(selection, key: str = "faith") -> dict:
-    """Metric groups and the options every metric takes; returns {"evaluators", "options", "n_random"}."""
+def target_control(selection, classifier, key: str = "faith") -> targets.Choice:
+    """The page's one target (evaluation/targets.py), explained and measured alike: the sidebar's class, or the
+    gold label (paper 002)."""
+    from_sidebar = targets.PREDICTED if selection.target is None else int(selection.target)
+    picked = st.radio("Class explained and measured", ("sidebar", targets.GOLD), horizontal=True,
+                      key=f"{key}-target",
+                      format_func=lambda o: f"as in the sidebar: {targets.label(from_sidebar, classifier.labels)}"
+                      if o == "sidebar" else targets.label(targets.GOLD),
+                      help="Every explanation on this page explains this class and every metric reads it. Papers "
+                           "000, 003, 004 and ERASER use the predicted class, paper 002 the gold label; the "
+                           "sidebar can also pick any class.")
+    choice = from_sidebar if picked == "sidebar" else targets.GOLD
+    if choice == targets.GOLD and targets.how(choice, _gold(selection)) == targets.NO_GOLD:
+        st.caption("This input has no gold label: the predicted class is explained and measured.")
+    return choice
+
+
+def _gold(selection) -> int | None:
+    return None if selection.example is None else selection.example.label
+
+
+def explained_class(selection, choice: targets.Choice) -> int | None:
+    """The class the page's explanations explain (None: the predicted class, which the explainer reads itself)."""
+    return targets.explain_target(choice, _gold(selection))
+
+
+def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
+    """Metric groups and the options every metric takes (the target is ``choice``, from ``target_control``);
+    returns {"evaluators", "options", "n_random"}."""
     evaluators = [e for e in EVALUATOR_METRICS]
     chosen = st.multiselect("Metrics (paper presets)", evaluators, default=list(DEFAULT_EVALUATORS),
                             key=f"{key}-metrics", format_func=lambda e: PRESETS[e])
-    c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 1, 1])
+    c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
     operators = [OWN_OPERATOR] + [op.value for op in Operator]
     operator = c1.selectbox("Removal operator", operators, key=f"{key}-operator",
                             format_func=lambda o: o if o == OWN_OPERATOR else f"{OPERATORS[Operator(o)].label}: "
                                                                                f"{OPERATORS[Operator(o)].description}",
                             help="How a removed word is removed, for every metric (default: each paper's own).")
-    target = c2.radio("Class measured", TARGETS, horizontal=True, key=f"{key}-target",
-                      format_func=lambda t: "predicted class" if t == "predicted" else "gold label",
-                      help="Papers 000, 003, 004 and ERASER read the predicted class, paper 002 the gold label.")
-    count_special = c3.checkbox("Count [CLS]/[SEP] in fractions", key=f"{key}-special",
+    count_special = c2.checkbox("Count [CLS]/[SEP] in fractions", key=f"{key}-special",
                                 help="Papers 003 and 004 count special tokens when turning a fraction into a number "
                                      "of tokens; they are never removed.")
-    seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed",
+    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed",
                                help="Tie-breaking among equal scores and the random orderings."))
-    n_random = int(c5.number_input("Random orderings", MIN_ORDERINGS, 200, DEFAULT_ORDERINGS, key=f"{key}-random"))
-    if target == "gold" and (selection is None or selection.example is None or selection.example.label is None):
-        st.caption("This input has no gold label: the predicted class is measured.")
+    n_random = int(c4.number_input("Random orderings", MIN_ORDERINGS, 200, DEFAULT_ORDERINGS, key=f"{key}-random"))
     needs_mlm = "deletion-bert" in chosen or operator == Operator.MLM.value
     if needs_mlm and not filler_available():
         st.warning("DeletionBERT and the MLM-fill operator need the masked-LM filler, which is not prepared on this "
                    "machine: build it with `python cli.py prepare-mlm`. They are left out until then.")
         chosen = [e for e in chosen if e != "deletion-bert"]
         operator = OWN_OPERATOR if operator == Operator.MLM.value else operator
-    options = {"operator": None if operator == OWN_OPERATOR else operator, "target": target,
+    options = {"operator": None if operator == OWN_OPERATOR else operator, "target": choice,
                "exclude_special": not count_special, "seed": seed, "random_orderings": n_random}
     return {"evaluators": chosen, "options": options, "n_random": n_random}
 
@@ -166,9 +190,8 @@ def input_section(classifier, encoding, explanations: dict[str, Explanation], co
     st.plotly_chart(input_curve_figure(report.curve(shown, value), title, value), key="faith-input-curve",
                     width="stretch")
     options = report.options
-    st.caption(f"Operator: {operator_label(options.operator or BY_ID[shown].operator)} · class measured: "
-               f"{options.target} · special tokens {'excluded' if options.exclude_special else 'counted'} · "
-               f"ties broken with seed {options.seed} · random baseline: {config['n_random']} orderings "
+    st.caption(f"Operator: {operator_label(options.operator or BY_ID[shown].operator)} · special tokens "
+               f"{'excluded' if options.exclude_special else 'counted'} · ties broken with seed {options.seed} · random baseline: {config['n_random']} orderings "
                f"(dashed line, 95 % band shaded). Download the chart as PNG from its toolbar.")
     st.markdown("##### Every metric (↑ higher is better, ↓ lower is better)")
     st.dataframe(report.wide(), key="faith-input-table", width="stretch")
@@ -293,10 +316,7 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
     if not runs:
         st.caption("No faithfulness runs yet.")
         return
-    ids = [r["id"] for r in runs]
-    chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key=f"{key}-show-run",
-                          format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
-                                                     for r in runs if r["id"] == i))
+    chosen = run_picker(runs, run_id, key=f"{key}-show-run")
     run_progress(store, chosen)
     report_view(store, chosen, key)
 
@@ -323,8 +343,8 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
     options = rc.get("options", {})
     removal = RemovalOptions.from_dict(options)
     st.caption(f"Model `{rc['model']}` ({rc['model_fingerprint']}) · dataset `{rc['dataset']}` · "
-               f"{table['n'].max()} examples · class measured: {removal.target} · operator: "
-               f"{removal.operator or 'each preset’s own'} · special tokens "
+               f"{table['n'].max()} examples · class explained and measured: {targets.label(removal.target)} · "
+               f"operator: {removal.operator or 'each preset’s own'} · special tokens "
                f"{'excluded' if removal.exclude_special else 'counted'} · seed {removal.seed} · random baseline: "
                f"{options.get('random_orderings', 0)} orderings per example · mean with percentile-bootstrap 95 % CI; "
                f"≈ random: the paired CI of (method - random) contains 0.")

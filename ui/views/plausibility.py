@@ -18,14 +18,16 @@ import streamlit as st
 from corpora import DATASETS, DataError, split_words
 from evaluation.runs.runner import RANDOM_METHOD, evaluate_example, results_frame
 from evaluation.runs.jobs import JOBS
+from evaluation import targets
 from evaluation.plausibility.metrics import (IOU_FROM, LABEL, METRIC_RECORDS, PRESETS, SELECT_BY, SIGNS, TIES, TRUNCATION,
-                                     align, binarize_threshold, binarize_top_k, example_metrics, make_config,
-                                     top_k_size)
+                                     make_config)
+from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, ParamError
 from models import UserFacingError
 
+from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.views import heatmaps
 from ui.widgets.heatmap import CSS, heatmap_html, legend_html, provenance_line
@@ -137,36 +139,28 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
                 _pending(result)
             continue
         try:
-            aligned = align(encoding, result.word_scores, mask, config.truncation)
-            if aligned.human.size == 0:
-                raise ValueError("no words left to compare after truncation")
-            values = example_metrics(aligned.scores, aligned.human, config, aligned.segments)
+            scored = score_example(encoding, result.word_scores, mask, config)
         except ValueError as error:
             st.error(f"{label}: {error}")
             continue
-        words, segments, human = list(aligned.words), list(aligned.segments), [int(h) for h in aligned.human]
-        shown = np.nan_to_num(aligned.scores, nan=0.0)
-        k = top_k_size(config.top_k, len(words), int(aligned.human.sum()))
-        top = binarize_top_k(aligned.scores, aligned.human, k, config.sign, config.ties)
-        thresholded = binarize_threshold(aligned.scores, config.tau, config.sign)
+        words, segments, human = list(scored.words), list(scored.segments), list(scored.human)
         st.markdown(f"**{label}** <span style='color:#777;font-size:13px'>{provenance_line(result)}</span>",
                     unsafe_allow_html=True)
-        st.html(heatmap_html(words, shown, result.signed, segments=segments, human=human))
-        st.html("<div class='xw-legend'>top-k (k = %d)</div>" % k
-                + heatmap_html(words, top.astype(float), False, segments=segments, human=human)
+        st.html(heatmap_html(words, np.nan_to_num(scored.scores, nan=0.0), result.signed, segments=segments,
+                             human=human))
+        st.html("<div class='xw-legend'>top-k (k = %d)</div>" % scored.k
+                + heatmap_html(words, scored.top_k.astype(float), False, segments=segments, human=human)
                 + "<div class='xw-legend'>threshold tau = %g</div>" % config.tau
-                + heatmap_html(words, thresholded.astype(float), False, segments=segments, human=human))
-        if aligned.human_cut:
-            st.warning(f"{aligned.human_cut} human word(s) lie beyond the model's length limit and were "
+                + heatmap_html(words, scored.threshold.astype(float), False, segments=segments, human=human))
+        if scored.human_cut:
+            st.warning(f"{scored.human_cut} human word(s) lie beyond the model's length limit and were "
                        f"{'left out' if config.truncation == 'drop' else 'counted as missed'}.")
         p = result.provenance
         rows.append({"method": label, "preset": p.get("preset") or "", "target": p["target"]["label"],
-                     "seed": p.get("seed"), **{METRIC_LABELS[m]: v for m, v in values.items()}})
-        exported.append({"method": method_id, "words": words, "scores": [float(x) for x in aligned.scores],
-                         "human": human, "top_k": top.astype(int).tolist(),
-                         "threshold": thresholded.astype(int).tolist(),
-                         "metrics": values, "provenance": {key: p.get(key) for key in
-                                                           ("method", "preset", "params", "target", "seed", "sign")}})
+                     "seed": p.get("seed"), **{METRIC_LABELS[m]: v for m, v in scored.metrics.items()}})
+        exported.append({"method": method_id, **scored.to_dict(),
+                         "provenance": {key: p.get(key) for key in
+                                        ("method", "preset", "params", "target", "seed", "sign")}})
     st.html(legend_html(any(isinstance(r, Explanation) and r.signed for r in results.values())))
     if not rows:
         return
@@ -203,12 +197,14 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
     limit = int(c3.number_input("Examples", 1, 100_000, 20, key="plaus-limit"))
     draws = int(c4.number_input("Random draws", 1, 1000, 10, key="plaus-draws",
                                 help="random baseline: this many seeded uniform-score explanations per example"))
-    target = st.radio("Explain", ("predicted class", "gold label"), horizontal=True, key="plaus-target",
-                      help="paper 000: the prediction; paper 002: the gold label")
+    target = st.radio("Explain", targets.NAMES, horizontal=True, key="plaus-target", format_func=targets.label,
+                      help="paper 000: the prediction; paper 002: the gold label (the prediction for an example "
+                           "without one)")
     methods = _method_specs(choices)
     st.caption(f"Methods: {', '.join(methods) or 'none'} (each with its chosen preset; individual parameter "
                f"changes apply to the example view only). {config_caption(config, preset)}.")
-    run_options = {**options, "random_orderings": draws, **({"target": "gold"} if target == "gold label" else {})}
+    # "predicted" is the runner's default: left out, so the run is the one `cli.py evaluate` makes by default
+    run_options = {**options, "random_orderings": draws, **({"target": target} if target != targets.PREDICTED else {})}
     store = ResultStore()
     start, stop = st.columns(2)
     if start.button("Start (or resume) the dataset run", key="plaus-start", type="primary",
@@ -226,11 +222,7 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
         st.toast("Stopping after the current example; start again to resume.")
     runs = [r for r in store.list_runs("evaluation") if set(EVALUATORS) <= set(r["config"].get("evaluators", []))]
     if runs:
-        ids = [r["id"] for r in runs]
-        chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key="plaus-show-run",
-                              format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
-                                                         for r in runs if r["id"] == i))
-        _run_view(store, chosen)
+        _run_view(store, run_picker(runs, run_id, key="plaus-show-run"))
     else:
         st.caption("No plausibility runs yet.")
 
@@ -271,7 +263,7 @@ def report_view(store: ResultStore, run_id: str) -> None:
         return
     st.caption(f"Model `{config['model']}` ({config['model_fingerprint']}) · dataset `{config['dataset']}` · "
                f"methods {', '.join(config['methods'])} · target: "
-               f"{'gold label' if config['options'].get('target') == 'gold' else 'predicted class'} · "
+               f"{targets.label(config['options'].get('target'))} · "
                f"{report['random_baseline']} · preset {report['preset']}.")
     frame = results_frame(store, run_id)
     table = pd.DataFrame(report["metrics"])

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from corpora import DATASETS, DataError
+from evaluation import targets
 from evaluation.sanity import one_input
 from evaluation.sanity import dataset as sanity_dataset
 from evaluation.runs.jobs import JOBS
@@ -23,6 +24,7 @@ from evaluation.runs.store import ResultStore
 from explainers import Explainer, ParamError, create
 from models import Encoding, TextClassifier, UserFacingError, randomize
 
+from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.views.heatmaps import MethodChoice
 from ui.figures.common import probability_bars
@@ -402,8 +404,9 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
                                 help="paper 003 averaged 50 examples"))
     check = c4.radio("Check", list(sanity_dataset.CHECKS), key="sanity-check", format_func=lambda c: sanity_dataset.CHECKS[c],
                      horizontal=True)
-    target = st.radio("Explain", ("predicted", "gold"), horizontal=True, key="sanity-target",
-                      format_func=lambda t: "the original model's prediction" if t == "predicted" else "the gold label")
+    target = st.radio("Explain", targets.NAMES, horizontal=True, key="sanity-target", format_func=targets.label,
+                      help="the original model's prediction, or the gold label (the prediction for an example "
+                           "without one), at every stage")
     methods = [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
     seeds, _ = parse_seeds(st.session_state.get("sanity-head-seeds", "0, 1, 2"))
     seeds = seeds or list(one_input.PAPER_000_SEEDS)
@@ -431,10 +434,7 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     if not runs:
         st.caption("No sanity runs yet.")
         return
-    ids = [r["id"] for r in runs]
-    chosen = st.selectbox("Show run", ids, index=ids.index(run_id) if run_id in ids else 0, key="sanity-show-run",
-                          format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
-                                                     for r in runs if r["id"] == i))
+    chosen = run_picker(runs, run_id, key="sanity-show-run")
     run_progress(store, chosen)
     report_view(store, chosen, config, num_labels)
 
@@ -463,15 +463,12 @@ def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) 
     what = (f"{rc['mode']} · init {rc['init']} · seed {rc['seed']}" if rc["check"] == "layers"
             else f"head seeds {rc['seeds']} (Xavier uniform)")
     st.caption(f"Model `{rc['model']}` ({rc['model_fingerprint']}) · dataset `{rc['dataset']}` · {what} · target: "
-               f"{rc['target']} · {frame['example_id'].nunique()} examples · mean with percentile-bootstrap 95 % CI.")
+               f"{targets.label(rc['target'])} · {frame['example_id'].nunique()} examples · mean with "
+               f"percentile-bootstrap 95 % CI.")
     if rc["check"] == "layers":
         measure = config["measure"]
-        curves = sanity_dataset.curves(summary, names, sanity_dataset.MEASURES[measure])
-        chance_rows = curves[curves["method"] == one_input.CHANCE]
-        chance = None if chance_rows.empty else {"mean": float(chance_rows["mean"].iloc[0]),
-                                                 "low": float(chance_rows["low"].iloc[0]),
-                                                 "high": float(chance_rows["high"].iloc[0])}
-        methods_only = curves[curves["method"] != one_input.CHANCE]
+        chance, methods_only = sanity_dataset.chance_band(sanity_dataset.curves(summary, names,
+                                                                                sanity_dataset.MEASURES[measure]))
         st.plotly_chart(curve_figure(methods_only, names, measure, chance,
                                      title=f"{MEASURE_LABELS[measure]} per stage (mean, 95 % CI)"),
                         key=f"sanity-run-curve-{run_id}-{measure}", width="stretch")

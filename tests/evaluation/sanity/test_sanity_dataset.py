@@ -133,3 +133,25 @@ def test_cli_sanity_on_a_dataset_and_on_one_text(keyword_folder, keyword_file, i
                      "--check", "head", "--methods", "attention"]) == 2
     assert "--seeds" in capsys.readouterr().err
 
+
+
+def test_chance_band_is_split_from_the_method_curves():
+    """The random baseline's band as the page draws it: the summary's one chance row (stage "any"), repeated by
+    ``curves`` at every stage, becomes one {mean, low, high}; the method rows are left as they were."""
+    import pandas as pd
+
+    summary = pd.DataFrame([
+        {"stage": "original", "stage_index": 0, "method": "saliency", "metric": "sanity_spearman", "mean": 1.0,
+         "low": 1.0, "high": 1.0, "n": 3},
+        {"stage": "head", "stage_index": 1, "method": "saliency", "metric": "sanity_spearman", "mean": 0.4,
+         "low": 0.2, "high": 0.6, "n": 3},
+        {"stage": "any", "stage_index": -1, "method": CHANCE, "metric": "sanity_spearman", "mean": 0.05,
+         "low": -0.1, "high": 0.2, "n": 3},
+        {"stage": "original", "stage_index": -1, "method": sanity_dataset.MODEL_ROW, "metric": "correct",
+         "mean": 1.0, "low": 1.0, "high": 1.0, "n": 3}])
+    curves = sanity_dataset.curves(summary, ["original", "head"])
+    band, methods = sanity_dataset.chance_band(curves)
+    assert band == {"mean": 0.05, "low": -0.1, "high": 0.2}
+    assert methods["method"].tolist() == ["saliency", "saliency"] and methods["mean"].tolist() == [1.0, 0.4]
+    none, same = sanity_dataset.chance_band(curves[curves["method"] != CHANCE])
+    assert none is None and same["mean"].tolist() == [1.0, 0.4]
