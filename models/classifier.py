@@ -18,6 +18,7 @@ import numpy as np
 from models import runtime
 from models.architectures import architecture_of
 from models.encoding import Encoding, build_encoding
+from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
 
 import torch  # noqa: E402  (runtime sets the environment first)
@@ -70,17 +71,21 @@ class TokenBatch:
         return len(self.input_ids)
 
 
+def generic_label_names(config) -> bool:
+    """The class names are transformers' placeholders (LABEL_0, LABEL_1, ...): nobody named the classes."""
+    return all(str(config.id2label.get(i, f"LABEL_{i}")) == f"LABEL_{i}" for i in range(config.num_labels))
+
+
 def _pretty_labels(config) -> list[str]:
-    labels = [str(config.id2label.get(i, f"class {i}")) for i in range(config.num_labels)]
-    if all(label == f"LABEL_{i}" for i, label in enumerate(labels)):
-        labels = [f"class {i}" for i in range(len(labels))]
-    return labels
+    if generic_label_names(config):
+        return [f"class {i}" for i in range(config.num_labels)]
+    return [str(config.id2label.get(i, f"class {i}")) for i in range(config.num_labels)]
 
 
 class TextClassifier:
     def __init__(self, model, tokenizer, *, name: str, fingerprint: str | None = None,
                  device: torch.device | str | None = None, source: str = "", manifest: dict | None = None,
-                 max_batch_tokens: int | None = None):
+                 max_batch_tokens: int | None = None, warnings: tuple[str, ...] = ()):
         self.device = torch.device(device) if device is not None else runtime.choose_device()
         if getattr(model.config, "_attn_implementation", "eager") != "eager" and hasattr(model, "set_attn_implementation"):
             model.set_attn_implementation("eager")  # sdpa returns no attention weights
@@ -94,6 +99,7 @@ class TextClassifier:
         self.name = name
         self.source = source
         self.manifest = manifest or {}
+        self.warnings = tuple(warnings)  # about the model itself (e.g. an untrained head): shown with every explanation
         self.labels = list(self.manifest.get("label_names") or _pretty_labels(model.config))
         self.architecture = architecture_of(model)
         offset = self.architecture.position_offset if self.architecture else 0
@@ -129,17 +135,24 @@ class TextClassifier:
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
-                              max_batch_tokens=self.max_batch_tokens)
+                              max_batch_tokens=self.max_batch_tokens, warnings=self.warnings)
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,
                 "model_type": getattr(self.model.config, "model_type", "?"), "labels": self.labels,
                 "device": str(self.device), "max_length": self.max_length,
-                "parameters": sum(p.numel() for p in self.model.parameters())}
+                "parameters": sum(p.numel() for p in self.model.parameters()), "warnings": list(self.warnings)}
 
     # ----- tokenization ----------------------------------------------------------------------------
     def encode(self, text: str, pair: str | None = None) -> Encoding:
         return build_encoding(self.tokenizer, text, pair, self.max_length)
+
+    def unknown_words(self, encoding: Encoding) -> list[int]:
+        """Indices of the words the vocabulary does not cover: at least one of their tokens is [UNK]."""
+        unk = self.tokenizer.unk_token_id
+        if unk is None:
+            return []
+        return sorted({w for w, token in zip(encoding.token_word, encoding.input_ids) if w >= 0 and token == unk})
 
     def tokenize_texts(self, texts: list[str], pairs: list[str] | None = None) -> TokenBatch:
         """Token ids of many texts at once (used by the delete and MLM-fill removal operators)."""
@@ -271,8 +284,6 @@ class TextClassifier:
         outputs = self.model(**self.tensors(encoding), output_attentions=True)
         _count(forward=1, batches=1)
         if not outputs.attentions:
-            from models.errors import ModelError
-
             raise ModelError(f"Model '{self.name}' returned no attention weights (its attention implementation "
                              f"cannot output them).")
         return torch.stack([a[0] for a in outputs.attentions]).double().cpu().numpy()

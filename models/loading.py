@@ -1,25 +1,89 @@
 """``load_classifier(spec)``: a built-in name, a local folder, or (opt-in) a Hugging Face hub id.
 
-Safetensors weights only, never ``trust_remote_code``; models without a trained sequence-classification
-head are refused with a message saying what to do.
+Safetensors weights only, never ``trust_remote_code``. Refused, with a message saying what to do: a folder
+without config.json, a model whose architecture has no sequence-classification head (``BertModel``,
+``*ForMaskedLM``, ...), and a ``*ForSequenceClassification`` checkpoint whose head weights are missing from the
+file. Loaded with a warning (``TextClassifier.warnings``, shown next to every explanation and kept in its
+provenance): a head whose weights are present but still at their initialization (saved before any training).
+
+``resolve_spec`` is the one reading of a model name, shared with the masked-LM loader (``models/mlm/loading.py``).
 """
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable, Mapping
+
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 import settings
 
 from models import runtime
-from models.classifier import TextClassifier
+from models.classifier import TextClassifier, generic_label_names
 from models.errors import ModelError, ModelNotPrepared
-from models.prepare import RECIPES, find_prepared, read_manifest
+from models.prepare import RECIPES, find_prepared
+
+import torch  # noqa: E402  (runtime sets the environment first)
 
 BUILT_IN = tuple(RECIPES)
 HEAD_PREFIXES = ("classifier", "score", "pre_classifier", "logits_proj")
 
 
+# ----- one reading of a model name --------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a model name points: a prepared built-in folder, a local folder, or a hub id."""
+
+    kind: str  # "built-in" | "folder" | "hub"
+    name: str  # shown to the user
+    location: str  # what from_pretrained reads
+    source: str  # recorded in describe() and in provenance
+    manifest: dict | None = None  # built-in models: the manifest written when they were prepared
+
+    @property
+    def local_only(self) -> bool:
+        return self.kind != "hub" or not settings.allow_hub()
+
+
+def resolve_spec(spec: str, built_in: Mapping[str, Callable[[], Path | None]],
+                 not_prepared: Callable[[str], ModelError], what: str = "model") -> ModelSpec:
+    """Read a model name: one of ``built_in`` (name -> its prepared folder or None), a folder, or a hub id."""
+    spec = (spec or "").strip()
+    if not spec:
+        raise ModelError(f"No {what} given. Use {' or '.join(built_in)} (built in), a folder, or a hub id.")
+    if spec in built_in:
+        folder = built_in[spec]()
+        if folder is None:
+            raise not_prepared(spec)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        return ModelSpec("built-in", spec, str(folder), str(folder), manifest)
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelError(f"'{spec}' is a file; give the folder that holds config.json and the weights.")
+        return ModelSpec("folder", path.name, str(path), str(path.resolve()))
+    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
+        raise ModelError(f"The folder '{spec}' does not exist.")
+    return ModelSpec("hub", spec, spec, f"hub:{spec}")
+
+
+def load_resolved(spec: ModelSpec, from_pretrained: Callable[[str, bool], tuple], alternatives: str):
+    """``from_pretrained(location, local_only)``; a hub id that is not in the local Hugging Face cache while hub
+    access is off gets a message naming ``alternatives`` instead of the library's error."""
+    try:
+        return from_pretrained(spec.location, spec.local_only)
+    except ModelError as error:
+        if spec.kind != "hub" or settings.allow_hub():
+            raise
+        raise ModelError(f"'{spec.name}' is not {alternatives}, an existing folder or a model in the local Hugging "
+                         f"Face cache, and hub access is off. Give a local folder, use {alternatives}, or set "
+                         f"EXWB_ALLOW_HUB=1 on a machine with internet access.") from error
+
+
+# ----- classifiers --------------------------------------------------------------------------------------
 def _check_config(folder: Path) -> None:
     config_file = folder / "config.json"
     if not config_file.is_file():
@@ -37,8 +101,6 @@ def _check_config(folder: Path) -> None:
 
 
 def _from_pretrained(location: str, local_only: bool):
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
     kwargs = {"local_files_only": local_only}
     try:
         tokenizer = AutoTokenizer.from_pretrained(location, **kwargs)
@@ -58,38 +120,60 @@ def _from_pretrained(location: str, local_only: bool):
     return model, tokenizer
 
 
+def _head_layers(model) -> list[torch.nn.Linear]:
+    """The linear layers of the parts a classification checkpoint adds to its encoder (new at fine-tuning)."""
+    layers = []
+    for name in HEAD_PREFIXES:
+        module = getattr(model, name, None)
+        if isinstance(module, torch.nn.Module):
+            layers += [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    return layers
+
+
+def _at_initialization(weight: torch.Tensor, std: float) -> bool:
+    """Mean 0 and standard deviation ``std``, within 4 standard errors (or 30 %) of a normal sample's."""
+    n = weight.numel()
+    values = weight.detach().double()
+    spread = max(0.3, 4 / math.sqrt(2 * n))
+    return abs(float(values.std()) / std - 1) < spread and abs(float(values.mean())) < max(0.3, 4 / math.sqrt(n)) * std
+
+
+def untrained_head_warning(model) -> str | None:
+    """A warning when the classification head looks never trained, else None.
+
+    Transformers initializes a new head's linear weights from N(0, initializer_range) and its biases at exactly 0,
+    and any training moves every bias off 0. So: every head weight matrix with the initializer's statistics and
+    every head bias exactly 0; for a head without biases, those weight statistics and generic LABEL_i names.
+    """
+    layers = _head_layers(model)
+    if not layers:
+        return None
+    std = float(getattr(model.config, "initializer_range", 0.02) or 0.02)
+    biases = [layer.bias for layer in layers if layer.bias is not None]
+    generic = generic_label_names(model.config)
+    if not all(_at_initialization(layer.weight, std) for layer in layers):
+        return None
+    if (biases and any(bool(b.detach().abs().max() > 0) for b in biases)) or (not biases and not generic):
+        return None
+    names = " and generic class names (LABEL_0, LABEL_1, ...)" if generic else ""
+    return ("This model's classification head looks untrained: its weights are still at their initialization "
+            f"statistics (standard deviation {std:g}, biases exactly 0){names}. Its predictions, and so these "
+            "explanations, are probably meaningless; fine-tune the model first or pick a trained one.")
+
+
 def load_classifier(spec: str, device: str | None = None) -> TextClassifier:
     """Load a classifier by built-in name, folder path or hub id (hub only with EXWB_ALLOW_HUB=1)."""
-    spec = (spec or "").strip()
-    if not spec:
-        raise ModelError("No model given. Pick a built-in model (default) or give a folder.")
+    resolved = resolve_spec(spec, {name: (lambda name=name: find_prepared(name)) for name in BUILT_IN},
+                            ModelNotPrepared)
     chosen = runtime.choose_device(device)
-    if spec in BUILT_IN:
-        folder = find_prepared(spec)
-        if folder is None:
-            raise ModelNotPrepared(spec)
-        manifest = read_manifest(folder)
-        model, tokenizer = _from_pretrained(str(folder), local_only=True)
-        return TextClassifier(model, tokenizer, name=spec, fingerprint=manifest["weights_sha256"][:16],
-                              device=chosen, source=str(folder), manifest=manifest)
-    path = Path(spec).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise ModelError(f"'{spec}' is a file; give the folder that holds config.json and the weights.")
-        _check_config(path)
-        model, tokenizer = _from_pretrained(str(path), local_only=True)
-        return TextClassifier(model, tokenizer, name=path.name, device=chosen, source=str(path.resolve()))
-    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
-        raise ModelError(f"The folder '{spec}' does not exist.")
-    try:  # a hub id already in the local Hugging Face cache loads offline too
-        model, tokenizer = _from_pretrained(spec, local_only=not settings.allow_hub())
-    except ModelError as error:
-        if settings.allow_hub():
-            raise
-        raise ModelError(f"'{spec}' is not a built-in model, an existing folder or a model in the local Hugging Face "
-                         f"cache, and hub access is off. Give a local folder, pick one of {', '.join(BUILT_IN)}, or "
-                         f"set EXWB_ALLOW_HUB=1 on a machine with internet access.") from error
-    return TextClassifier(model, tokenizer, name=spec, device=chosen, source=f"hub:{spec}")
+    if resolved.kind == "folder":
+        _check_config(Path(resolved.location))
+    model, tokenizer = load_resolved(resolved, _from_pretrained, f"a built-in model ({', '.join(BUILT_IN)})")
+    warning = untrained_head_warning(model)
+    fingerprint = resolved.manifest["weights_sha256"][:16] if resolved.manifest else None
+    return TextClassifier(model, tokenizer, name=resolved.name, fingerprint=fingerprint, device=chosen,
+                          source=resolved.source, manifest=resolved.manifest,
+                          warnings=(warning,) if warning else ())
 
 
 @lru_cache(maxsize=4)

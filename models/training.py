@@ -9,7 +9,7 @@ import math
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -93,49 +93,72 @@ def collate(data: TokenBatch, indices: list[int], pad_id: int, max_length: int, 
     return batch
 
 
-def fit(model: torch.nn.Module, n_examples: int, config: TrainConfig, loss_of: Callable[[list[int]], torch.Tensor],
-        progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
-    """Train the parameters of ``model`` that require gradients, then freeze it in eval mode.
+def adamw(groups: list[tuple[list[torch.nn.Parameter], float]], weight_decay: float) -> torch.optim.AdamW:
+    """AdamW over (parameters, learning rate) groups; no weight decay on biases and norms (fewer than 2 dims)."""
+    split = []
+    for parameters, lr in groups:
+        split += [{"params": [p for p in parameters if p.ndim >= 2], "weight_decay": weight_decay, "lr": lr},
+                  {"params": [p for p in parameters if p.ndim < 2], "weight_decay": 0.0, "lr": lr}]
+    return torch.optim.AdamW([g for g in split if g["params"]])
 
-    AdamW (no weight decay on biases and norms), linear warm-up and decay, seeded shuffles; ``loss_of(indices)``
-    gives the loss of one batch of example indices. One loop for fine-tuning and for ROAR's cached-feature heads.
+
+def optimize(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: Iterator, loss_of: Callable,
+             total: int, warmup: int, grad_clip: float = 1.0, progress: Progress | None = None,
+             should_stop: Callable[[], bool] | None = None) -> dict:
+    """The one optimizer loop: ``total`` steps of ``loss_of(next(batches))``, gradient clipping, linear warm-up
+    over ``warmup`` steps then linear decay to 0; the model is frozen in eval mode at the end.
+
+    Fine-tuning, ROAR's cached-feature heads (through ``fit``) and the masked-LM head (``models/mlm/prepare.py``)
+    all train here; only what a batch is and how its loss is computed differ.
     """
     parameters = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in parameters if p.ndim >= 2]
-    no_decay = [p for p in parameters if p.ndim < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
-    steps_per_epoch = math.ceil(n_examples / config.batch_size)
-    total = max(1, int(round(steps_per_epoch * config.epochs)))
-    warmup = int(total * config.warmup)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
-    generator = random.Random(config.seed)
-    step, losses, started = 0, [], time.perf_counter()
-    stopped = False
-    while step < total and not stopped:
-        order = list(range(n_examples))
-        generator.shuffle(order)
-        for indices in _batches(order, config.batch_size):
-            if step >= total:
-                break
-            if should_stop is not None and should_stop():
-                stopped = True
-                break
-            loss = loss_of(indices)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(parameters, config.grad_clip)
-            optimizer.step()
-            schedule.step()
-            step += 1
-            losses.append(loss.item())
-            if progress is not None:
-                progress(step, total, {"loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - started})
+    step, losses, started, stopped = 0, [], time.perf_counter(), False
+    while step < total:
+        if should_stop is not None and should_stop():
+            stopped = True
+            break
+        batch = next(batches, None)
+        if batch is None:
+            break
+        loss = loss_of(batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(parameters, grad_clip)
+        optimizer.step()
+        schedule.step()
+        step += 1
+        losses.append(loss.item())
+        if progress is not None:
+            progress(step, total, {"loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - started})
     freeze(model)
     return {"steps": step, "total_steps": total, "trainable_parameters": sum(p.numel() for p in parameters),
             "stopped": stopped, "final_loss": float(np.mean(losses[-20:])) if losses else None,
             "seconds": round(time.perf_counter() - started, 1)}
+
+
+def shuffled_batches(n_examples: int, batch_size: int, seed: int) -> Iterator[list[int]]:
+    """Batches of example indices, epoch after epoch, each epoch in a new seeded order."""
+    generator = random.Random(seed)
+    while n_examples:
+        order = list(range(n_examples))
+        generator.shuffle(order)
+        yield from _batches(order, batch_size)
+
+
+def fit(model: torch.nn.Module, n_examples: int, config: TrainConfig, loss_of: Callable[[list[int]], torch.Tensor],
+        progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+    """Train the parameters of ``model`` that require gradients for ``config.epochs`` over ``n_examples``, then
+    freeze it in eval mode (``optimize``); ``loss_of(indices)`` gives the loss of one batch of example indices.
+    Used for fine-tuning and for ROAR's cached-feature heads.
+    """
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    steps_per_epoch = math.ceil(n_examples / config.batch_size)
+    total = max(1, int(round(steps_per_epoch * config.epochs)))
+    return optimize(model, adamw([(parameters, config.lr)], config.weight_decay),
+                    shuffled_batches(n_examples, config.batch_size, config.seed), loss_of, total,
+                    int(total * config.warmup), config.grad_clip, progress, should_stop)
 
 
 def freeze(model: torch.nn.Module) -> None:

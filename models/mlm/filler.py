@@ -14,28 +14,23 @@ One ``MaskedLMFiller`` serves three uses:
   (paper 000's code default; footnote 3 finds both give similar LIME-BERT results).
 - ``describe()``: name, source, fingerprint and, for the offline stand-in, its held-out accuracy.
 
-``load_filler(name)``: ``"mlm"`` is the offline stand-in built by ``cli.py prepare-mlm``
-(``models/mlm/prepare.py``: a masked-LM head trained on the bundled MiniLM, a small stand-in for BERT);
-a folder holding a ``*ForMaskedLM`` model; or a hub id such as ``bert-base-uncased`` (paper 000's
-masked LM) with ``EXWB_ALLOW_HUB=1`` or already in the local Hugging Face cache.
+Also here: ``inspect_candidates`` (paper 000 figure 1) and ``FixedFill``. Loading a masked LM by name is
+``models/mlm/loading.py``.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-import settings
 from corpora.records import split_words
 
 from models import runtime
 from models.encoding import Encoding
-from models.errors import ModelError, ModelNotPrepared
+from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
 
 import torch  # noqa: E402  (runtime sets the environment first)
@@ -43,17 +38,6 @@ import torch  # noqa: E402  (runtime sets the environment first)
 BUILT_IN_MLM = "mlm"
 FILL_MODES = ("joint", "sequential")
 HIGH_CONFIDENCE = 0.5  # top-1 = the original word at least this likely: IM's attribution is near 0 by construction
-
-
-class MaskedLMNotPrepared(ModelNotPrepared):
-    """The offline masked LM has not been built on this machine yet."""
-
-    def __init__(self, name: str = BUILT_IN_MLM):
-        self.name = name
-        ModelError.__init__(self, f"The offline masked LM '{name}' (a small stand-in for BERT, needed by Input "
-                                  f"Marginalization, LIME-BERT and the MLM-fill removal operator) is not prepared "
-                                  f"yet. Build it once with `python cli.py prepare-mlm` (a few minutes on a CPU), "
-                                  f"from the Counterfactuals page, or use bert-base-uncased with EXWB_ALLOW_HUB=1.")
 
 
 @dataclass(frozen=True)
@@ -389,65 +373,6 @@ class MaskedLMFiller:
                 predicted = results[position][0]
                 current[r][index] = predicted if predicted is not None else words[index]
         return current
-
-
-# ----- loading -------------------------------------------------------------------------------------
-def _from_pretrained(location: str, local_only: bool):
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=local_only)
-        model = AutoModelForMaskedLM.from_pretrained(location, local_files_only=local_only, use_safetensors=True)
-    except ValueError as error:
-        raise ModelError(f"Cannot load '{location}' as a masked LM: {error}") from error
-    except OSError as error:
-        raise ModelError(f"Cannot load '{location}' as a masked LM: {str(error).splitlines()[0]}") from error
-    return model, tokenizer
-
-
-def load_filler(name: str = BUILT_IN_MLM, mode: str = "joint", exclude_original: bool = False,
-                device: str | None = None) -> MaskedLMFiller:
-    """The masked-LM filler by name: ``mlm`` (offline stand-in), a folder, or a hub id (opt-in)."""
-    base = _load(name.strip() if name else "", device, str(settings.cache_dir()))
-    return base.with_options(mode=mode, exclude_original=exclude_original)
-
-
-@lru_cache(maxsize=4)
-def _load(name: str, device: str | None, cache_dir: str) -> MaskedLMFiller:
-    """One masked LM per (name, device, cache folder) and process; the wrappers share it."""
-    from models.mlm.prepare import find_prepared_mlm, read_mlm_manifest
-
-    if not name:
-        raise ModelError("No masked LM given. Use 'mlm' (the offline stand-in), a folder, or a hub id.")
-    chosen = runtime.choose_device(device)
-    if name == BUILT_IN_MLM:
-        folder = find_prepared_mlm()
-        if folder is None:
-            raise MaskedLMNotPrepared(name)
-        manifest = read_mlm_manifest(folder)
-        model, tokenizer = _from_pretrained(str(folder), local_only=True)
-        return MaskedLMFiller(model, tokenizer, name=name, source=str(folder), manifest=manifest,
-                              fingerprint=manifest["weights_sha256"][:16], device=chosen)
-    path = Path(name).expanduser()
-    if path.is_dir():
-        model, tokenizer = _from_pretrained(str(path), local_only=True)
-        return MaskedLMFiller(model, tokenizer, name=path.name, source=str(path.resolve()), device=chosen)
-    if name.startswith((".", "/", "~")) or name.count("/") > 1:
-        raise ModelError(f"The folder '{name}' does not exist.")
-    try:
-        model, tokenizer = _from_pretrained(name, local_only=not settings.allow_hub())
-    except ModelError as error:
-        if settings.allow_hub():
-            raise
-        raise ModelError(f"The masked LM '{name}' is not an existing folder or in the local Hugging Face cache, and "
-                         f"hub access is off. Use 'mlm' (build it with `python cli.py prepare-mlm`), a local "
-                         f"folder, or set EXWB_ALLOW_HUB=1 on a machine with internet access.") from error
-    return MaskedLMFiller(model, tokenizer, name=name, source=f"hub:{name}", device=chosen)
-
-
-def clear_loaded() -> None:
-    """Forget loaded masked LMs (after preparing a new one)."""
-    _load.cache_clear()
 
 
 # ----- the candidate inspector (paper 000 figure 1) -----------------------------------------------

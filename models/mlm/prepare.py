@@ -25,71 +25,25 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
+from transformers import AutoTokenizer, BertForMaskedLM
 
 from corpora import load_dataset
 from corpora.records import split_words
 
 from models import runtime
 from models.errors import ModelError
-from models.prepare import base_model_dir, base_version, file_sha256, models_dir
-from models.training import freeze
+from models.mlm.filler import MaskedLMFiller
+from models.mlm.loading import clear_loaded
+from models.mlm.recipe import RECIPE, MLMRecipe, find_prepared_mlm, mlm_folder
+from models.prepare import base_model_dir, base_version, file_sha256
+from models.training import Progress, adamw, optimize
 
 import torch  # noqa: E402  (runtime sets the environment first)
-
-Progress = Callable[[int, int, dict], None]
-
-
-@dataclass(frozen=True)
-class MLMRecipe:
-    name: str = "mlm"
-    description: str = ("MiniLM-L6 fine-tuned as a masked LM with a new head on the local corpora "
-                        "(a small stand-in for bert-base-uncased)")
-    train_data: tuple[str, ...] = ("sst2:train", "eraser-movies:train", "snli:test")
-    eval_data: tuple[str, ...] = ("sst2:dev", "snli:dev")
-    eval_limit: int = 200  # sentences (or pairs) per evaluation dataset
-    train_limit: int | None = None  # sentences, for quick builds and tests
-    trainable_layers: int = 6  # the top MiniLM blocks trained with the head (0 = head only, 6 = all)
-    steps: int = 300
-    batch_size: int = 32
-    lr: float = 3e-4  # the transformer blocks
-    head_lr: float = 2e-3  # the new masked-LM head
-    unigram_bias: bool = True  # start the output bias at the log word frequencies of the training text
-    warmup: float = 0.06
-    weight_decay: float = 0.01
-    max_length: int = 64
-    single_mask_share: float = 0.3  # share of training sentences with exactly one masked word
-    max_mask_fraction: float = 0.4  # the others: up to this fraction of their words masked
-    seed: int = 0
-    notes: tuple[str, ...] = field(default_factory=lambda: (
-        "A small stand-in for bert-base-uncased (paper 000's masked LM): 6 layers, 384 hidden units, trained for "
-        "minutes on a CPU on about 10k sentence samples. Its candidates are less fluent than BERT's; use "
-        "bert-base-uncased (EXWB_ALLOW_HUB=1) to reproduce the paper's numbers.",))
-
-    @property
-    def key(self) -> str:
-        payload = json.dumps({**asdict(self), "base": base_version()}, sort_keys=True, default=str)
-        return hashlib.sha256(payload.encode()).hexdigest()[:10]
-
-
-RECIPE = MLMRecipe()
-
-
-def mlm_folder(recipe: MLMRecipe = RECIPE) -> Path:
-    return models_dir() / f"{recipe.name}-{recipe.key}"
-
-
-def find_prepared_mlm(recipe: MLMRecipe = RECIPE) -> Path | None:
-    folder = mlm_folder(recipe)
-    return folder if (folder / "manifest.json").is_file() else None
-
-
-def read_mlm_manifest(folder: Path) -> dict:
-    return json.loads((folder / "manifest.json").read_text())
 
 
 # ----- data ----------------------------------------------------------------------------------------
@@ -164,8 +118,6 @@ def _collate(items, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor, to
 def build_model(trainable_layers: int):
     """BertForMaskedLM from the bundled MiniLM: the encoder's weights, a new head, the decoder tied to the
     word embeddings; only the head and the top ``trainable_layers`` blocks are trainable."""
-    from transformers import AutoTokenizer, BertForMaskedLM
-
     base = base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = BertForMaskedLM.from_pretrained(base, attn_implementation="eager", use_safetensors=True)
@@ -190,13 +142,32 @@ def unigram_log_frequencies(tokenizer, sentences: list[str], vocab_size: int) ->
     return torch.as_tensor(np.log(counts / counts.sum()), dtype=torch.float32)
 
 
-def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progress: Progress | None = None,
-              should_stop: Callable[[], bool] | None = None, device=None) -> dict:
-    """Train the trainable part of ``model`` in place; returns a small training record."""
-    device = device or runtime.choose_device()
-    torch.manual_seed(recipe.seed)
+def masked_batches(tokenizer, sentences: list[str], recipe: MLMRecipe, counter: dict) -> Iterator[list]:
+    """Batches of whole-word-masked training sentences, drawn in seeded shuffled passes over ``sentences``
+    (``counter["seen"]`` counts the sentences drawn, including those with nothing to predict)."""
     rng = random.Random(recipe.seed)
     masker = _Masker(tokenizer, recipe)
+    order, cursor = list(range(len(sentences))), len(sentences)
+    while True:
+        items = []
+        while len(items) < recipe.batch_size:
+            if cursor >= len(order):
+                rng.shuffle(order)
+                cursor = 0
+            item = masker.example(sentences[order[cursor]], rng)
+            cursor += 1
+            counter["seen"] += 1
+            if item is not None:
+                items.append(item)
+        yield items
+
+
+def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progress: Progress | None = None,
+              should_stop: Callable[[], bool] | None = None, device=None) -> dict:
+    """Train the trainable part of ``model`` in place (``models.training.optimize``: the project's one optimizer
+    loop, here with a higher learning rate for the new head); returns a small training record."""
+    device = device or runtime.choose_device()
+    torch.manual_seed(recipe.seed)
     model.to(device).train()
     model.bert.embeddings.eval()  # frozen parts: no dropout noise in their outputs
     for layer in model.bert.encoder.layer[: len(model.bert.encoder.layer) - recipe.trainable_layers]:
@@ -206,50 +177,20 @@ def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progres
             model.cls.predictions.bias.copy_(unigram_log_frequencies(tokenizer, sentences, model.config.vocab_size))
     parameters = [p for p in model.parameters() if p.requires_grad]
     head = {id(p) for p in model.cls.parameters()}
-    groups = []
-    for in_head, lr in ((True, recipe.head_lr), (False, recipe.lr)):
-        chosen = [p for p in parameters if (id(p) in head) == in_head]
-        groups += [{"params": [p for p in chosen if p.ndim >= 2], "weight_decay": recipe.weight_decay, "lr": lr},
-                   {"params": [p for p in chosen if p.ndim < 2], "weight_decay": 0.0, "lr": lr}]
-    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=recipe.lr)
-    total = recipe.steps
-    warmup = max(1, int(total * recipe.warmup))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
-    order, cursor = list(range(len(sentences))), len(sentences)
-    losses, started, step, stopped, seen = [], time.perf_counter(), 0, False, 0
-    while step < total:
-        if should_stop is not None and should_stop():
-            stopped = True
-            break
-        items = []
-        while len(items) < recipe.batch_size:
-            if cursor >= len(order):
-                rng.shuffle(order)
-                cursor = 0
-            item = masker.example(sentences[order[cursor]], rng)
-            cursor += 1
-            seen += 1
-            if item is not None:
-                items.append(item)
+    optimizer = adamw([([p for p in parameters if id(p) in head], recipe.head_lr),
+                       ([p for p in parameters if id(p) not in head], recipe.lr)], recipe.weight_decay)
+
+    def loss_of(items) -> torch.Tensor:
         ids, attention, labels = _collate(items, tokenizer.pad_token_id, device)
         where = labels >= 0
         hidden = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
-        loss = torch.nn.functional.cross_entropy(model.cls(hidden[where]), labels[where])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(parameters, 1.0)
-        optimizer.step()
-        schedule.step()
-        step += 1
-        losses.append(loss.item())
-        if progress is not None:
-            progress(step, total, {"loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - started})
-    freeze(model)
-    return {"steps": step, "total_steps": total, "stopped": stopped, "sentences_seen": seen,
-            "trainable_parameters": sum(p.numel() for p in parameters),
-            "final_loss": float(np.mean(losses[-20:])) if losses else None,
-            "seconds": round(time.perf_counter() - started, 1)}
+        return torch.nn.functional.cross_entropy(model.cls(hidden[where]), labels[where])
+
+    counter = {"seen": 0}
+    record = optimize(model, optimizer, masked_batches(tokenizer, sentences, recipe, counter), loss_of,
+                      total=recipe.steps, warmup=max(1, int(recipe.steps * recipe.warmup)), grad_clip=1.0,
+                      progress=progress, should_stop=should_stop)
+    return {**record, "sentences_seen": counter["seen"]}
 
 
 # ----- evaluation (also usable on bert-base-uncased or any other masked LM) -------------------------
@@ -289,8 +230,6 @@ def _text_hash(sentences: Sequence[str]) -> str:
 def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, force: bool = False,
                 should_stop: Callable[[], bool] | None = None, log: Callable[[str], None] = print) -> Path:
     """Build (or find) the offline masked LM and return its folder."""
-    from models.mlm.filler import MaskedLMFiller, clear_loaded
-
     existing = find_prepared_mlm(recipe)
     if existing is not None and not force:
         return existing
@@ -340,10 +279,3 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
     clear_loaded()
     log(f"Saved the masked LM '{recipe.name}' to {target} in {manifest['seconds']:.0f} s.")
     return target
-
-
-def headline_accuracy(manifest: dict) -> tuple[float | None, float | None, str | None]:
-    """(top-1, top-10, dataset) of the first evaluation set in a manifest, for captions."""
-    for dataset_id, result in (manifest.get("evaluation") or {}).items():
-        return result.get("top1_accuracy"), result.get("top10_accuracy"), dataset_id
-    return None, None, None

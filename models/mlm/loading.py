@@ -1,0 +1,69 @@
+"""``load_filler(name)``: a masked LM by name, one per process.
+
+``"mlm"`` is the offline stand-in built by ``cli.py prepare-mlm`` (``models/mlm/prepare.py``: a masked-LM head
+trained on the bundled MiniLM, a small stand-in for BERT); a folder holding a ``*ForMaskedLM`` model; or a hub id
+such as ``bert-base-uncased`` (paper 000's masked LM) with ``EXWB_ALLOW_HUB=1`` or already in the local Hugging
+Face cache. Names are read by the classifier loader's ``resolve_spec``, so both read them the same way.
+
+This module holds the only cache of loaded masked LMs: ``clear_loaded()`` (called after preparing a new one)
+makes every user (methods, the MLM-fill removal operator, the metrics) load afresh.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+import settings
+
+from models import runtime
+from models.errors import ModelError, ModelNotPrepared
+from models.loading import load_resolved, resolve_spec
+from models.mlm.filler import BUILT_IN_MLM, MaskedLMFiller
+from models.mlm.recipe import find_prepared_mlm
+
+
+class MaskedLMNotPrepared(ModelNotPrepared):
+    """The offline masked LM has not been built on this machine yet."""
+
+    def __init__(self, name: str = BUILT_IN_MLM):
+        self.name = name
+        ModelError.__init__(self, f"The offline masked LM '{name}' (a small stand-in for BERT, needed by Input "
+                                  f"Marginalization, LIME-BERT and the MLM-fill removal operator) is not prepared "
+                                  f"yet. Build it once with `python cli.py prepare-mlm` (a few minutes on a CPU), "
+                                  f"from the Counterfactuals page, or use bert-base-uncased with EXWB_ALLOW_HUB=1.")
+
+
+def _from_pretrained(location: str, local_only: bool):
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=local_only)
+        model = AutoModelForMaskedLM.from_pretrained(location, local_files_only=local_only, use_safetensors=True)
+    except ValueError as error:
+        raise ModelError(f"Cannot load '{location}' as a masked LM: {error}") from error
+    except OSError as error:
+        raise ModelError(f"Cannot load '{location}' as a masked LM: {str(error).splitlines()[0]}") from error
+    return model, tokenizer
+
+
+def load_filler(name: str = BUILT_IN_MLM, mode: str = "joint", exclude_original: bool = False,
+                device: str | None = None) -> MaskedLMFiller:
+    """The masked-LM filler by name: ``mlm`` (offline stand-in), a folder, or a hub id (opt-in)."""
+    base = _load(name.strip() if name else "", device, str(settings.cache_dir()))
+    return base.with_options(mode=mode, exclude_original=exclude_original)
+
+
+@lru_cache(maxsize=4)
+def _load(name: str, device: str | None, cache_dir: str) -> MaskedLMFiller:
+    """One masked LM per (name, device, cache folder) and process; the wrappers share it."""
+    resolved = resolve_spec(name, {BUILT_IN_MLM: find_prepared_mlm}, MaskedLMNotPrepared, what="masked LM")
+    chosen = runtime.choose_device(device)
+    model, tokenizer = load_resolved(resolved, _from_pretrained,
+                                     f"'{BUILT_IN_MLM}' (build it with `python cli.py prepare-mlm`)")
+    fingerprint = resolved.manifest["weights_sha256"][:16] if resolved.manifest else None
+    return MaskedLMFiller(model, tokenizer, name=resolved.name, source=resolved.source, manifest=resolved.manifest,
+                          fingerprint=fingerprint, device=chosen)
+
+
+def clear_loaded() -> None:
+    """Forget every loaded masked LM (after preparing a new one): the next ``load_filler`` reads it afresh."""
+    _load.cache_clear()

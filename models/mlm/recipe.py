@@ -1,0 +1,67 @@
+"""The offline masked LM's recipe and where its prepared copy lives (``<cache>/models/mlm-<recipe hash>/``).
+
+The recipe's hash names the folder, so a changed recipe is a new model; ``models/mlm/prepare.py`` builds it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from models.prepare import base_version, models_dir
+
+
+@dataclass(frozen=True)
+class MLMRecipe:
+    name: str = "mlm"
+    description: str = ("MiniLM-L6 fine-tuned as a masked LM with a new head on the local corpora "
+                        "(a small stand-in for bert-base-uncased)")
+    train_data: tuple[str, ...] = ("sst2:train", "eraser-movies:train", "snli:test")
+    eval_data: tuple[str, ...] = ("sst2:dev", "snli:dev")
+    eval_limit: int = 200  # sentences (or pairs) per evaluation dataset
+    train_limit: int | None = None  # sentences, for quick builds and tests
+    trainable_layers: int = 6  # the top MiniLM blocks trained with the head (0 = head only, 6 = all)
+    steps: int = 300
+    batch_size: int = 32
+    lr: float = 3e-4  # the transformer blocks
+    head_lr: float = 2e-3  # the new masked-LM head
+    unigram_bias: bool = True  # start the output bias at the log word frequencies of the training text
+    warmup: float = 0.06
+    weight_decay: float = 0.01
+    max_length: int = 64
+    single_mask_share: float = 0.3  # share of training sentences with exactly one masked word
+    max_mask_fraction: float = 0.4  # the others: up to this fraction of their words masked
+    seed: int = 0
+    notes: tuple[str, ...] = field(default_factory=lambda: (
+        "A small stand-in for bert-base-uncased (paper 000's masked LM): 6 layers, 384 hidden units, trained for "
+        "minutes on a CPU on about 10k sentence samples. Its candidates are less fluent than BERT's; use "
+        "bert-base-uncased (EXWB_ALLOW_HUB=1) to reproduce the paper's numbers.",))
+
+    @property
+    def key(self) -> str:
+        payload = json.dumps({**asdict(self), "base": base_version()}, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:10]
+
+
+RECIPE = MLMRecipe()
+
+
+def mlm_folder(recipe: MLMRecipe = RECIPE) -> Path:
+    return models_dir() / f"{recipe.name}-{recipe.key}"
+
+
+def find_prepared_mlm(recipe: MLMRecipe = RECIPE) -> Path | None:
+    folder = mlm_folder(recipe)
+    return folder if (folder / "manifest.json").is_file() else None
+
+
+def read_mlm_manifest(folder: Path) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def headline_accuracy(manifest: dict) -> tuple[float | None, float | None, str | None]:
+    """(top-1, top-10, dataset) of the first evaluation set in a manifest, for captions."""
+    for dataset_id, result in (manifest.get("evaluation") or {}).items():
+        return result.get("top1_accuracy"), result.get("top10_accuracy"), dataset_id
+    return None, None, None
