@@ -35,7 +35,7 @@ from corpora.records import split_words  # noqa: E402
 from explainers import create  # noqa: E402
 from explainers.methods.input_marginalization import InputMarginalization  # noqa: E402
 from models import UserFacingError, load_classifier, metered  # noqa: E402
-from models.mlm.filler import load_filler  # noqa: E402
+from models.mlm import load_filler  # noqa: E402
 
 
 def sentences(count: int, words: tuple[int, int] = (12, 30)) -> list[str]:

@@ -11,9 +11,8 @@ import json
 
 from tqdm import tqdm
 
-from models.mlm.filler import BUILT_IN_MLM, load_filler
-from models.mlm.prepare import RECIPE, evaluate_filler, evaluation_inputs, find_prepared_mlm, prepare_mlm, \
-    read_mlm_manifest
+from models.mlm import (BUILT_IN_MLM, RECIPE, evaluate_filler, evaluation_inputs, find_prepared_mlm, load_filler,
+                        prepare_mlm, read_mlm_manifest)
 
 
 def add_parser(subparsers) -> None:

@@ -20,7 +20,7 @@ def hub_frame(name: str, split: str):
     if not settings.allow_hub() or name not in HUB_COPIES:
         raise DataError(f"No local copy of '{name}' and no hub copy allowed or known.")
     repo, pattern, renames = HUB_COPIES[name]
-    import pandas as pd
+    import pandas as pd  # deferred (heavy, optional): only a hub download needs pandas and huggingface_hub
     from huggingface_hub import hf_hub_download
 
     try:

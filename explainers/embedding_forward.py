@@ -5,7 +5,7 @@ from typing import Callable
 
 import torch
 
-from models import Encoding, TextClassifier
+from models import Encoding, ModelError, TextClassifier
 
 OUTPUTS = ("logit", "probability", "log-probability")
 
@@ -35,8 +35,6 @@ def baseline_ids(classifier: TextClassifier, encoding: Encoding, kind: str) -> t
     """Baseline token ids: every non-special token replaced by [PAD] / [MASK] (special tokens kept)."""
     token_id = {"pad": classifier.tokenizer.pad_token_id, "mask": classifier.tokenizer.mask_token_id}[kind]
     if token_id is None:
-        from models import ModelError
-
         raise ModelError(f"The tokenizer of '{classifier.name}' has no [{kind.upper()}] token; use another baseline.")
     ids = torch.tensor([encoding.input_ids], device=classifier.device)
     special = torch.tensor([encoding.special], device=classifier.device)

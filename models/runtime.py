@@ -9,14 +9,16 @@ import settings
 settings.prepare_runtime()
 
 import torch  # noqa: E402  (after prepare_runtime: OMP and hub variables must be set before import)
+import numpy  # noqa: E402
+import transformers  # noqa: E402
+
+from models.errors import ModelError  # noqa: E402
 
 
 def configure_torch() -> None:
     threads = settings.torch_threads()
     if threads:
         torch.set_num_threads(threads)
-    import transformers
-
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
 
@@ -28,8 +30,6 @@ def choose_device(requested: str | None = None) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(requested)
     if device.type == "cuda" and not torch.cuda.is_available():
-        from models.errors import ModelError
-
         raise ModelError(f"Device '{requested}' was asked for (EXWB_DEVICE) but CUDA is not available here; "
                          f"use EXWB_DEVICE=auto or cpu.")
     return device
@@ -37,9 +37,7 @@ def choose_device(requested: str | None = None) -> torch.device:
 
 @lru_cache(maxsize=1)
 def library_versions() -> dict[str, str]:
-    import captum
-    import numpy
-    import transformers
+    import captum  # deferred: nothing else in models/ needs captum (a heavy import); provenance reads its version
 
     return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
             "captum": captum.__version__, "numpy": numpy.__version__}

@@ -30,6 +30,7 @@ import numpy as np
 
 from explainers.scores import softmax
 from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, UserFacingError
+from models.mlm import load_filler as load_masked_lm
 from models.perturb import perturbed_logits
 
 from evaluation import targets
@@ -227,27 +228,13 @@ class OrderResult:
 
 
 # ----- MLM filler for the mlm operator (DeletionBERT) ---------------------------------------------------
-_filler_lock = threading.Lock()
-_filler = None
-
-
 def load_filler():
-    """The masked-LM word filler (models/mlm/filler.py) or a clear UserFacingError saying how to get one."""
-    global _filler
-    with _filler_lock:
-        if _filler is not None:
-            return _filler
-        try:
-            from models.mlm import filler  # built by another module; optional
-        except ImportError:
-            raise ModelError("The MLM-fill operator (DeletionBERT) needs the masked-LM filler (models/mlm/filler.py), "
-                             "which is not installed in this version. Choose another removal operator.") from None
-        try:
-            _filler = filler.load_filler()
-        except UserFacingError as error:
-            raise ModelError(f"The MLM-fill operator (DeletionBERT) needs a prepared masked-LM filler: {error}") \
-                from error
-        return _filler
+    """The prepared masked-LM filler (``models.mlm.load_filler``: its per-process cache is the only one, so
+    ``clear_loaded()`` after preparing a new masked LM reaches the metrics too), or a message saying how to get one."""
+    try:
+        return load_masked_lm()
+    except UserFacingError as error:
+        raise ModelError(f"The MLM-fill operator (DeletionBERT) needs a prepared masked-LM filler: {error}") from error
 
 
 def filler_for(operator: str, options: dict | None):

@@ -258,7 +258,7 @@ def _filler(config: StudyConfig):
     if config.operator != "mlm":
         return None
     try:
-        from models.mlm.filler import load_filler  # one masked LM per process (cached there)
+        from models.mlm import load_filler  # one masked LM per process (cached there)
     except ImportError as error:
         raise ModelError("The MLM-fill operator (ROAR-BERT) needs the masked-LM filler (models/mlm/filler.py, "
                          f"load_filler), which this installation does not have ({error}). Choose the [MASK] or "

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explainers.base import Attribution, Explainer
-from explainers.params import param
+from explainers.params import ParamError, param
 from explainers.registry import register
 
 QUERIES = ("cls", "mean")
@@ -60,8 +60,6 @@ class Attention(Explainer):
             matrix, layers = attention.mean(axis=0), "mean over all layers"
         else:
             if not -n_layers <= self.params.layer < n_layers:
-                from explainers.params import ParamError
-
                 raise ParamError(f"Layer {self.params.layer} does not exist; the model has {n_layers} layers "
                                  f"(0..{n_layers - 1}, or -1 for the last).")
             layer = self.params.layer % n_layers

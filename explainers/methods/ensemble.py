@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explainers import cache  # the members go through the same cache as the page
 from explainers.aggregate import normalize
 from explainers.base import Attribution, Explainer
 from explainers.params import ParamError, param
@@ -89,8 +90,6 @@ class Ensemble(Explainer):
         return forward, backward
 
     def attribute(self, classifier, encoding, target):
-        from explainers import cache  # the members go through the same cache as the page
-
         predicted = int(np.argmax(classifier.logits_of(encoding)))
         member_target = None if target == predicted else target  # reuse the page's "predicted class" entries
         scores, used, warnings = [], [], []

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models import Operator
-from models.mlm.filler import HIGH_CONFIDENCE, BUILT_IN_MLM, FixedFill, load_filler
+from models.mlm import BUILT_IN_MLM, HIGH_CONFIDENCE, FixedFill, load_filler
 from models.perturb import perturbed_logits
 
 from explainers.base import Attribution, Explainer

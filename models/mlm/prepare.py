@@ -115,11 +115,12 @@ def _collate(items, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor, to
     return ids.to(device), attention.to(device), labels.to(device)
 
 
-def build_model(trainable_layers: int):
-    """BertForMaskedLM from the bundled MiniLM: the encoder's weights, a new head, the decoder tied to the
-    word embeddings; only the head and the top ``trainable_layers`` blocks are trainable."""
+def build_model(trainable_layers: int, seed: int = 0):
+    """BertForMaskedLM from the bundled MiniLM: the encoder's weights, a new head (initialized from ``seed``), the
+    decoder tied to the word embeddings; only the head and the top ``trainable_layers`` blocks are trainable."""
     base = base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)
+    torch.manual_seed(seed)  # the new head's initial weights: the same recipe builds the same model
     model = BertForMaskedLM.from_pretrained(base, attn_implementation="eager", use_safetensors=True)
     for parameter in model.parameters():
         parameter.requires_grad_(False)
@@ -243,7 +244,7 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
     log(f"Preparing the masked LM '{recipe.name}': {len(sentences)} training sentences, {recipe.steps} steps of "
         f"{recipe.batch_size}; head + top {recipe.trainable_layers} MiniLM blocks.")
     device = runtime.choose_device()
-    model, tokenizer = build_model(recipe.trainable_layers)
+    model, tokenizer = build_model(recipe.trainable_layers, recipe.seed)
     record = train_mlm(model, tokenizer, sentences, recipe, progress=progress, should_stop=should_stop, device=device)
     if record["stopped"]:
         raise ModelError(f"Preparing the masked LM '{recipe.name}' was stopped; nothing was saved.")

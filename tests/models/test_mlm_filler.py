@@ -19,7 +19,9 @@ from explainers import create
 from explainers.methods.input_marginalization import InputMarginalization, marginal_log2_odds
 from explainers.methods.lime_bert import LimeBert
 from models import ModelNotPrepared, perturb
-from models.mlm.filler import Candidate, FixedFill, MaskedLMFiller, MaskedLMNotPrepared, inspect_candidates, load_filler
+from models.mlm import (RECIPE, Candidate, FixedFill, MaskedLMFiller, MaskedLMNotPrepared, clear_loaded, evaluate_filler,
+                        find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm, read_mlm_manifest)
+from models.mlm.prepare import build_model
 from tiny_models import VOCAB, tiny_tokenizer
 
 
@@ -345,9 +347,6 @@ def test_fixed_fill_checks_its_rows(keyword_classifier):
 # ----- the offline masked-LM recipe -----------------------------------------------------------------------------
 @pytest.mark.slow
 def test_prepare_mlm_builds_evaluates_and_loads(isolated_cache):
-    from models.mlm.filler import clear_loaded
-    from models.mlm.prepare import RECIPE, evaluate_filler, find_prepared_mlm, prepare_mlm, read_mlm_manifest
-
     recipe = dataclasses.replace(RECIPE, steps=2, batch_size=4, train_limit=40, eval_limit=3, trainable_layers=1,
                                  eval_data=("sst2:dev",))
     assert find_prepared_mlm(recipe) is None
@@ -377,3 +376,16 @@ def test_prepare_mlm_builds_evaluates_and_loads(isolated_cache):
     assert evaluate_filler(filler, [(e.text, None) for e in examples]) == result
     assert find_prepared_mlm(recipe) == folder and find_prepared_mlm(RECIPE) is None
     clear_loaded()
+
+
+def test_the_masked_lm_head_starts_from_the_recipe_seed():
+    """The new head's initial weights come from the recipe's seed, so one recipe builds one model (they used to
+    depend on whatever the process had drawn before)."""
+    torch.manual_seed(123)
+    first, _ = build_model(trainable_layers=0, seed=0)
+    torch.rand(7)  # other random draws in between change nothing
+    again, _ = build_model(trainable_layers=0, seed=0)
+    other, _ = build_model(trainable_layers=0, seed=1)
+    head = "cls.predictions.transform.dense.weight"
+    torch.testing.assert_close(first.state_dict()[head], again.state_dict()[head], rtol=0, atol=0)
+    assert not torch.equal(first.state_dict()[head], other.state_dict()[head])

@@ -27,7 +27,7 @@ from corpora import load_dataset
 from evaluation.sanity.one_input import mean_abs_change, sign_change_share
 from explainers import create
 from explainers.methods.input_marginalization import InputMarginalization
-from models.mlm.filler import inspect_candidates, load_filler
+from models.mlm import find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm
 from models.randomize import randomize_head
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -37,8 +37,6 @@ SEEDS = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def offline_mlm():
-    from models.mlm.prepare import find_prepared_mlm, prepare_mlm
-
     if find_prepared_mlm() is None:
         prepare_mlm()
     return load_filler("mlm")

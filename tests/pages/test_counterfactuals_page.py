@@ -26,7 +26,7 @@ TEXT = "the acting is superb , but the plot is dull"
 def page_cache(tmp_path, monkeypatch, quick_classifier):
     """An isolated cache that sees the prepared default-quick classifier but no masked LM."""
     from explainers.cache import DEFAULT_CACHE
-    from models.mlm.filler import clear_loaded
+    from models.mlm import clear_loaded
     from models.prepare import find_prepared
 
     real = find_prepared("default-quick")
@@ -45,7 +45,7 @@ def install_tiny_mlm() -> str:
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
     from models.mlm.filler import MaskedLMFiller
-    from models.mlm.prepare import evaluate_filler, mlm_folder
+    from models.mlm import evaluate_filler, mlm_folder
     from models.prepare import base_model_dir, file_sha256
 
     tokenizer = AutoTokenizer.from_pretrained(base_model_dir())

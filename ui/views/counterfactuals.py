@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from models import Encoding, TextClassifier, UserFacingError
-from models.mlm.filler import BUILT_IN_MLM, HIGH_CONFIDENCE, MaskedLMFiller, WordCandidates, inspect_candidates, load_filler
-from models.mlm.prepare import RECIPE, find_prepared_mlm, prepare_mlm
+from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, MaskedLMFiller, WordCandidates,
+                        find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm)
 
 from ui.views.heatmaps import MethodChoice
 from ui.widgets.heatmap import CSS
@@ -115,8 +115,6 @@ def _inspect(_filler: MaskedLMFiller, filler_key: str, _encoding: Encoding, enco
 
 
 def inspector_rows(filler: MaskedLMFiller, encoding: Encoding, k: int = 3) -> list[WordCandidates]:
-    from models.mlm.filler import Candidate
-
     key = json.dumps(filler.identity(), sort_keys=True)
     rows = _inspect(filler, key, encoding, encoding.key, k)
     return [WordCandidates(r["index"], r["word"], r["segment"], tuple(Candidate(**c) for c in r["candidates"]),

@@ -224,8 +224,9 @@ def test_deletion_bert_uses_the_filler_through_the_engine(clf, enc):
 
 def test_deletion_bert_without_a_prepared_filler_says_what_to_do(clf, enc, isolated_cache, monkeypatch):
     from models import UserFacingError
+    from models.mlm import clear_loaded
 
-    monkeypatch.setattr(F, "_filler", None)
+    clear_loaded()  # the masked LM is looked up again, in the empty cache
     with pytest.raises(UserFacingError, match="DeletionBERT"):
         evaluate_scores(clf, enc, [BY_ID["deletion-bert-auc"]], SCORES)
 

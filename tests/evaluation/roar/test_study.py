@@ -224,7 +224,7 @@ def test_roar_bert_fills_removed_words_with_the_masked_lm(env):
     store, summary = run_study(config, ResultStore(env.root / "mlm.sqlite"))
     assert summary.status == "finished", summary.errors
     data = study_data(config)
-    from models.mlm.filler import load_filler
+    from models.mlm import load_filler
 
     masks, _ = static_masks(config, data, resolve_measure("attention"), 50.0, seed=0)
     batch = masked_batch(data.classifier, data.encodings["test"], masks["test"], "mlm", load_filler(config.filler))
@@ -237,7 +237,7 @@ def test_roar_bert_fills_removed_words_with_the_masked_lm(env):
 
 def test_a_missing_masked_lm_says_how_to_build_it(env, monkeypatch, tmp_path):
     monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "empty"))
-    from models.mlm.filler import clear_loaded
+    from models.mlm import clear_loaded
 
     clear_loaded()
     with pytest.raises(ModelError, match="prepare-mlm"):

@@ -1,0 +1,92 @@
+"""The house rules on imports (issue 13): no import cycle between project modules (function-local imports
+included: they only hide a cycle), and no project import inside a function in models/ and explainers/."""
+from __future__ import annotations
+
+import ast
+
+from conftest import ROOT
+
+PACKAGES = ("corpora", "models", "explainers")
+
+
+def module_name(path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_modules() -> dict[str, object]:
+    return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+
+
+def imported(node, modules) -> list[str]:
+    """Project modules an import statement loads (``from a import b`` is module a.b when that is one)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                 for alias in node.names]
+    else:
+        return []
+    return [name for name in names if name in modules]
+
+
+def import_graph(modules) -> dict[str, set[str]]:
+    """Every import, at module level or inside a function; a package's own ``__init__`` is left out of its
+    sub-modules' edges (importing ``a.b`` always runs ``a/__init__`` first: that is not a cycle of the code)."""
+    graph = {}
+    for name, path in modules.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            for target in imported(node, modules):
+                if target != name and not name.startswith(target + "."):
+                    edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph) -> list[list[str]]:
+    found, state = [], {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                found.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def test_the_masked_lm_package_layers_filler_recipe_loading_prepare():
+    graph = import_graph(project_modules())
+    inside = {name: {e for e in edges if e.startswith("models.mlm.")} for name, edges in graph.items()
+              if name.startswith("models.mlm.")}
+    assert inside == {"models.mlm.filler": set(), "models.mlm.recipe": set(),
+                      "models.mlm.loading": {"models.mlm.filler", "models.mlm.recipe"},
+                      "models.mlm.prepare": {"models.mlm.filler", "models.mlm.loading", "models.mlm.recipe"}}
+
+
+def test_no_import_cycle_in_corpora_models_explainers():
+    assert cycles(import_graph(project_modules())) == []
+
+
+def test_no_project_import_inside_a_function_in_models_and_explainers():
+    modules = project_modules()
+    offenders = []
+    for name, path in modules.items():
+        if not name.startswith(("models", "explainers")) or name == "explainers.plan":
+            continue
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(function):
+                    if imported(node, modules):
+                        offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
