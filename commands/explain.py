@@ -56,6 +56,8 @@ def handle(args) -> int:
           f"({max(probabilities):.1%})")
     if encoding.truncated_tokens:
         print(f"note: {encoding.truncated_tokens} tokens beyond the model's {classifier.max_length} were cut.")
+    for warning in dict.fromkeys(w for e in explanations for w in e.warnings):  # each once, not once per method
+        print(f"warning: {warning}")
     for e in explanations:
         p = e.provenance
         top = ", ".join(f"{w} {s:+.3g}" for w, s in zip(e.top_words(3), e.word_scores[e.ranking()[:3]]))

@@ -128,9 +128,11 @@ class Explainer:
             "normalization": "none (raw scores)", "seed": self.seed(),
             "seconds": round(meter.seconds, 4), "forward_passes": meter.forward_passes,
             "backward_passes": meter.backward_passes, "batches": meter.batches,
-            "model": {"name": classifier.name, "fingerprint": classifier.fingerprint},
+            "model": {"name": classifier.name, "fingerprint": classifier.fingerprint,
+                      "warnings": list(classifier.warnings)},
             "input": {"key": encoding.key, "tokens": encoding.n_tokens, "words": encoding.n_words,
-                      "truncated_tokens": encoding.truncated_tokens},
+                      "truncated_tokens": encoding.truncated_tokens,
+                      "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)]},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
@@ -138,7 +140,7 @@ class Explainer:
                            tokens=encoding.tokens, token_word=encoding.token_word, words=encoding.words,
                            word_segment=encoding.word_segment, word_scores=word_scores, token_scores=token_scores,
                            target=target, target_label=classifier.labels[target], provenance=provenance,
-                           warnings=tuple(result.warnings))
+                           warnings=(*classifier.warnings, *classifier.input_warnings(encoding), *result.warnings))
 
     def cache_identity(self) -> dict:
         return {"method": self.id, "params": dataclasses.asdict(self.params)}

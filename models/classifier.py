@@ -154,6 +154,17 @@ class TextClassifier:
             return []
         return sorted({w for w, token in zip(encoding.token_word, encoding.input_ids) if w >= 0 and token == unk})
 
+    def input_warnings(self, encoding: Encoding) -> list[str]:
+        """What an explanation of this input should say about it: words read as the unknown token."""
+        unknown = self.unknown_words(encoding)
+        if not unknown:
+            return []
+        shown = ", ".join(repr(encoding.words[i]) for i in unknown[:8]) + (", ..." if len(unknown) > 8 else "")
+        token = self.tokenizer.unk_token
+        return [f"{len(unknown)} word(s) not in this model's vocabulary were read as {token}: {shown}. The model sees "
+                f"the same {token} token for all of them, so their scores are about {token} at that place, not about "
+                f"the words themselves (emoji and scripts the vocabulary lacks, e.g. CJK on an English model)."]
+
     def tokenize_texts(self, texts: list[str], pairs: list[str] | None = None) -> TokenBatch:
         """Token ids of many texts at once (used by the delete and MLM-fill removal operators)."""
         enc = self.tokenizer(texts, pairs, truncation=True, max_length=self.max_length)
