@@ -125,13 +125,13 @@ def test_dataset_run_from_the_page(monkeypatch, quick_classifier, page_cache):
 
 
 def test_bad_input_and_missing_pieces(monkeypatch, quick_classifier, page_cache):
-    import evaluation.faithfulness.curves as F
+    from models.mlm import clear_loaded
 
     # a models folder without the masked-LM filler, whatever this machine has prepared
     (page_cache / "models").unlink()
     (page_cache / "models").mkdir()
     (page_cache / "models" / quick_classifier.source.split("/")[-1]).symlink_to(quick_classifier.source)
-    monkeypatch.setattr(F, "_filler", None)
+    clear_loaded()  # the masked LM is looked up again, in this cache
     at = _open(monkeypatch)
     at.text_area(key="text").input("   ").run()
     assert not at.exception and any("empty" in w.value for w in at.warning)

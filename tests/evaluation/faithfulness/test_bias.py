@@ -61,9 +61,9 @@ def test_sweep_matches_single_operator_evaluation(keyword_classifier):
 
 
 def test_sweep_evaluator_leaves_out_mlm_without_a_filler(keyword_classifier, isolated_cache, monkeypatch):
-    import evaluation.faithfulness.curves as F
+    from models.mlm import clear_loaded
 
-    monkeypatch.setattr(F, "_filler", None)
+    clear_loaded()  # the masked LM is looked up again, in this cache
     assert "mlm" not in sweep_operators({})
     assert "mlm" in sweep_operators({"filler": ReplaceWithThe()})
     encoding = keyword_classifier.encode(TEXT)
