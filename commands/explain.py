@@ -6,6 +6,7 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
+from corpora import normalize_typed_text
 from explainers import create
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import UserFacingError, load_classifier
@@ -16,7 +17,8 @@ from commands.common import add_method_options, parse_method_options, parse_meth
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("explain", help="explain one input with one or more methods")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    parser.add_argument("--text", required=True)
+    parser.add_argument("--text", required=True,
+                        help="the input; split as the datasets are (punctuation and n't / 's become words)")
     parser.add_argument("--pair", default=None, help="second segment (sentence pairs, e.g. NLI hypothesis)")
     parser.add_argument("--target", type=int, default=None, help="class index to explain (default: predicted)")
     add_method_options(parser)
@@ -29,7 +31,12 @@ def handle(args) -> int:
     methods = parse_methods(args.methods)
     presets, overrides = parse_method_options(args.preset, args.param)
     classifier = load_classifier(args.model)
-    encoding = classifier.encode(args.text, args.pair)
+    text = normalize_typed_text(args.text)
+    pair = normalize_typed_text(args.pair) if args.pair is not None else None
+    if (text, pair) != (args.text, args.pair):
+        print(f"note: split as the datasets are: {text!r}" + (f" / {pair!r}" if pair is not None else ""),
+              file=sys.stderr)
+    encoding = classifier.encode(text, pair)
     probabilities = classifier.proba_of(encoding)
     explanations, errors = [], {}
     for method in tqdm(methods, desc="explaining", unit="method", file=sys.stderr, disable=len(methods) < 2):

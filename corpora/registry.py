@@ -57,8 +57,16 @@ def _load_cached(name: str, split: str) -> tuple[Example, ...]:
     return tuple(DATASETS[name].loader(split))
 
 
-def load_dataset(dataset_id: str, limit: int | None = None) -> list[Example]:
-    """Load ``name:split`` (e.g. ``sst2:dev``) or ``file:/path/to/data.csv``; the first ``limit`` examples."""
+def load_dataset(dataset_id: str, limit: int | None = None,
+                 label_names: tuple[str, ...] | list[str] | None = None) -> list[Example]:
+    """Load ``name:split`` (e.g. ``sst2:dev``) or ``file:/path/to/data.csv``; the first ``limit`` examples.
+
+    ``label_names``: the labels of the model the examples go to. Give them whenever a model is known: a
+    user file's label names are then matched to the model's labels (``user_file.load_user_file``).
+    """
     name, split = parse_dataset_id(dataset_id)
-    examples = list(load_user_file(split)) if name == "file" else list(_load_cached(name, split))
+    if name == "file":
+        examples = load_user_file(split, label_names=tuple(label_names) if label_names is not None else None)
+    else:
+        examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

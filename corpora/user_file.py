@@ -1,8 +1,14 @@
 """User-supplied CSV or JSONL files: a ``text`` column, optional ``label``, ``pair`` and ``rationale``.
 
+``label`` is a class index or a label name. Names are matched to the labels of the model the file is used
+with (``label_names``, case-insensitive), so ``positive`` is the model's ``positive`` whatever order the
+file lists its rows in; a name that matches none of them is refused. Without a model (``label_names=None``)
+the file's own names, sorted, are the classes.
+
 ``rationale`` may be word indices (a JSON list ``[0, 3]`` or ``"0,3"``, counted over the words of
 ``text`` then ``pair``) or the text with the human words between asterisks (``a *great* film``).
-Every malformed row is reported with its row number; nothing is silently dropped.
+Every malformed row is reported with its row and line number; nothing is silently dropped. A CSV quote
+that is never closed (which would merge the rows after it into one example) is refused with its line.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from corpora.records import DataError, Example, split_words
 
 MAX_REPORTED_ERRORS = 10
 _MARKED = re.compile(r"^\*(.+)\*$")
+_INDEX = re.compile(r"^-?\d+$")
 
 
 def _parse_rationale(value, n_words: int, text: str, pair: str | None) -> tuple[int, ...] | None:
@@ -40,71 +47,153 @@ def _parse_rationale(value, n_words: int, text: str, pair: str | None) -> tuple[
     return tuple(int(i in indices) for i in range(n_words))
 
 
-def _rows(path: Path, content: str) -> list[dict]:
-    if path.suffix.lower() in {".jsonl", ".json"}:
-        rows = []
-        for number, line in enumerate(content.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as error:
-                raise DataError(f"{path.name}, line {number}: not valid JSON ({error.msg}).") from error
-            if not isinstance(row, dict):
-                raise DataError(f"{path.name}, line {number}: each line must be a JSON object.")
-            rows.append(row)
-        return rows
-    if path.suffix.lower() in {".csv", ".tsv"}:
-        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+# ----- reading rows (with the line each row starts on) ----------------------------------------------------
+def _jsonl_rows(name: str, content: str) -> list[tuple[int, dict]]:
+    rows = []
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
         try:
-            return list(csv.DictReader(io.StringIO(content), delimiter=delimiter))
+            row = json.loads(line)
+        except ValueError as error:
+            raise DataError(f"{name}, line {number}: not valid JSON ({error.msg}).") from error
+        if not isinstance(row, dict):
+            raise DataError(f"{name}, line {number}: each line must be a JSON object.")
+        rows.append((number, row))
+    return rows
+
+
+def _looks_like_rows(field: str, delimiter: str, n_columns: int) -> bool:
+    """Does a multi-line field hold lines that read as whole rows of the file (the sign of a quote never
+    closed, as opposed to a text with a line break)?"""
+    later = field.splitlines()[1:]
+    return any(len(next(csv.reader([line], delimiter=delimiter), [])) >= max(2, n_columns) for line in later)
+
+
+def _csv_rows(name: str, content: str, delimiter: str) -> tuple[list[str], list[tuple[int, dict]]]:
+    """The header and the rows as dicts keyed by it. A quote never closed, a quoted field that swallowed whole
+    rows, or a row of more fields than the header is an error naming the line where that row starts."""
+    reader = csv.reader(io.StringIO(content, newline=""), delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    rows = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
         except csv.Error as error:
-            raise DataError(f"{path.name}: not a readable CSV ({error}).") from error
+            if "end of data" in str(error):
+                raise DataError(f"{name}, line {start}: {_unclosed('')}") from error
+            if "expected after" in str(error):
+                raise DataError(f"{name}, line {start}: text follows a closing quote; put the whole text between "
+                                f"quotes and write a quote inside it twice (\"\").") from error
+            raise DataError(f"{name}, line {start}: not readable as CSV ({error}).") from error
+        if not fields or fields == [""]:
+            continue
+        if header is None:
+            header = [h.strip() for h in fields]
+            continue
+        end = reader.line_num
+        if end > start and (len(fields) < len(header) or any(_looks_like_rows(f, delimiter, len(header))
+                                                               for f in fields if "\n" in f or "\r" in f)):
+            raise DataError(f"{name}, line {start}: {_unclosed(f' before line {end}')} If the line breaks belong "
+                            f"to the text, replace them by spaces.")
+        if len(fields) > len(header):
+            raise DataError(f"{name}, line {start}: {len(fields)} fields but the header has {len(header)}; put a "
+                            f"text that contains {delimiter!r} between quotes.")
+        rows.append((start, dict(zip(header, fields))))
+    return header or [], rows
+
+
+def _unclosed(where: str) -> str:
+    return (f"a quote opened on this line is not closed{where}, so the rows after it merge into one example. "
+            f"Close the quote (a quote inside quoted text is written twice: \"\") and load again.")
+
+
+def _rows(path: Path, content: str) -> tuple[list[str], list[tuple[int, dict]]]:
+    """(column names, [(line, row)]) of a CSV/TSV or JSONL file."""
+    suffix = path.suffix.lower()
+    if suffix in {".jsonl", ".json"}:
+        rows = _jsonl_rows(path.name, content)
+        return (list(rows[0][1]) if rows else []), rows
+    if suffix in {".csv", ".tsv"}:
+        return _csv_rows(path.name, content, "\t" if suffix == ".tsv" else ",")
     raise DataError(f"{path.name}: unsupported file type; use .csv, .tsv or .jsonl.")
 
 
+# ----- labels ----------------------------------------------------------------------------------------------
+def _is_index(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and bool(_INDEX.match(value.strip())))
+
+
+def file_label_names(raw_labels) -> tuple[str, ...]:
+    """The classes of a file read without a model: its label names sorted, or ``class i`` for indices."""
+    given = [l for l in raw_labels if l not in (None, "")]
+    textual = sorted({str(l).strip() for l in given if not _is_index(l)})
+    if textual:
+        return tuple(textual)
+    top = max((int(l) for l in given), default=-1)
+    return tuple(f"class {i}" for i in range(top + 1))
+
+
+def label_index(value, names: tuple[str, ...], from_model: bool) -> int | None:
+    """The class index of one row's label: an index, or a name (matched case-insensitively to the model's
+    label names when ``from_model``); ValueError with what to write instead."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    choices = f"{', '.join(names)}; or a class index 0-{len(names) - 1}"
+    if _is_index(value):
+        index = int(value)
+        if not 0 <= index < len(names):
+            raise ValueError(f"label {index} outside 0..{len(names) - 1} ({choices.split('; ')[0]})")
+        return index
+    text = str(value).strip()
+    if from_model:
+        folded = [n.casefold() for n in names]
+        if text.casefold() in folded:
+            return folded.index(text.casefold())
+        raise ValueError(f"label {text!r} matches none of the model's labels ({choices})")
+    if text in names:
+        return names.index(text)
+    raise ValueError(f"unknown label {text!r}")
+
+
+# ----- the file ---------------------------------------------------------------------------------------------
 def load_user_file(path: str | Path, content: str | None = None,
-                   label_names: tuple[str, ...] | None = None) -> list[Example]:
-    """Read and validate a user file (``content`` lets an upload be read without touching disk)."""
+                   label_names: tuple[str, ...] | list[str] | None = None) -> list[Example]:
+    """Read and validate a user file (``content`` lets an upload be read without touching disk).
+
+    ``label_names``: the labels of the model the file is used with (give them whenever a model is known:
+    gold labels are then that model's class indices); None reads the file on its own.
+    """
     path = Path(path)
     if content is None:
         try:
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
-    rows = _rows(path, content)
+    columns, rows = _rows(path, content)
     if not rows:
         raise DataError(f"{path.name}: no rows found.")
-    if "text" not in rows[0]:
-        raise DataError(f"{path.name}: a 'text' column is required (found: {', '.join(map(str, rows[0]))}).")
-    raw_labels = [row.get("label") for row in rows]
-    names = label_names
-    if names is None:
-        textual = sorted({str(l) for l in raw_labels if l not in (None, "") and not str(l).lstrip("-").isdigit()})
-        numeric = sorted({int(l) for l in raw_labels if l not in (None, "") and str(l).lstrip("-").isdigit()})
-        names = tuple(textual) if textual else tuple(f"class {i}" for i in range((max(numeric) + 1) if numeric else 0))
+    if "text" not in columns:
+        raise DataError(f"{path.name}: a 'text' column is required (found: {', '.join(map(str, columns))}).")
+    from_model = label_names is not None
+    names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []
-    for number, row in enumerate(rows, start=1):
+    for number, (line, row) in enumerate(rows, start=1):
         try:
             text = str(row.get("text") or "").strip()
             if not text:
                 raise ValueError("empty text")
             pair = str(row["pair"]).strip() if row.get("pair") not in (None, "") else None
-            label = row.get("label")
-            if label in (None, ""):
-                label = None
-            elif str(label).lstrip("-").isdigit():
-                label = int(label)
-                if not 0 <= label < len(names):
-                    raise ValueError(f"label {label} outside 0..{len(names) - 1}")
-            elif str(label) in names:
-                label = names.index(str(label))
-            else:
-                raise ValueError(f"unknown label {label!r}")
+            label = label_index(row.get("label"), names, from_model)
             n_words = len(split_words(text)) + (len(split_words(pair)) if pair else 0)
             rationale = _parse_rationale(row.get("rationale"), n_words, text, pair)
         except (ValueError, TypeError) as error:
-            errors.append(f"row {number}: {error}")
+            errors.append(f"row {number}: {error} (line {line})")
             continue
         examples.append(Example(id=f"file:{path.name}:{number - 1}", text=text, pair=pair, label=label,
                                 label_names=names, rationale=rationale, dataset=f"file:{path.name}"))

@@ -205,8 +205,9 @@ class StudyData:
     eligible: dict[str, list[np.ndarray]]
 
 
-def sample_examples(dataset_id: str, size: int, data_seed: int):
-    examples = load_dataset(dataset_id)
+def sample_examples(dataset_id: str, size: int, data_seed: int, label_names=None):
+    """``size`` examples drawn with ``data_seed``; ``label_names``: the model's labels (user files)."""
+    examples = load_dataset(dataset_id, label_names=label_names)
     if not examples:
         raise DataError(f"'{dataset_id}' has no examples.")
     if size < len(examples):
@@ -235,7 +236,7 @@ def _study_data(key: str, config_json: str) -> StudyData:
     data = StudyData(key, classifier, {}, {}, {}, {})
     for split, dataset_id, size in (("train", config.train_data, config.variant.train_size),
                                     ("test", config.test_data, config.variant.test_size)):
-        examples = sample_examples(dataset_id, size, config.data_seed)
+        examples = sample_examples(dataset_id, size, config.data_seed, classifier.labels)
         data.ids[split] = [e.id for e in examples]
         data.encodings[split] = [classifier.encode(e.text, e.pair) for e in examples]
         data.labels[split] = [int(e.label) for e in examples]

@@ -46,11 +46,12 @@ def load_evaluators() -> dict:
     return EVALUATORS
 
 
-def load_examples(dataset_id: str, limit: int | None = None):
-    """``load_dataset`` plus the synthetic known-feature task (``known-feature:<train|dev>[:<seed>]``)."""
+def load_examples(dataset_id: str, limit: int | None = None, label_names=None):
+    """``load_dataset`` plus the synthetic known-feature task (``known-feature:<train|dev>[:<seed>]``);
+    ``label_names``: the model's labels, so a user file's gold labels are the model's classes."""
     if dataset_id.split(":")[0] == KNOWN_FEATURE:
         return load_known_feature(dataset_id, limit=limit)
-    return load_dataset(dataset_id, limit=limit)
+    return load_dataset(dataset_id, limit=limit, label_names=label_names)
 
 
 def parse_method(spec: str) -> tuple[str, str | None]:
@@ -87,7 +88,7 @@ def evaluate_example(spec: dict) -> dict:
     """
     load_evaluators()
     classifier = cached_classifier(spec["model"])
-    example = load_examples(spec["dataset"], limit=spec["index"] + 1)[spec["index"]]
+    example = load_examples(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
     encoding = classifier.encode(example.text, example.pair)
     options = spec.get("options", {})
     target = targets.explain_target(options.get("target"), example.label)
@@ -204,8 +205,9 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     evaluators = resolve_evaluators(evaluators)
     options = {"random_orderings": DEFAULT_RANDOM_ORDERINGS, **(options or {})}
     targets.parse(options.get("target"))  # a bad target fails here, before any work
-    examples = load_examples(dataset, limit=limit)
-    config = {"model": model, "model_fingerprint": cached_classifier(model).fingerprint, "dataset": dataset,
+    classifier = cached_classifier(model)
+    examples = load_examples(dataset, limit=limit, label_names=classifier.labels)
+    config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
               "limit": len(examples), "methods": methods, "evaluators": evaluators, "options": options or {}}
     run_id = store.create_run(KIND, config, total=len(examples),
                               title=f"{', '.join(evaluators)} on {dataset} ({len(examples)} examples), {model}")

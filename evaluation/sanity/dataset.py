@@ -38,7 +38,7 @@ MODEL_ROW = "(model)"  # the rows that carry the randomized model's correctness 
 def sanity_cell(spec: dict) -> dict:
     """The work of one cell (depends only on ``spec``): every stage x method for one example."""
     classifier = cached_classifier(spec["model"])
-    example = load_dataset(spec["dataset"], limit=spec["index"] + 1)[spec["index"]]
+    example = load_dataset(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
     encoding = classifier.encode(example.text, example.pair)
     target = targets.explain_target(spec.get("target"), example.label)
     methods = explainers_for(spec["methods"])
@@ -100,10 +100,10 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
     """Create (or find, to resume) the run and its cells without running them."""
     validate(model, methods, check, mode, init)
     store = store or ResultStore()
-    examples = load_dataset(dataset, limit=limit)
+    classifier = cached_classifier(model)
+    examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
     if not examples:
         raise ModelError(f"Dataset '{dataset}' has no examples.")
-    classifier = cached_classifier(model)
     settings = {"check": check, "methods": list(methods), "target": targets.parse(target),
                 "top_fraction": top_fraction}
     if check == "layers":

@@ -6,12 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-import settings
 from corpora import DATASETS, DataError, load_user_file
 from evaluation.faithfulness import known_feature
 from evaluation.runs.runner import KIND, evaluate_example, load_evaluators, results_frame, \
@@ -31,6 +29,7 @@ from models import OPERATORS, Operator, UserFacingError
 
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
+from ui.widgets.uploads import save_upload
 from ui.views import heatmaps
 from ui.views.heatmaps import MethodChoice
 from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
@@ -245,12 +244,7 @@ def bias_section(classifier, encoding, explanations: dict[str, Explanation], con
 
 # ----- dataset runs ---------------------------------------------------------------------------------------
 def _save_upload(upload) -> str | None:
-    content = upload.getvalue()
-    suffix = Path(upload.name).suffix.lower()
-    folder = settings.cache_dir() / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{hashlib.sha256(content).hexdigest()[:16]}{suffix}"
-    path.write_bytes(content)
+    path = save_upload(upload)  # under the user's file name, so messages name it
     try:
         load_user_file(path)
     except DataError as error:

@@ -14,8 +14,9 @@ def classifier(spec: str) -> TextClassifier:
 
 
 @st.cache_data(show_spinner="Loading the dataset ...", max_entries=16)
-def dataset(dataset_id: str):
-    return load_dataset(dataset_id)
+def dataset(dataset_id: str, label_names: tuple[str, ...] | None = None):
+    """``label_names``: the model's labels (a user file's label names are matched to them)."""
+    return load_dataset(dataset_id, label_names=label_names)
 
 
 def is_prepared(spec: str) -> bool:

@@ -4,10 +4,12 @@ Each page calls ``render()`` first; the values survive page switches through ``s
 """
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 import settings
-from corpora import DATASETS, DataError
+from corpora import DATASETS, DataError, normalize_typed_text
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 
@@ -15,9 +17,12 @@ from ui.widgets import loaders
 
 from ui.widgets import state
 from ui.widgets.state import kept
+from ui.widgets.uploads import save_upload
 
 OTHER_MODEL = "other: a folder or hub id"
 SOURCES = ("Example", "Your text", "Sentence pair", "Dataset")
+YOUR_FILE = "your file"
+FILE_TYPES = ["csv", "tsv", "jsonl"]
 
 
 def _model_picker() -> str | None:
@@ -43,17 +48,32 @@ def _model_picker() -> str | None:
     return choice
 
 
-def _dataset_picker():
-    name = kept(st.selectbox, "Dataset", "dataset_name", "sst2", list(DATASETS),
-                format_func=lambda n: DATASETS[n].title)
-    info = DATASETS[name]
-    split = kept(st.selectbox, "Split", f"dataset_split_{name}", info.default_split, info.splits)
+def _user_file() -> str | None:
+    """A dataset id for an uploaded file; the last upload is kept across pages (the uploader itself is not)."""
+    upload = st.file_uploader("A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (the model's label "
+                              "names or class indices), 'pair', 'rationale'", type=FILE_TYPES, key="dataset_upload")
+    if upload is not None:
+        st.session_state["keep:dataset_file"] = f"file:{save_upload(upload)}"
+    return st.session_state.get("keep:dataset_file")
+
+
+def _dataset_picker(labels: list[str] | None):
+    name = kept(st.selectbox, "Dataset", "dataset_name", "sst2", list(DATASETS) + [YOUR_FILE],
+                format_func=lambda n: DATASETS[n].title if n in DATASETS else "your file (CSV / JSONL)")
+    if name == YOUR_FILE:
+        dataset_id = _user_file()
+        if dataset_id is None:
+            return None
+    else:
+        info = DATASETS[name]
+        split = kept(st.selectbox, "Split", f"dataset_split_{name}", info.default_split, info.splits)
+        dataset_id = f"{name}:{split}"
     try:
-        examples = loaders.dataset(f"{name}:{split}")
+        examples = loaders.dataset(dataset_id, tuple(labels) if labels else None)
     except DataError as error:
         st.error(str(error))
         return None
-    index = int(kept(st.number_input, f"Example (0-{len(examples) - 1})", f"dataset_index_{name}_{split}", 0,
+    index = int(kept(st.number_input, f"Example (0-{len(examples) - 1})", f"dataset_index_{dataset_id}", 0,
                      min_value=0, max_value=len(examples) - 1, step=1))
     example = examples[index]
     gold = f" · gold: {example.label_name}" if example.label is not None else ""
@@ -61,7 +81,24 @@ def _dataset_picker():
     return example.text, example.pair, example.id, example
 
 
-def _input_picker():
+def _code(text: str) -> str:
+    """``text`` as a markdown code span (shown literally, whatever it holds)."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def _typed(text: str) -> str:
+    """Typed text split as the datasets are (``corpora.typed_text``); says so where that changed a word."""
+    split = normalize_typed_text(text)
+    changed = [(word, normalize_typed_text(word)) for word in text.split() if normalize_typed_text(word) != word]
+    if changed:
+        shown = ", ".join(f"{_code(word)} → {_code(words)}" for word, words in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        st.caption(f"Split as the datasets are (punctuation and n't / 's are words of their own): {shown}{more}.")
+    return split
+
+
+def _input_picker(labels: list[str] | None):
     source = kept(st.radio, "Input", "input_source", SOURCES[0], SOURCES, horizontal=True)
     written = state.examples()
     if source == "Example":
@@ -72,13 +109,13 @@ def _input_picker():
         return items[index]["text"], items[index].get("pair"), f"example {index}", None
     if source == "Your text":
         text = kept(st.text_area, "Text", "text", written["sentences"][0]["text"], height=100)
-        return text, None, "typed text", None
+        return _typed(text), None, "typed text", None
     if source == "Sentence pair":
         first = written["pairs"][0]
         text = kept(st.text_area, "Premise (first segment)", "pair_text", first["text"], height=80)
         pair = kept(st.text_area, "Hypothesis (second segment)", "pair_second", first["pair"], height=80)
-        return text, pair, "typed pair", None
-    return _dataset_picker()
+        return _typed(text), _typed(pair), "typed pair", None
+    return _dataset_picker(labels)
 
 
 def render() -> state.Selection | None:
@@ -98,7 +135,7 @@ def render() -> state.Selection | None:
                        f"labels: {', '.join(classifier.labels)}")
             if classifier.manifest.get("accuracy") is not None:
                 st.caption(f"{classifier.manifest['eval_data']} accuracy: {classifier.manifest['accuracy']:.1%}")
-        picked = _input_picker()
+        picked = _input_picker(classifier.labels if classifier is not None else None)
         labels = classifier.labels if classifier is not None else []
         target = kept(st.selectbox, "Explain the class", f"target-{spec}", None, [None] + list(range(len(labels))),
                       format_func=lambda t: "predicted class" if t is None else f"{t}: {labels[t]}")
