@@ -7,7 +7,10 @@ A plausible explanation highlights what people highlight; that says nothing abou
 Definitions (citations in the metric records below):
 - Binarizing at a threshold follows paper 000 s. 3.3 / 5.2 and its code (seeds-000-001.md 000.3(e)):
   zero the negative scores, divide by the maximum (all zeros when the maximum is <= 0), keep
-  ``a_i >= tau``. Edge conventions: IoU = 1 when both sets are empty; precision = 1 when H and A are both
+  ``a_i >= tau``. Binarizing at top-k keeps the k best-ranked words *that have a positive score*: under
+  ``sign="positive"`` a negative (or zero) score is "not highlighted" in both binarizations, so top-k
+  selects fewer than k words when fewer are positive. Rankings (AUPRC, precision@k, mean rank) order every
+  word, negatives after all positives. Edge conventions: IoU = 1 when both sets are empty; precision = 1 when H and A are both
   empty, 0 when only H is empty and 0 when A is empty; recall = 1 when H is empty, 0 when A is empty.
   The same conventions are used for every set-based metric here, so no metric is ever undefined.
 - Token precision / recall / F1 at top-k follow ERASER / paper 002 s. 4.2 (per example, then averaged);
@@ -57,7 +60,7 @@ class PlausibilityConfig:
 
     top_k: str = "20%"  # "20%" (ceil of a share of the words, at least 1), "25" (a count) or "human" (= |H|)
     tau: float = 0.5  # threshold on the max-normalized scores (paper 000 binarization)
-    sign: str = "positive"  # "positive": negatives zeroed / ranked last (paper 000); "absolute": |score|
+    sign: str = "positive"  # "positive": negatives never highlighted, ranked last (paper 000); "absolute": |score|
     ties: str = "pessimistic"
     iou_threshold: float = 0.5  # ERASER span match
     iou_from: str = "top-k"  # which binarization the IoU F1 spans come from
@@ -193,9 +196,14 @@ def binarize_threshold(scores, tau: float, sign: str = "positive") -> np.ndarray
 
 
 def binarize_top_k(scores, human, k: int, sign: str = "positive", ties: str = "pessimistic") -> np.ndarray:
+    """The k best-ranked words, leaving out every word without a positive value (a negative or zero score
+    under ``sign="positive"``, a zero under ``"absolute"``, a cut word): like the threshold binarization,
+    such a word is never highlighted, so fewer than k words are selected when fewer have a positive value."""
     selected = np.zeros(len(scores), dtype=bool)
     selected[ranking(scores, human, sign, ties)[:k]] = True
-    return selected
+    values = np.asarray(scores, dtype=np.float64)
+    values = np.abs(values) if sign == "absolute" else values
+    return selected & (np.nan_to_num(values, nan=0.0) > 0)
 
 
 def set_scores(selected, human) -> dict[str, float]:

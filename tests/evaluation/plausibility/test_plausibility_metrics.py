@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score
 
-from evaluation.plausibility.metrics import (TAUS, PlausibilityConfig, average_precision, binarize_threshold, example_metrics,
+from evaluation.plausibility.metrics import (TAUS, PlausibilityConfig, average_precision, binarize_threshold,
+                                             binarize_top_k, example_metrics,
                                      iou_f1, make_config, rank_scores, set_scores, spans, sweep, sweep_metrics,
                                      top_k_size)
 from evaluation.plausibility.dataset import RANDOM, metric_table, paper000_table, sweep_curves, wide_table
@@ -89,15 +90,35 @@ def test_single_word():
          "plaus_token_precision_tau": 1, "plaus_token_recall_tau": 1, "plaus_token_f1_tau": 1, "plaus_iou_tau": 1,
          "plaus_iou_f1": 1, "plaus_auprc": 1, "plaus_precision_at_k": 1, "plaus_mean_rank": 1,
          "plaus_mean_rank_pct": 1, "plaus_coverage": 1, "plaus_human_coverage": 1})
-    # a single negative score: paper 000 zeroes it, so nothing passes any tau (P 0, R 0), while top-1 still picks it
+    # a single negative score: paper 000 zeroes it, so nothing passes any tau (P 0, R 0), and top-1 leaves it out
+    # too (a negative score is "not highlighted" in both binarizations; before issue 20 top-1 picked it: F1 1)
     negative = example_metrics([-0.4], [1], CONFIG)
     assert (negative["plaus_token_recall_tau"], negative["plaus_iou_tau"], negative["plaus_coverage"]) == (0, 0, 0)
-    assert negative["plaus_token_f1_topk"] == 1
+    assert negative["plaus_token_f1_topk"] == 0
     # with |score| ("marc-abs" preset) the magnitude counts
     assert example_metrics([-0.4], [1], make_config("marc-abs"))["plaus_iou_tau"] == 1
     not_human = example_metrics([0.4], [0], CONFIG)
     assert (not_human["plaus_token_precision_topk"], not_human["plaus_iou_tau"]) == (0, 0)
     assert math.isnan(not_human["plaus_auprc"])
+
+
+def test_negative_scores_never_enter_the_top_k():
+    # scores .9 .2 -.1 -.5, human {0, 2}, k = 3. Ranked: 0 (.9), 1 (.2), 2 (-.1), 3 (-.5).
+    # signed: only words 0 and 1 are positive -> A = {0, 1}: P 1/2, R 1/2, F1 1/2 (before: A = {0, 1, 2}: P 2/3, R 1)
+    scores, human = [0.9, 0.2, -0.1, -0.5], [1, 0, 1, 0]
+    signed = example_metrics(scores, human, make_config(top_k="3"))
+    assert (signed["plaus_token_precision_topk"], signed["plaus_token_recall_topk"], signed["plaus_token_f1_topk"]) \
+        == pytest.approx((0.5, 0.5, 0.5))
+    # the same as the threshold binarization at a tau that keeps every positive word (.2 / .9 = .22 >= .2)
+    assert binarize_threshold(scores, 0.2).tolist() == binarize_top_k(scores, human, 3).tolist() \
+        == [True, True, False, False]
+    # |score| ranks 0 (.9), 3 (.5), 1 (.2): A = {0, 1, 3}: P 1/3, R 1/2, F1 .4
+    absolute = example_metrics(scores, human, make_config(top_k="3", sign="absolute"))
+    assert (absolute["plaus_token_precision_topk"], absolute["plaus_token_recall_topk"]) == pytest.approx((1 / 3, 0.5))
+    assert absolute["plaus_token_f1_topk"] == pytest.approx(0.4)
+    # a zero score is no evidence either way: never highlighted; rankings still order every word
+    assert binarize_top_k([0.0, 0.0, 0.3], [1, 0, 0], 2).tolist() == [False, False, True]
+    assert example_metrics(scores, human, make_config(top_k="3"))["plaus_mean_rank"] == 3  # word 2 is third
 
 
 def test_set_scores_conventions_of_paper_000():
