@@ -10,6 +10,7 @@ from evaluation.faithfulness.bias import (OPERATOR_IDS, SWEEP, SWEEP_METRICS, bi
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.metric import EVALUATORS
 from explainers import create
+from tolerances import float32_tolerance
 
 TEXT = "a film with excellent music and a very old plot"
 
@@ -55,7 +56,7 @@ def test_sweep_matches_single_operator_evaluation(keyword_classifier):
         for op in OPERATOR_IDS:
             alone = evaluate_scores(keyword_classifier, encoding, [BY_ID["deletion-auc"]], explanation.word_scores,
                                     RemovalOptions(operator=op), filler_options={"filler": ReplaceWithThe()})
-            assert table.loc[spec, op] == pytest.approx(alone.values["deletion-auc"], abs=1e-9)
+            assert table.loc[spec, op] == pytest.approx(alone.values["deletion-auc"], abs=float32_tolerance(1.0))
     matrix = bias_matrix(list(explanations), {"Deletion AUC": "delete"}, values=table, higher_is_better=False)
     assert matrix.ranks().shape == (2, len(OPERATOR_IDS))
 
