@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make run    create .venv, install requirements.txt, prepare the default model if needed, start the app
 #   make test   also install the test tools and Debian's chromium, prepare the quick model, run every test
+#   make dev    like `make run`, but the app reloads when a source file changes (for working on the code)
 # Everything works offline as long as the package registries are reachable.
 
 PYTHON ?= python3
@@ -17,7 +18,7 @@ endif
 
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: run test bench prepare prepare-mlm chromium clean-venv
+.PHONY: run dev test bench prepare prepare-mlm chromium clean-venv
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +35,17 @@ prepare: $(VENV)/.installed
 prepare-mlm: $(VENV)/.installed
 	$(PY) cli.py prepare-mlm
 
+STREAMLIT = EXWB_MODEL=$(MODEL) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+# No file watcher: a user's app never reloads itself, and watching the checkout (.venv included) costs CPU and
+# inotify handles for nothing.
 run: prepare
-	EXWB_MODEL=$(MODEL) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	$(STREAMLIT) --server.fileWatcherType none
+
+# Watch only the project's own folders for changes (Streamlit's `folderWatchBlacklist` keeps .venv and caches out).
+dev: prepare
+	$(STREAMLIT) --server.fileWatcherType auto --server.runOnSave true \
+		$(foreach folder,$(VENV) artifacts .git,--server.folderWatchBlacklist $(folder))
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
