@@ -41,8 +41,21 @@ def test_first_page_shows_the_prediction_and_five_method_rows(app):
 def test_html_in_the_text_is_escaped(app):
     _type(app, "<script>alert(1)</script> a <b>great</b> film")
     html = _html(app)
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
-    assert "&lt;b&gt;great&lt;/b&gt;" in html
+    # typed text is split as the datasets are (issue 20), so every mark of a tag is a word of its own, escaped
+    assert ">&lt;</span>" in html and ">script</span>" in html and ">&gt;</span>" in html and "<script>" not in html
+    assert ">b</span>" in html and ">great</span>" in html and "<b>" not in html
+
+
+def test_typed_text_is_split_like_the_datasets_and_the_sidebar_says_so(app):
+    _type(app, "A breathtaking, funny film!")
+    html = _html(app)
+    assert ">breathtaking</span>" in html and ">,</span>" in html and ">!</span>" in html
+    assert ">breathtaking,</span>" not in html
+    split = [c.value for c in app.sidebar.caption if c.value.startswith("Split as the datasets are")]
+    assert split and "` breathtaking, ` → ` breathtaking , `" in split[0] and "` film! ` → ` film ! `" in split[0]
+    # text already split (the examples, dataset rows) is left alone and nothing is said
+    _type(app, "a gorgeous , witty film .")
+    assert not [c for c in app.sidebar.caption if c.value.startswith("Split as the datasets are")]
 
 
 def test_emoji_and_non_latin_text(app):
