@@ -5,6 +5,8 @@
   A Ray instance already running in this process (``ray.init(...)`` by the caller) is used as it is.
 - Workers import the project: on this machine through ``PYTHONPATH`` (the project folder), on a remote
   cluster through ``runtime_env.working_dir`` (the project folder is uploaded; data and caches are not).
+  Ray uploads a folder only for a whole job, so the runner joins a cluster with that runtime environment
+  (``ray.init(address, runtime_env=...)``); each task carries the environment variables only.
   The ``EXWB_*`` settings, the offline-hub and thread settings travel in ``runtime_env.env_vars``; workers
   never import Streamlit.
 - Cells are submitted in order, a few per free worker at a time, so stopping is quick and earlier cells
@@ -60,8 +62,9 @@ def runtime_env(address: str | None, cpus_per_task: float = 1.0, extra: dict | N
     return env
 
 
-def connect(address: str | None):
-    """Import Ray and connect (or reuse the connection); a clear message instead of a traceback."""
+def connect(address: str | None, job_env: dict | None = None):
+    """Import Ray and connect (or reuse the connection); a clear message instead of a traceback.
+    ``job_env``: the runtime environment of the whole job when joining a cluster (the uploaded project)."""
     try:
         import ray
     except ImportError as error:
@@ -73,7 +76,7 @@ def connect(address: str | None):
         if address is None:
             ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
         else:
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, runtime_env=job_env)
     except Exception as error:  # noqa: BLE001  (ConnectionError, RuntimeError, ValueError by address kind)
         where = "a local Ray instance" if address is None else f"the Ray cluster at '{address}'"
         raise UserFacingError(f"Cannot start or reach {where}: {str(error).splitlines()[0] if str(error) else error}. "
@@ -105,15 +108,17 @@ def run_on_ray(store, run_id, pending, work, done, total, progress, should_stop,
                extra_runtime_env=None, safe=None, eta=None):
     """Run ``pending`` cells as Ray tasks; returns (stopped, done)."""
     address = resolve_address(address)
+    resources = dict(resources or {"num_cpus": 1})
+    env = runtime_env(address, float(resources.get("num_cpus", 1) or 1), extra_runtime_env)
     try:
-        ray = connect(address)
+        ray = connect(address, env if address is not None else None)
     except UserFacingError as error:
         run = store.get_run(run_id) or {"meta": {}}
         store.set_status(run_id, "failed", meta={**run.get("meta", {}), "error": str(error)})
         raise
-    resources = dict(resources or {"num_cpus": 1})
-    env = runtime_env(address, float(resources.get("num_cpus", 1) or 1), extra_runtime_env)
-    remote = ray.remote(**resources)(safe).options(runtime_env=env)
+    # a folder is uploaded once per job (at ray.init above), never per task: Ray refuses a local path there
+    task_env = {key: value for key, value in env.items() if key not in ("working_dir", "excludes")}
+    remote = ray.remote(**resources)(safe).options(runtime_env=task_env)
     parallel = parallelism(ray, resources)
     window = 2 * parallel
     queue = list(pending)
