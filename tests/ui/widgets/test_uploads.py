@@ -1,0 +1,34 @@
+"""Uploaded files are kept under the user's own file name, so every message about them names that file
+(issue 20: upload errors named an internal hash file such as bbc52a1dbf1a15a2.csv)."""
+from __future__ import annotations
+
+import pytest
+from streamlit.proto.Common_pb2 import FileURLs
+from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+from corpora import SENTIMENT_LABELS, DataError, load_dataset
+from ui.widgets.uploads import save_upload
+
+
+def _upload(name: str, data: bytes) -> UploadedFile:
+    """What st.file_uploader returns for a file the browser sent."""
+    return UploadedFile(UploadedFileRec(file_id="f", name=name, type="text/csv", data=data), FileURLs())
+
+
+def test_an_upload_keeps_the_users_file_name_and_errors_name_it(isolated_cache):
+    path = save_upload(_upload("my reviews.csv", b"text,label\na fine film,positive\na dull film,so-so\n"))
+    assert path.name == "my reviews.csv" and path.is_relative_to(isolated_cache / "uploads")
+    with pytest.raises(DataError) as error:
+        load_dataset(f"file:{path}", label_names=SENTIMENT_LABELS)
+    message = str(error.value)
+    assert message.startswith("my reviews.csv: 1 malformed row(s): row 2: label 'so-so' matches none of the model's")
+    assert path.parent.name not in message  # the content hash folder is never shown
+
+
+def test_two_files_of_one_name_do_not_collide_and_one_file_is_stored_once(isolated_cache):
+    first = save_upload(_upload("data.csv", b"text\none\n"))
+    second = save_upload(_upload("data.csv", b"text\ntwo\n"))
+    assert first != second and first.read_text() == "text\none\n" and second.read_text() == "text\ntwo\n"
+    assert save_upload(_upload("data.csv", b"text\none\n")) == first
+    # a name from the browser is a name, never a path
+    assert save_upload(_upload("../../etc/x.csv", b"text\nthree\n")).parent.parent == isolated_cache / "uploads"
