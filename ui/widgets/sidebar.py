@@ -1,4 +1,6 @@
-"""The sidebar every page draws: model, input (example, typed text, sentence pair, dataset), target, view.
+"""The sidebar every page draws: model, input (example, typed text, sentence pair, dataset or your file), target,
+view. Typed text is split into words as the datasets are (``corpora.typed_text``) and the sidebar says what it
+split; a file's gold labels are read with the model's label names (``corpora.user_file``).
 
 Each page calls ``render()`` first; the values survive page switches through ``state.kept``.
 """
