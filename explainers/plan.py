@@ -303,6 +303,11 @@ class MethodJob:
     def running(self) -> bool:
         return self.status == RUNNING
 
+    @property
+    def stopping(self) -> bool:
+        """Asked to stop and still in its current batch."""
+        return self.running and self._stop.is_set()
+
     def _run(self) -> None:
         try:
             for other in self._wait_for:  # an ensemble waits for its members' jobs, then reads them from the cache

@@ -8,7 +8,7 @@ from explainers import REGISTRY
 from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, Pending
 
 POLL_SECONDS = 1.0
-STOP_WAIT_SECONDS = 10.0  # a Stop waits this long for the method's current batch to end before the page redraws
+STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
 
 
 def pending_row(pending: Pending, key: str = "run") -> None:
@@ -54,8 +54,11 @@ def _running(job: MethodJob, key: str) -> None:
         if not job.running:  # finished, stopped or failed since the last look: redraw the page with its result
             st.rerun(scope="app")
         st.progress(job.progress().fraction, text=progress_text(job))
-        st.button("Stop", key=f"{key}-stop-{job.key}", on_click=job.stop, kwargs={"wait": STOP_WAIT_SECONDS},
-                  help="Stops this method at its next batch; the methods that finished stay shown.")
+        if job.stopping:
+            st.caption("Stopping after the current batch ...")
+        else:
+            st.button("Stop", key=f"{key}-stop-{job.key}", on_click=job.stop, kwargs={"wait": STOP_WAIT_SECONDS},
+                      help="Stops this method at its next batch; the methods that finished stay shown.")
 
     live()
 
