@@ -205,7 +205,8 @@ def settled_rows(rows: list[dict], choices: list[MethodChoice], results: dict[st
         result = results.get(choice.method_id)
         row = dict(row)
         if isinstance(result, Explanation):
-            if row.get("status") == "to compute" and not result.provenance.get("cache"):
+            if not result.provenance.get("cache") and "estimated seconds" in row:  # computed for this page run
+                # (a background job's result is in the cache already when the rows were made: fresh all the same)
                 row["status"] = "computed"
                 row["measured seconds"] = round(result.provenance["seconds"], 2)
                 computed += 1

@@ -122,9 +122,13 @@ def test_an_approved_long_method_runs_in_the_background_and_is_handed_over_once(
     assert isinstance(job, MethodJob) and jobs.get(key) is job
     job.wait(120)
     assert job.status == DONE and job.progress().fraction == 1.0
+    rows = cost_rows(choices("lime"), classifier, encoding, None)  # the page's cost table, drawn before the plan
+    assert rows[0]["status"] == "cached"
     handed = make_plan(choices("lime"), classifier, encoding, None, {key}, budget=0, background=True, jobs=jobs)
     fresh = handed.results["lime"]
-    assert isinstance(fresh, Explanation) and "cache" not in fresh.provenance  # counted as computed by the page
+    assert isinstance(fresh, Explanation) and "cache" not in fresh.provenance
+    settled = settled_rows(rows, choices("lime"), handed.results)
+    assert settled.computed == 1 and settled.rows[0]["status"] == "computed"  # what this page's click computed
     assert jobs.get(key) is None
     later = make_plan(choices("lime"), classifier, encoding, None, {key}, budget=0, background=True, jobs=jobs)
     assert later.results["lime"].provenance["cache"] == "memory"

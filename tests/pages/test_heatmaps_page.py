@@ -177,7 +177,7 @@ def test_odd_unicode_is_explained_and_escaped(page_env):
     assert bundle.png()[:4] == b"\x89PNG"
 
 
-def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monkeypatch):
+def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monkeypatch, background_jobs):
     monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")  # every method not cached yet waits
     at = open_page(input_source="Your text", text="a fresh sentence that nothing has explained yet",
                    methods=["occlusion", "lime"])
@@ -190,6 +190,7 @@ def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monk
     run_lime.click()
     at.run()
     assert not at.exception
+    settle(at, background_jobs)  # an approved method runs in the background (with progress and Stop)
     bundle = at.session_state["heatmaps:export"]
     assert [e.method_id for e in bundle.explanations] == ["lime"]
     assert len([i for i in at.info if i.value.startswith("Not run yet")]) == 1  # occlusion still waits
@@ -242,13 +243,15 @@ def click(at, label_start: str):
 
 
 def settle(at, jobs, seconds: float = 240.0) -> None:
-    """Rerun the page once no method runs in the background any more (AppTest does not poll like a browser)."""
+    """While the page shows a method running (its Stop) or stopping: wait for the background jobs, rerun the page
+    (AppTest does not poll like a browser)."""
     deadline = time.monotonic() + seconds
-    while jobs.running():
-        assert time.monotonic() < deadline, "a background method did not finish"
-        time.sleep(0.2)
-    at.run()
-    assert not at.exception, at.exception
+    while "Stop" in [b.label for b in at.button] or any(c.value.startswith("Stopping") for c in at.caption):
+        while jobs.running():
+            assert time.monotonic() < deadline, "a background method did not finish"
+            time.sleep(0.2)
+        at.run()
+        assert not at.exception, at.exception
 
 
 def test_a_long_method_shows_progress_and_a_stop_where_it_was_started(page_env, monkeypatch, background_jobs):
@@ -263,17 +266,18 @@ def test_a_long_method_shows_progress_and_a_stop_where_it_was_started(page_env, 
     assert "left" in bars[0].text and 0 <= bars[0].value < 100
     assert [n.label for n in row if n.type == "button"] == ["Stop"]  # next to its progress, nothing else
     assert not [i for i in at.info if i.value.startswith("Not run yet")]
-    job = background_jobs.running()[0]
-    assert job.planned.method_id == "leave_one_out"
-    # the bar counts the method's own batches
+    job = next(j for j in background_jobs.running() if j.planned.method_id == "leave_one_out")
+    # the row counts the method's own batches: stopped after its first one, it says how far it got
     deadline = time.monotonic() + 120
-    while job.running and job.progress().forward == 0:
-        assert time.monotonic() < deadline
+    while job.progress().forward == 0:
+        assert job.running and time.monotonic() < deadline
         time.sleep(0.1)
+    job.stop(wait=120)
     at.run()
-    bar = next(n for n in row_of(at, "Leave-one-out") if n.type == "progress")
-    done = int(bar.text.split(": ")[1].split(" of ")[0])
-    assert done > 0 or not job.running
+    done = job.progress().forward
+    assert 0 < done < n_words
+    notes = [n.value for n in row_of(at, "Leave-one-out") if n.type == "info"]
+    assert len(notes) == 1 and notes[0].startswith(f"Stopped: Leave-one-out: {done} of about {n_words} forward passes")
 
 
 def test_stop_keeps_the_finished_methods_and_the_stopped_one_can_run_again(page_env, monkeypatch, background_jobs):
