@@ -358,7 +358,8 @@ class MethodJob:
 
 
 class MethodJobs:
-    """The background jobs of this process by cache key: sessions asking for the same explanation share one job."""
+    """The background jobs of this process by cache key: sessions asking for the same explanation share one job
+    (and its Stop)."""
 
     def __init__(self):
         self._jobs: dict[str, MethodJob] = {}

@@ -15,7 +15,7 @@ progress and is stopped: a meter made with ``should_stop`` ends the work at its 
 | rate (work units per second) | measured from this model's real batches in this process: padded tokens x (1 + width / 400) / seconds, the first measurement replaces the default, later ones a moving average (newest weight 0.3) |
 | batches not measured | under 256 tokens or 5 ms: latency-bound, they say nothing about throughput |
 | calibrated default rate | before any batch: 4 000 units/s on a CPU and 50 000 on a GPU for MiniLM-L6 (11 M non-embedding parameters), scaled by 11 M / the model's non-embedding parameters |
-| factor(method) | measured seconds / the estimate above (computed after the run), per model and method: first run replaces 1, later runs a moving average (weight 0.5), clamped to 0.25..4; covers what passes do not count (Captum's bookkeeping, re-tokenizing, a masked LM) |
+| factor(method) | per model and method, a moving average (weight 0.5, starting from 1) of measured seconds / the estimate above computed after the run, each clamped to 0.25..4; covers what passes do not count (Captum's bookkeeping, re-tokenizing, a masked LM); starting from 1 keeps one cold first run (2x slower on a CPU) from doubling every later estimate |
 | auto-run budget | EXWB_AUTORUN_SECONDS (default 15 s): single-input work estimated above it waits for a click, on every page |
 | time left of one running method | p = work units done / estimated (backward = 2); p > 0: elapsed x (1 - p) / p; before the first batch: estimate - elapsed, at least 0 |
 | time left of a run of cells | m = mean seconds of the finished cells (the prior estimate before the first); the running cell, e seconds in, is at least max(m, e) long, so the cells after it take m' = (sum of finished + max(m, e)) / (finished + 1) each: left = max(m - e, 0) + (cells left - 1) x m' |
@@ -150,8 +150,7 @@ class Throughput:
             return
         observed = min(max(measured_seconds / base_seconds, FACTOR_RANGE[0]), FACTOR_RANGE[1])
         with self._lock:
-            old = self.factors.get(method)
-            self.factors[method] = observed if old is None else (1 - FACTOR_WEIGHT) * old + FACTOR_WEIGHT * observed
+            self.factors[method] = (1 - FACTOR_WEIGHT) * self.factors.get(method, 1.0) + FACTOR_WEIGHT * observed
 
 
 # ----- estimates ----------------------------------------------------------------------------------------------------

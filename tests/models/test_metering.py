@@ -42,13 +42,13 @@ def test_the_rate_learns_from_batches_and_ignores_latency_bound_ones():
 def test_a_method_factor_learns_what_its_passes_do_not_count():
     classifier = fresh_classifier(rate=1000.0)
     base = estimate_seconds(classifier, 10, 0, 100)  # 1.25 s
-    learn_method(classifier, "lime", 10, 0, 100, measured_seconds=2.5)  # took twice the estimate
-    assert estimate_seconds(classifier, 10, 0, 100, method="lime") == pytest.approx(2.5, rel=REL)
-    assert estimate_seconds(classifier, 10, 0, 100, method="saliency") == pytest.approx(base, rel=REL)
-    learn_method(classifier, "lime", 20, 0, 100, measured_seconds=2.5)  # factor 1 this time: average 1.5
+    learn_method(classifier, "lime", 10, 0, 100, measured_seconds=2.5)  # took twice the estimate: (1 + 2) / 2
     assert estimate_seconds(classifier, 10, 0, 100, method="lime") == pytest.approx(1.5 * base, rel=REL)
-    learn_method(classifier, "occlusion", 1, 0, 100, measured_seconds=1000.0)  # clamped to 4x
-    assert estimate_seconds(classifier, 1, 0, 100, method="occlusion") == pytest.approx(4 * 0.125, rel=REL)
+    assert estimate_seconds(classifier, 10, 0, 100, method="saliency") == pytest.approx(base, rel=REL)
+    learn_method(classifier, "lime", 20, 0, 100, measured_seconds=2.5)  # as estimated this time: (1.5 + 1) / 2
+    assert estimate_seconds(classifier, 10, 0, 100, method="lime") == pytest.approx(1.25 * base, rel=REL)
+    learn_method(classifier, "occlusion", 1, 0, 100, measured_seconds=1000.0)  # 8000x, clamped to 4x: (1 + 4) / 2
+    assert estimate_seconds(classifier, 1, 0, 100, method="occlusion") == pytest.approx(2.5 * 0.125, rel=REL)
 
 
 def test_the_default_rate_scales_with_the_model_size():
