@@ -1,15 +1,17 @@
 """The plan of a page's explanations for one input: which chosen methods come from the cache, run now, wait for a
 click, or run in the background with progress and a Stop.
 
-| a chosen method that is ... | goes to |
-|---|---|
-| finished in the background since the page last looked | shown as computed (``MethodJobs.take``) |
-| running, stopped or failed in the background | its ``MethodJob`` (the page shows progress and Stop, or Run again) |
-| in the explanation cache | shown at once, costs nothing |
-| estimated at most the auto-run budget (models/metering.py) and not flagged ``expensive`` | ``run_now`` |
-| over the budget and not approved by a click | ``Pending``: its row shows the estimate and a Run button |
-| over the budget and approved | ``background`` where the page polls (Heatmaps), else ``run_now`` |
-| an ensemble | after every other method (in ``run_now``, and in the background it waits for the running jobs of the same input), so its members come from the cache |
+| a chosen method that is ...                          | goes to                                             |
+|------------------------------------------------------|-----------------------------------------------------|
+| finished in the background since the page looked     | shown as computed (``MethodJobs.take``)             |
+| running, stopped or failed in the background         | its ``MethodJob``: progress and Stop, or Run again  |
+| in the explanation cache                             | shown at once, costs nothing                        |
+| estimated within the auto-run budget, not expensive  | ``run_now``                                         |
+| over the budget, not approved by a click             | ``Pending``: the estimate and a Run button          |
+| over the budget and approved                         | ``background`` where the page polls, else ``run_now`` |
+| an ensemble                                          | after the others (a): its members come from the cache |
+
+(a) In ``run_now`` it comes last; in the background it waits for the running jobs of the same input.
 
 Jobs only matter to pages that poll them (``background=True``); other pages see the cache and run inline as before.
 Estimates come from the one cost model (models/metering.py); before the first estimate on a model the plan times
@@ -97,7 +99,7 @@ class Plan:
         return {c.method_id: self.results[c.method_id] for c in choices if c.method_id in self.results}
 
 
-# ----- cost -----------------------------------------------------------------------------------------------------------
+# ----- cost -----------------------------------------------------------------------------------------------------
 def measure_throughput(classifier: TextClassifier, encoding: Encoding) -> None:
     """Time one batch of copies of the input unless this model's speed is measured already in this process
     (the batch goes through ``predict_logits``, which reports it to the cost model)."""
@@ -225,7 +227,7 @@ def settled_rows(rows: list[dict], choices: list[MethodChoice], results: dict[st
     return Settled(out, computed, measured, estimated, waiting, running)
 
 
-# ----- running ----------------------------------------------------------------------------------------------------------
+# ----- running --------------------------------------------------------------------------------------------------
 def _learn(planned: Planned, classifier: TextClassifier, encoding: Encoding, explanation: Explanation) -> None:
     """A fresh (not cached) run of a method teaches the cost model; ensembles reuse their members, so not them."""
     if explanation.provenance.get("cache") or planned.is_ensemble:
@@ -375,7 +377,8 @@ class MethodJobs:
             job = self._jobs.get(planned.key)
             if job is not None and job.running:
                 return job
-            members = [j for j in self._jobs.values() if j.running and j.input == (classifier.fingerprint, encoding.key)]
+            same_input = (classifier.fingerprint, encoding.key)
+            members = [j for j in self._jobs.values() if j.running and j.input == same_input]
             job = MethodJob(planned, classifier, encoding, target, wait_for=members if planned.is_ensemble else [])
             self._jobs.pop(planned.key, None)
             self._jobs[planned.key] = job

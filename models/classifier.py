@@ -102,7 +102,8 @@ class TextClassifier:
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
-                              max_batch_tokens=self.max_batch_tokens, warnings=self.warnings, throughput=self.throughput)
+                              max_batch_tokens=self.max_batch_tokens, warnings=self.warnings,
+                              throughput=self.throughput)
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,

@@ -6,19 +6,30 @@ runs. Work is counted in passes of whole sequences through the model; ``metered(
 ``TextClassifier.predict_logits`` / ``forward_embeds`` reports here), and its meter is also how long work reports
 progress and is stopped: a meter made with ``should_stop`` ends the work at its next batch with ``WorkStopped``.
 
-| quantity | rule |
-|---|---|
-| unit of work | one sequence through the model: a forward pass, or a backward pass |
-| cost of a token in an n-token sequence | 1 + n / 400 work units (ATTENTION_TOKENS): attention makes long inputs slower per token (MiniLM on a CPU: 2.2x fewer tokens/s at 500 tokens than at 20) |
-| backward pass | 2 forward passes (BACKWARD_FACTOR) |
-| seconds of F forward and B backward passes over n tokens | (F + 2 B) x n x (1 + n / 400) / rate x factor(method) |
-| rate (work units per second) | measured from this model's real batches in this process: padded tokens x (1 + width / 400) / seconds, the first measurement replaces the default, later ones a moving average (newest weight 0.3) |
-| batches not measured | under 256 tokens or 5 ms: latency-bound, they say nothing about throughput |
-| calibrated default rate | before any batch: 4 000 units/s on a CPU and 50 000 on a GPU for MiniLM-L6 (11 M non-embedding parameters), scaled by 11 M / the model's non-embedding parameters |
-| factor(method) | per model and method, a moving average (weight 0.5, starting from 1) of measured seconds / the estimate above computed after the run, each clamped to 0.25..4; covers what passes do not count (Captum's bookkeeping, re-tokenizing, a masked LM); starting from 1 keeps one cold first run (2x slower on a CPU) from doubling every later estimate |
-| auto-run budget | EXWB_AUTORUN_SECONDS (default 15 s): single-input work estimated above it waits for a click, on every page |
-| time left of one running method | p = work units done / estimated (backward = 2); p > 0: elapsed x (1 - p) / p; before the first batch: estimate - elapsed, at least 0 |
-| time left of a run of cells | m = mean seconds of the finished cells (the prior estimate before the first); the running cell, e seconds in, is at least max(m, e) long, so the cells after it take m' = (sum of finished + max(m, e)) / (finished + 1) each: left = max(m - e, 0) + (cells left - 1) x m' |
+| quantity                         | rule                                                                      |
+|----------------------------------|---------------------------------------------------------------------------|
+| unit of work                     | one sequence through the model, forward; a backward pass counts 2 (a)     |
+| one token of an n-token sequence | 1 + n / 400 units (b)                                                     |
+| F forward + B backward, n tokens | (F + 2 B) x n x (1 + n / 400) / rate x factor(method) seconds             |
+| rate (units / second)            | measured from this model's real batches in this process (c); else the     |
+|                                  | calibrated default (d)                                                    |
+| factor(method)                   | 1, moving halfway to measured / estimated after each run of it (e)        |
+| auto-run budget                  | EXWB_AUTORUN_SECONDS, 15 s: single-input work above it waits for a click  |
+| time left, one method            | p = units done / estimated units: elapsed x (1 - p) / p; before the first |
+|                                  | batch, the estimate - elapsed (at least 0)                                |
+| time left, a run of cells        | m = mean of finished cells (or the prior per cell), e = the running       |
+|                                  | cell's seconds: max(m - e, 0) + (cells left - 1) x m', with               |
+|                                  | m' = (sum of finished + max(m, e)) / (finished + 1) (f)                   |
+
+(a) BACKWARD_FACTOR. (b) ATTENTION_TOKENS: attention makes long inputs slower per token (MiniLM on a CPU: 2.2x fewer
+tokens/s at 500 tokens than at 20). (c) padded tokens x (1 + width / 400) / seconds of each batch of
+``predict_logits``; the first measurement replaces the default, later ones a moving average (newest weight 0.3);
+batches under 256 tokens or 5 ms are latency-bound and not measured. (d) 4 000 units/s on a CPU, 50 000 on a GPU
+for MiniLM-L6 (11 M parameters besides its embedding table), scaled by 11 M / the model's own. (e) Per model and
+method; each measurement clamped to 0.25..4; it covers what passes do not count (Captum's bookkeeping,
+re-tokenizing, a masked LM); starting from 1 keeps one cold first run (2x slower on a CPU) from doubling every later
+estimate. (f) The running cell takes at least as long as it has run, so an overdue cell makes the cells after it
+look longer: the time left shrinks while a cell is within the mean and grows once it is over it.
 
 Everything here is per process: the rate and the factors live on the classifier (``classifier.throughput``), which
 the app loads once and every session shares, and randomized copies of a model share their original's.

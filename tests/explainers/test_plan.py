@@ -139,8 +139,8 @@ def test_stop_ends_a_running_method_at_its_next_batch_and_keeps_nothing_of_it(cl
     encoding = classifier.encode(LONG_TEXT)
     lime = create("lime", n_samples=4000)
     forward, backward, seconds = estimate(lime, classifier, encoding)
-    planned = Planned(MethodChoice("lime", None, {"n_samples": 4000}), lime, cache_key(classifier, encoding, lime, None),
-                      forward, backward, seconds)
+    planned = Planned(MethodChoice("lime", None, {"n_samples": 4000}), lime,
+                      cache_key(classifier, encoding, lime, None), forward, backward, seconds)
     jobs = MethodJobs()
     job = jobs.start(planned, classifier, encoding, None)
     wait_until(lambda: job.meter is not None and job.meter.batches >= 1)
