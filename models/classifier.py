@@ -5,13 +5,11 @@ A TextClassifier is never mutated by callers. Layer randomization builds a new o
 """
 from __future__ import annotations
 
-import contextvars
-import threading
 import inspect
+import threading
 import time
 from collections import OrderedDict
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,43 +18,11 @@ from models.architectures import architecture_of
 from models.encoding import Encoding, build_encoding
 from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
+from models.metering import Throughput, count
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
 DEFAULT_MAX_LENGTH = 512
-
-
-@dataclass
-class CostMeter:
-    """Work done inside a ``metered()`` block: sequences through the model forward and backward."""
-
-    forward_passes: int = 0
-    backward_passes: int = 0
-    batches: int = 0
-    seconds: float = 0.0
-    _start: float = field(default=0.0, repr=False)
-
-
-_active_meters: contextvars.ContextVar[tuple[CostMeter, ...]] = contextvars.ContextVar("meters", default=())
-
-
-@contextmanager
-def metered():
-    """Count the forward/backward passes of the enclosed work (per thread / Streamlit session)."""
-    meter = CostMeter(_start=time.perf_counter())
-    token = _active_meters.set(_active_meters.get() + (meter,))
-    try:
-        yield meter
-    finally:
-        meter.seconds = time.perf_counter() - meter._start
-        _active_meters.reset(token)
-
-
-def _count(forward: int = 0, backward: int = 0, batches: int = 0) -> None:
-    for meter in _active_meters.get():
-        meter.forward_passes += forward
-        meter.backward_passes += backward
-        meter.batches += batches
 
 
 @dataclass
@@ -85,7 +51,8 @@ def _pretty_labels(config) -> list[str]:
 class TextClassifier:
     def __init__(self, model, tokenizer, *, name: str, fingerprint: str | None = None,
                  device: torch.device | str | None = None, source: str = "", manifest: dict | None = None,
-                 max_batch_tokens: int | None = None, warnings: tuple[str, ...] = ()):
+                 max_batch_tokens: int | None = None, warnings: tuple[str, ...] = (),
+                 throughput: Throughput | None = None):
         self.device = torch.device(device) if device is not None else runtime.choose_device()
         if getattr(model.config, "_attn_implementation", "eager") != "eager" and hasattr(model, "set_attn_implementation"):
             model.set_attn_implementation("eager")  # sdpa returns no attention weights
@@ -112,8 +79,8 @@ class TextClassifier:
         accepted = inspect.signature(model.forward).parameters
         self._uses_token_types = "token_type_ids" in accepted and getattr(model.config, "type_vocab_size", 0) > 1
         self._fingerprint = fingerprint
-        # measured padded tokens per second of forward passes (for cost estimates shown before long work)
-        self.tokens_per_second = 50_000.0 if self.device.type == "cuda" else 4_000.0
+        # this model's measured speed in this process (models/metering.py: every cost estimate reads it)
+        self.throughput = throughput or Throughput.for_model(self.model, self.device.type)
         # logits of whole inputs already classified: the page, the target choice of every method and the
         # "original" score of every perturbation method share one forward pass per input
         self._logits_cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -135,7 +102,8 @@ class TextClassifier:
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
-                              max_batch_tokens=self.max_batch_tokens, warnings=self.warnings)
+                              max_batch_tokens=self.max_batch_tokens, warnings=self.warnings,
+                              throughput=self.throughput)
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,
@@ -221,10 +189,8 @@ class TextClassifier:
             started = time.perf_counter()
             logits = self.model(**kwargs).logits
             out[chunk] = logits.double().cpu().numpy()
-            elapsed = time.perf_counter() - started
-            if ids.numel() >= 256 and elapsed > 0.005:  # single short inputs are latency-bound: not a throughput
-                self.tokens_per_second = 0.7 * self.tokens_per_second + 0.3 * ids.numel() / elapsed
-            _count(forward=len(chunk), batches=1)
+            self.throughput.record_batch(ids.shape[0], ids.shape[1], time.perf_counter() - started)
+            count(forward=len(chunk), batches=1)
         return out
 
     def logits_of(self, encoding: Encoding) -> np.ndarray:
@@ -245,10 +211,6 @@ class TextClassifier:
         """Class probabilities of one input (through ``logits_of``)."""
         logits = self.logits_of(encoding) - self.logits_of(encoding).max()
         return np.exp(logits) / np.exp(logits).sum()
-
-    def estimate_seconds(self, forward_passes: int, backward_passes: int, n_tokens: int) -> float:
-        """Rough wall time of that many passes over inputs of n_tokens (a backward costs ~2 forwards)."""
-        return (forward_passes + 2 * backward_passes) * n_tokens / self.tokens_per_second
 
     def predict_proba(self, batch: TokenBatch | list[Encoding]) -> np.ndarray:
         logits = self.predict_logits(batch)
@@ -286,14 +248,14 @@ class TextClassifier:
         if token_type_ids is not None and self._uses_token_types:
             kwargs["token_type_ids"] = token_type_ids.expand(n, -1) if token_type_ids.shape[0] != n else token_type_ids
         logits = self.model(**kwargs).logits
-        _count(forward=n, backward=n if torch.is_grad_enabled() else 0, batches=1)
+        count(forward=n, backward=n if torch.is_grad_enabled() else 0, batches=1)
         return logits
 
     @torch.inference_mode()
     def attentions(self, encoding: Encoding) -> np.ndarray:
         """Attention weights, shape (layers, heads, tokens, tokens)."""
         outputs = self.model(**self.tensors(encoding), output_attentions=True)
-        _count(forward=1, batches=1)
+        count(forward=1, batches=1)
         if not outputs.attentions:
             raise ModelError(f"Model '{self.name}' returned no attention weights (its attention implementation "
                              f"cannot output them).")

@@ -1,12 +1,7 @@
 """Heatmaps: every explanation method side by side for the current input, with agreement and export."""
 import streamlit as st
 
-from ui.views import compare
-
-from ui.views import heatmaps
-
-from ui.views import export
-
+from ui.views import compare, export, heatmaps
 from ui.widgets import sidebar
 
 st.title("Heatmaps")
@@ -20,7 +15,7 @@ target = heatmaps.prediction_panel(classifier, encoding, selection)
 choices = heatmaps.method_picker(default=heatmaps.page_methods())
 normalization, absolute = heatmaps.display_options()
 cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target)
-results = heatmaps.compute(choices, classifier, encoding, selection.target)
+results = heatmaps.compute(choices, classifier, encoding, selection.target, background=True)  # long methods: Stop
 heatmaps.cost_settled(cost, choices, results, classifier, encoding)
 human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale else None
 if human is not None:

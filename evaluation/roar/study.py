@@ -27,7 +27,7 @@ import numpy as np
 
 from corpora import load_dataset, parse_dataset_id
 from corpora.records import DataError
-from models import Encoding, TextClassifier, cached_classifier
+from models import Encoding, TextClassifier, cached_classifier, estimate_seconds
 from models.errors import ModelError, UserFacingError
 
 from evaluation import targets
@@ -491,14 +491,12 @@ def retrain_count(config: StudyConfig) -> dict:
 
 
 def measured_speed(classifier: TextClassifier, sample: list[Encoding]) -> float:
-    """Tokens per second of a batched forward pass on this machine now (one small timed batch)."""
-    if not sample:
-        return classifier.tokens_per_second
-    started = time.perf_counter()
-    classifier.predict_logits(sample)
-    elapsed = time.perf_counter() - started
-    width = max(e.n_tokens for e in sample)
-    return max(1.0, len(sample) * width / max(elapsed, 1e-6))
+    """Tokens per second of a batched forward pass over inputs like ``sample`` on this machine now: one timed batch
+    that the cost model (models/metering.py) learns from, then its rate at the sample's mean length."""
+    if sample:
+        classifier.predict_logits(sample)
+    tokens = float(np.mean([e.n_tokens for e in sample])) if sample else 1.0
+    return classifier.throughput.tokens_per_second(tokens)
 
 
 def timed_importance(measure: Measure, classifier: TextClassifier, encodings: list[Encoding], ids: list[str],
@@ -513,7 +511,8 @@ def timed_importance(measure: Measure, classifier: TextClassifier, encodings: li
 
 
 def estimate(config: StudyConfig) -> dict:
-    """Retrains and rough seconds before a study starts (from the model's measured tokens per second)."""
+    """Retrains and rough seconds before a study starts (the cost model of models/metering.py, after one timed
+    batch of the study's inputs)."""
     data = study_data(config)
     classifier = data.classifier
     counts = retrain_count(config)
@@ -525,7 +524,7 @@ def estimate(config: StudyConfig) -> dict:
         passes = v.train_size + v.test_size  # encoder features once; the head trains on them almost for free
     else:
         passes = v.train_size * v.epochs * FORWARD_FACTOR[v.trainable] + v.test_size
-    per_retrain = passes * tokens / speed
+    per_retrain = estimate_seconds(classifier, passes, 0, tokens)
     steps = len(config.ratios) if config.mode in ("recursive", "both") else 0
     importance = {}
     for measure in config.measure_list():
@@ -539,12 +538,16 @@ def estimate(config: StudyConfig) -> dict:
 
 
 # ----- runs -----------------------------------------------------------------------------------------------------
-def prepare_study(config: StudyConfig, store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
-    """Create (or find, to resume) the study's run and its cells, without running anything."""
+def prepare_study(config: StudyConfig, store: ResultStore | None = None,
+                  estimated_seconds: float | None = None) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) the study's run and its cells, without running anything; ``estimated_seconds``
+    (from ``estimate``) gives the time left before the first cell finishes."""
     store = store or ResultStore()
     cells = study_cells(config)
-    run_id = store.create_run(KIND, config.to_dict(), total=len(cells), title=config.title(),
-                              meta={"provenance": config.provenance(), "retrains": retrain_count(config)})
+    meta = {"provenance": config.provenance(), "retrains": retrain_count(config)}
+    if estimated_seconds is not None and cells:
+        meta["estimated_cell_seconds"] = estimated_seconds / len(cells)
+    run_id = store.create_run(KIND, config.to_dict(), total=len(cells), title=config.title(), meta=meta)
     return store, run_id, cells
 
 
@@ -567,9 +570,9 @@ def run_study(config: StudyConfig, store: ResultStore | None = None, executor: s
 
 
 def start_study(config: StudyConfig, store: ResultStore, executor: str = "local", ray_address: str | None = None,
-                ray_resources: dict | None = None) -> str:
+                ray_resources: dict | None = None, estimated_seconds: float | None = None) -> str:
     """Start (or resume) a study in a background thread; returns the run id at once."""
-    store, run_id, cells = prepare_study(config, store)
+    store, run_id, cells = prepare_study(config, store, estimated_seconds)
     JOBS.start(store, run_id, cells, roar_cell, executor=executor, ray_address=ray_address,
                ray_resources=ray_resources)
     return run_id

@@ -17,6 +17,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
+from models.metering import cells_left_seconds
+
 from evaluation.runs.store import ResultStore
 
 Work = Callable[[dict], dict]
@@ -55,10 +57,11 @@ def stop_requested() -> bool:
 
 
 def _eta(store: ResultStore, run_id: str, remaining: int, parallel: int = 1) -> float | None:
+    """Seconds left at a cell boundary (the cost model's rule, models/metering.py)."""
     seconds = store.cell_seconds(run_id)
     if not seconds:
         return None
-    return sum(seconds) / len(seconds) * remaining / max(1, parallel)
+    return cells_left_seconds(seconds, remaining) / max(1, parallel)
 
 
 def _safe(work: Work, spec: dict) -> tuple[dict, float]:

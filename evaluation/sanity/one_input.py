@@ -30,7 +30,7 @@ from scipy import stats
 
 from explainers import Explainer, Explanation, create
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain_cached
-from models import Encoding, ModelError, TextClassifier
+from models import Encoding, ModelError, TextClassifier, estimate_seconds
 from models import randomize
 
 from evaluation.metric import Metric, register_metric
@@ -169,7 +169,7 @@ def missing_work(classifier: TextClassifier, encoding: Encoding, methods: dict[s
                 continue
             forward, backward = explainer.estimate_passes(encoding)
             missing += 1
-            seconds += classifier.estimate_seconds(forward, backward, encoding.n_tokens)
+            seconds += estimate_seconds(classifier, forward, backward, encoding.n_tokens, method=explainer.id)
     return missing, seconds
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -176,7 +177,7 @@ def test_odd_unicode_is_explained_and_escaped(page_env):
     assert bundle.png()[:4] == b"\x89PNG"
 
 
-def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monkeypatch):
+def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monkeypatch, background_jobs):
     monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")  # every method not cached yet waits
     at = open_page(input_source="Your text", text="a fresh sentence that nothing has explained yet",
                    methods=["occlusion", "lime"])
@@ -189,6 +190,7 @@ def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monk
     run_lime.click()
     at.run()
     assert not at.exception
+    settle(at, background_jobs)  # an approved method runs in the background (with progress and Stop)
     bundle = at.session_state["heatmaps:export"]
     assert [e.method_id for e in bundle.explanations] == ["lime"]
     assert len([i for i in at.info if i.value.startswith("Not run yet")]) == 1  # occlusion still waits
@@ -200,3 +202,104 @@ def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monk
     titles = [e.label for e in at.expander if e.label.startswith(("Cost of this run", "Estimated cost"))]
     assert len(titles) == 1 and titles[0].startswith("Cost of this run: 1 method(s) computed in")
     assert titles[0].endswith("1 waiting for a Run click")
+
+
+# ----- long methods: progress where they were started, and a Stop that keeps what finished (issue 20) ---------------
+LONG_TEXT = " ".join(("the film is slow at first but the actors carry it and the music is lovely , though the plot "
+                      "drags in places and the ending feels rushed .").split() * 8)  # ~200 words: LOO runs for a while
+
+
+@pytest.fixture()
+def background_jobs():
+    """Leaves no method running after the test (the jobs are threads of this process)."""
+    from explainers.plan import METHOD_JOBS
+
+    yield METHOD_JOBS
+    METHOD_JOBS.stop_all(wait=60)
+
+
+def page_nodes(at) -> list:
+    """Every element of the page in display order."""
+    return [node for node in at.main if getattr(node, "type", None) not in (None, "vertical", "horizontal")]
+
+
+def row_of(at, label: str) -> list:
+    """The elements of one method's row: from its bold label (the last one: the settings expander has one too) to
+    the next bold label or heading."""
+    nodes = page_nodes(at)
+    start = max(i for i, n in enumerate(nodes) if n.type == "markdown" and n.value == f"**{label}**")
+    row = []
+    for node in nodes[start + 1:]:
+        if node.type == "markdown" and (node.value.startswith("**") or node.value.startswith("####")):
+            break
+        row.append(node)
+    return row
+
+
+def click(at, label_start: str):
+    next(b for b in at.button if b.label.startswith(label_start)).click()
+    at.run()
+    assert not at.exception, at.exception
+
+
+def settle(at, jobs, seconds: float = 240.0) -> None:
+    """While the page shows a method running (its Stop) or stopping: wait for the background jobs, rerun the page
+    (AppTest does not poll like a browser)."""
+    deadline = time.monotonic() + seconds
+    while "Stop" in [b.label for b in at.button] or any(c.value.startswith("Stopping") for c in at.caption):
+        while jobs.running():
+            assert time.monotonic() < deadline, "a background method did not finish"
+            time.sleep(0.2)
+        at.run()
+        assert not at.exception, at.exception
+
+
+def test_a_long_method_shows_progress_and_a_stop_where_it_was_started(page_env, monkeypatch, background_jobs):
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")  # leave-one-out waits for its Run button
+    at = open_page(input_source="Your text", text=LONG_TEXT, methods=["leave_one_out"])
+    click(at, "Run Leave-one-out")
+    row = row_of(at, "Leave-one-out")
+    bars = [n for n in row if n.type == "progress"]
+    assert len(bars) == 1, [n.type for n in row]
+    n_words = len(LONG_TEXT.split())
+    assert bars[0].text.startswith(f"Leave-one-out: ") and f"of about {n_words} forward passes" in bars[0].text
+    assert "left" in bars[0].text and 0 <= bars[0].value < 100
+    assert [n.label for n in row if n.type == "button"] == ["Stop"]  # next to its progress, nothing else
+    assert not [i for i in at.info if i.value.startswith("Not run yet")]
+    job = next(j for j in background_jobs.running() if j.planned.method_id == "leave_one_out")
+    # the row counts the method's own batches: stopped after its first one, it says how far it got
+    deadline = time.monotonic() + 120
+    while job.progress().forward == 0:
+        assert job.running and time.monotonic() < deadline
+        time.sleep(0.1)
+    job.stop(wait=120)
+    at.run()
+    done = job.progress().forward
+    assert 0 < done < n_words
+    notes = [n.value for n in row_of(at, "Leave-one-out") if n.type == "info"]
+    assert len(notes) == 1 and notes[0].startswith(f"Stopped: Leave-one-out: {done} of about {n_words} forward passes")
+
+
+def test_stop_keeps_the_finished_methods_and_the_stopped_one_can_run_again(page_env, monkeypatch, background_jobs):
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")
+    at = open_page(input_source="Your text", text=LONG_TEXT, methods=["saliency", "leave_one_out"])
+    click(at, "Run Saliency")
+    settle(at, background_jobs)
+    assert [e.method_id for e in at.session_state["heatmaps:export"].explanations] == ["saliency"]
+    click(at, "Run Leave-one-out")
+    assert [n.label for n in row_of(at, "Leave-one-out") if n.type == "button"] == ["Stop"]
+    click(at, "Stop")
+    assert "Stop" not in [b.label for b in at.button]  # stopping (at the end of its current batch) or stopped
+    settle(at, background_jobs)
+    bundle = at.session_state["heatmaps:export"]
+    assert [e.method_id for e in bundle.explanations] == ["saliency"]  # the finished method stays shown
+    row = row_of(at, "Leave-one-out")
+    notes = [n.value for n in row if n.type == "info"]  # where its Run button was
+    assert len(notes) == 1 and notes[0].startswith("Stopped: Leave-one-out: ") and "forward passes" in notes[0]
+    assert not [n for n in row if n.type == "progress"]
+    again = [n.label for n in row if n.type == "button"]
+    assert len(again) == 1 and again[0].startswith("Run Leave-one-out again")
+    assert "Stop" not in [b.label for b in at.button]
+    click(at, "Run Leave-one-out again")
+    assert [n.label for n in row_of(at, "Leave-one-out") if n.type == "button"] == ["Stop"]  # running again
+    assert [e.method_id for e in at.session_state["heatmaps:export"].explanations] == ["saliency"]

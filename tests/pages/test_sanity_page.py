@@ -116,6 +116,19 @@ def test_layer_randomization_page(monkeypatch, quick_classifier, sanity_cache):
     assert len([b for b in at.get("download_button")]) >= 4
 
 
+def test_no_stop_button_when_nothing_runs(monkeypatch, quick_classifier, sanity_cache):
+    """Issue 20: Stop is shown only while its work runs, not while the page waits for "Run" nor after it finished."""
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")  # the layer randomization waits for its Run button
+    at = _open(monkeypatch, methods=["saliency", "random"])
+    _type(at, "a witty film that drags")
+    assert any(b.label.startswith("Run layer randomization") for b in at.button)  # idle: work is waiting
+    assert "Stop" not in [b.label for b in at.button]
+    next(b for b in at.button if b.label.startswith("Run layer randomization")).click().run()
+    assert not at.exception, at.exception
+    assert at.select_slider(key="sanity-stage").options[-1] == "embeddings"  # it ran and finished
+    assert "Stop" not in [b.label for b in at.button]
+
+
 def test_bad_input_gives_messages_not_tracebacks(monkeypatch, quick_classifier, sanity_cache):
     at = _open(monkeypatch, methods=["saliency"])
     _type(at, "   ")

@@ -31,6 +31,7 @@ from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.uploads import save_upload
 from ui.views import heatmaps
+from ui.widgets import method_run
 from ui.views.heatmaps import MethodChoice
 from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
 
@@ -141,7 +142,7 @@ def explanations_for(choices: list[MethodChoice], classifier, encoding, target) 
             st.error(f"{names[method_id]}: {result}")
         else:
             st.markdown(f"**{names[method_id]}**")
-            heatmaps._pending_row(result)
+            method_run.pending_row(result)
     return ready
 
 

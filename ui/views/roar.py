@@ -152,7 +152,8 @@ def start_controls(store: ResultStore, config, executor: str, address: str | Non
     start, _ = st.columns([1, 3])
     if start.button("Start (or resume) the study", type="primary", key="roar-start"):
         try:
-            run_id = start_study(config, store, executor=executor, ray_address=address)
+            run_id = start_study(config, store, executor=executor, ray_address=address,
+                                 estimated_seconds=_estimate(json.dumps(config.to_dict(), sort_keys=True))["total_seconds"])
         except (UserFacingError, DataError, ParamError, ValueError) as error:
             st.error(str(error))
         else:

@@ -22,7 +22,8 @@ from evaluation.sanity import dataset as sanity_dataset
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from explainers import Explainer, ParamError, create
-from models import Encoding, TextClassifier, UserFacingError, randomize
+from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
+from models.metering import autorun_budget
 
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
@@ -31,7 +32,6 @@ from ui.figures.common import probability_bars
 from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
 
 DEFAULT_METHODS = ("saliency", "input_x_gradient", "attention", "leave_one_out", "random")
-AUTO_RUN_SECONDS = 20.0
 MEASURE_LABELS = {"spearman": "Spearman ρ (signed)", "spearman_abs": "Spearman ρ (absolute values)",
                   "top_k": "top-k overlap"}
 RUN_KEY = "sanity_run"
@@ -95,7 +95,7 @@ def _run_gate(label: str, key: str, missing: int, seconds: float) -> bool:
     if key in paused:
         st.info(f"Stopped. {missing} explanations are still missing (about {seconds:.0f} s); finished ones are "
                 f"kept in the cache.")
-    elif seconds > AUTO_RUN_SECONDS and key not in approved:
+    elif seconds > autorun_budget() and key not in approved:
         st.info(f"{label}: {missing} explanations to compute, estimated {seconds:.0f} s on this machine.")
     else:
         return True
@@ -106,13 +106,18 @@ def _run_gate(label: str, key: str, missing: int, seconds: float) -> bool:
     return False
 
 
-def _stoppable(key: str):
-    """A Stop button drawn before long work: clicking it interrupts the run and keeps it paused."""
-    if st.button("Stop", key=f"stop-{key}", help="stops after the current explanation; run again to resume"):
-        st.session_state.setdefault("sanity-paused", set()).add(key)
-        st.session_state.setdefault("sanity-approved", set()).discard(key)
-        return True
-    return False
+def _pause(key: str) -> None:
+    st.session_state.setdefault("sanity-paused", set()).add(key)
+    st.session_state.setdefault("sanity-approved", set()).discard(key)
+
+
+def _stop_button(key: str):
+    """A Stop button shown only while the work below runs: a click interrupts the run (Streamlit reruns the page)
+    and keeps it paused; finished explanations stay cached. Returns the slot to clear once the work is done."""
+    slot = st.empty()
+    slot.button("Stop", key=f"stop-{key}", on_click=_pause, args=(key,),
+                help="stops after the current explanation; run again to resume")
+    return slot
 
 
 def _digest(*parts) -> str:
@@ -220,10 +225,9 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
     key = _digest("layers", classifier.fingerprint, encoding.key, list(explainers),
                   [e.cache_identity() for e in explainers.values()], config["mode"], config["init"], config["seed"],
                   target)
-    if missing:
-        _stoppable(key)  # a click reruns the page and pauses this work; the gate below then waits for "Run"
     if not _run_gate("Layer randomization", key, missing, seconds):
         return None
+    stop = _stop_button(key) if missing else None  # a click reruns the page; the gate then says "Stopped"
     bar = st.progress(0.0, text="Randomizing and explaining ...") if missing else None
 
     def progress(done: int, total: int, label: str) -> None:
@@ -237,6 +241,9 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
     except UserFacingError as error:
         st.error(str(error))
         return None
+    finally:
+        if stop is not None:
+            stop.empty()
     if bar is not None:
         bar.empty()
     st.session_state.get("sanity-paused", set()).discard(key)
@@ -353,7 +360,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
     if not explainers:
         st.info("Choose at least one method.")
         return None
-    seconds = sum(classifier.estimate_seconds(*e.estimate_passes(encoding), encoding.n_tokens)
+    seconds = sum(estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens, method=e.id)
                   for e in explainers.values()) * (len(seeds) + 1)
     key = _digest("head", classifier.fingerprint, encoding.key, list(explainers), seeds, target)
     if not _run_gate("Head randomization", key, len(explainers) * (len(seeds) + 1), seconds):

@@ -1,19 +1,30 @@
 """Progress of a stored background run (evaluation, sanity, plausibility, ROAR), shared by every page."""
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
+from models.metering import cells_left_seconds
 
 
-def time_left(store: ResultStore, run: dict) -> str:
-    """'about N min left' from the mean time of the finished cells, or '' before the first one."""
-    seconds = store.cell_seconds(run["id"])
-    left = run["total"] - run["done"]
-    if not seconds or left <= 0:
+def time_left(store: ResultStore, run: dict, now: float | None = None, running: bool | None = None) -> str:
+    """'about N min left' from the finished cells and the running one (models/metering.py), or '' when nothing
+    is known yet. The running cell started when the run was last updated (its start or the last finished cell)."""
+    left_cells = run["total"] - run["done"]
+    if left_cells <= 0:
         return ""
-    return f"about {sum(seconds) / len(seconds) * left / 60:.1f} min left"
+    running = JOBS.is_running(run["id"]) if running is None else running
+    elapsed = max(0.0, (time.time() if now is None else now) - run["updated"]) if running else 0.0
+    seconds = cells_left_seconds(store.cell_seconds(run["id"]), left_cells, elapsed,
+                                 prior=run["meta"].get("estimated_cell_seconds"))
+    if seconds is None:
+        return f"first cell running for {elapsed:.0f} s" if running else ""
+    if seconds <= 0:
+        return f"last cell running for {elapsed / 60:.1f} min, longer than the others" if running else ""
+    return f"about {seconds / 60:.1f} min left"
 
 
 def run_progress(store: ResultStore, run_id: str, unit: str = "examples") -> None:

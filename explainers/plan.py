@@ -1,0 +1,414 @@
+"""The plan of a page's explanations for one input: which chosen methods come from the cache, run now, wait for a
+click, or run in the background with progress and a Stop.
+
+| a chosen method that is ...                          | goes to                                             |
+|------------------------------------------------------|-----------------------------------------------------|
+| finished in the background since the page looked     | shown as computed (``MethodJobs.take``)             |
+| running, stopped or failed in the background         | its ``MethodJob``: progress and Stop, or Run again  |
+| in the explanation cache                             | shown at once, costs nothing                        |
+| estimated within the auto-run budget, not expensive  | ``run_now``                                         |
+| over the budget, not approved by a click             | ``Pending``: the estimate and a Run button          |
+| over the budget and approved                         | ``background`` where the page polls, else ``run_now`` |
+| an ensemble                                          | after the others (a): its members come from the cache |
+
+(a) In ``run_now`` it comes last; in the background it waits for the running jobs of the same input.
+
+Jobs only matter to pages that poll them (``background=True``); other pages see the cache and run inline as before.
+Estimates come from the one cost model (models/metering.py); before the first estimate on a model the plan times
+one batch of the input (``measure_throughput``), and every method run here teaches the cost model what it took.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from models import Encoding, TextClassifier, UserFacingError
+from models.metering import (BACKWARD_FACTOR, CostMeter, WorkStopped, autorun_budget, estimate_seconds, learn_method,
+                             metered, work_left_seconds)
+
+from explainers.base import FAMILIES, Explainer
+from explainers.cache import cache_key, cached_only, explain_cached
+from explainers.explanation import Explanation
+from explainers.params import ParamError
+from explainers.registry import REGISTRY, create
+
+log = logging.getLogger(__name__)
+
+RUNNING, DONE, STOPPED, FAILED = "running", "done", "stopped", "failed"
+KEEP_FINISHED_JOBS = 64  # stopped / failed / unclaimed jobs remembered (the oldest are forgotten)
+
+
+@dataclass
+class MethodChoice:
+    """A method as the user chose it on a page: its id, preset and changed parameters."""
+
+    method_id: str
+    preset: str | None
+    overrides: dict
+
+
+@dataclass
+class Pending:
+    """A method not run yet because its estimated cost is above the auto-run budget."""
+
+    method_id: str
+    forward: int
+    backward: int
+    seconds: float
+    approval_key: str
+
+
+@dataclass
+class Planned:
+    """A method to compute: the explainer, its cache key and its estimated cost."""
+
+    choice: MethodChoice
+    explainer: Explainer
+    key: str
+    forward: int
+    backward: int
+    seconds: float
+
+    @property
+    def method_id(self) -> str:
+        return self.choice.method_id
+
+    @property
+    def label(self) -> str:
+        return REGISTRY[self.method_id].label
+
+    @property
+    def is_ensemble(self) -> bool:
+        return REGISTRY[self.method_id].family == "ensemble"
+
+
+Result = Union[Explanation, Pending, "MethodJob", str]
+
+
+@dataclass
+class Plan:
+    results: dict[str, Result] = field(default_factory=dict)  # decided already: cached, waiting, jobs, errors
+    run_now: list[Planned] = field(default_factory=list)  # ensembles last
+    background: list[Planned] = field(default_factory=list)  # approved long work for ``start_background``
+
+    def ordered(self, choices: list[MethodChoice]) -> dict[str, Result]:
+        """The results in the order the methods were chosen."""
+        return {c.method_id: self.results[c.method_id] for c in choices if c.method_id in self.results}
+
+
+# ----- cost -----------------------------------------------------------------------------------------------------
+def measure_throughput(classifier: TextClassifier, encoding: Encoding) -> None:
+    """Time one batch of copies of the input unless this model's speed is measured already in this process
+    (the batch goes through ``predict_logits``, which reports it to the cost model)."""
+    if classifier.throughput.measured:
+        return
+    copies = max(2, min(64, -(-512 // max(1, encoding.n_tokens))))  # >= 512 tokens: enough to be measured
+    classifier.predict_logits([encoding] * copies)
+
+
+def estimate(explainer: Explainer, classifier: TextClassifier, encoding: Encoding) -> tuple[int, int, float]:
+    """Expected (forward, backward, seconds) of one method on this input."""
+    forward, backward = explainer.estimate_passes(encoding)
+    return forward, backward, estimate_seconds(classifier, forward, backward, encoding.n_tokens, method=explainer.id)
+
+
+def _message(method_id: str, error: Exception, what: str) -> str:
+    if isinstance(error, (UserFacingError, ParamError)):
+        return str(error)
+    log.error("method %s %s", method_id, what, exc_info=error)
+    return f"{REGISTRY[method_id].label} {what} ({type(error).__name__}: {error})."
+
+
+def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
+              approved: set[str] | frozenset = frozenset(), budget: float | None = None, background: bool = False,
+              jobs: "MethodJobs | None" = None) -> Plan:
+    """Decide for every chosen method (see the module's table); nothing is computed here but one timed batch."""
+    budget = autorun_budget() if budget is None else budget
+    jobs = METHOD_JOBS if jobs is None else jobs
+    plan = Plan()
+    for choice in choices:
+        method_id = choice.method_id
+        try:
+            explainer = create(method_id, preset=choice.preset, **choice.overrides)
+            key = cache_key(classifier, encoding, explainer, target)
+            job = jobs.get(key) if background else None
+            finished = jobs.take(key) if job is not None and job.status == DONE else None
+            if finished is not None or (job is not None and job.running):
+                plan.results[method_id] = finished if finished is not None else job
+                continue
+            hit = cached_only(explainer, classifier, encoding, target)
+            if hit is not None:
+                plan.results[method_id] = hit
+                continue
+            if job is not None and job.status in (STOPPED, FAILED):  # the page offers to run it again
+                plan.results[method_id] = job
+                continue
+            measure_throughput(classifier, encoding)
+            forward, backward, seconds = estimate(explainer, classifier, encoding)
+            planned = Planned(choice, explainer, key, forward, backward, seconds)
+            if seconds <= budget and not explainer.expensive:
+                plan.run_now.append(planned)
+            elif key not in approved:
+                plan.results[method_id] = Pending(method_id, forward, backward, seconds, key)
+            elif background:
+                plan.background.append(planned)
+            else:
+                plan.run_now.append(planned)
+        except Exception as error:  # never a traceback on a page
+            plan.results[method_id] = _message(method_id, error, "could not start")
+    plan.run_now.sort(key=lambda item: item.is_ensemble)
+    plan.background.sort(key=lambda item: item.is_ensemble)
+    return plan
+
+
+def cost_rows(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
+              target: int | None) -> list[dict]:
+    """Estimated cost of every chosen method before it runs, and whether it is cached already."""
+    rows = []
+    for choice in choices:
+        label = REGISTRY[choice.method_id].label
+        try:
+            explainer = create(choice.method_id, preset=choice.preset, **choice.overrides)
+        except ParamError as error:
+            rows.append({"method": label, "status": str(error)})
+            continue
+        try:
+            measure_throughput(classifier, encoding)
+            forward, backward, seconds = estimate(explainer, classifier, encoding)
+        except Exception as error:  # the method reports it in its row
+            rows.append({"method": label, "status": f"cannot estimate: {error}"})
+            continue
+        cached = cached_only(explainer, classifier, encoding, target) is not None
+        rows.append({"method": label, "family": FAMILIES[REGISTRY[choice.method_id].family],
+                     "forward passes": forward, "backward passes": backward, "estimated seconds": round(seconds, 2),
+                     "status": "cached" if cached else "to compute"})
+    return rows
+
+
+@dataclass
+class Settled:
+    """The cost rows after a run: measured seconds next to the estimate."""
+
+    rows: list[dict]
+    computed: int
+    measured: float
+    estimated: float
+    waiting: int
+    running: int
+
+
+def settled_rows(rows: list[dict], choices: list[MethodChoice], results: dict[str, Result]) -> Settled:
+    """``cost_rows`` with what happened: computed (and in how long), waiting for a click, running, stopped, failed."""
+    out, computed, measured, estimated, waiting, running = [], 0, 0.0, 0.0, 0, 0
+    for choice, row in zip(choices, rows):
+        result = results.get(choice.method_id)
+        row = dict(row)
+        if isinstance(result, Explanation):
+            if not result.provenance.get("cache") and "estimated seconds" in row:  # computed for this page run
+                # (a background job's result is in the cache already when the rows were made: fresh all the same)
+                row["status"] = "computed"
+                row["measured seconds"] = round(result.provenance["seconds"], 2)
+                computed += 1
+                measured += result.provenance["seconds"]
+                estimated += row["estimated seconds"]
+        elif isinstance(result, Pending):
+            row["status"] = "waiting for a Run click"
+            waiting += 1
+        elif isinstance(result, MethodJob):
+            row["status"] = {RUNNING: "running", STOPPED: "stopped", FAILED: "failed"}.get(result.status,
+                                                                                           result.status)
+            running += result.status == RUNNING
+        elif isinstance(result, str):
+            row["status"] = result
+        out.append(row)
+    return Settled(out, computed, measured, estimated, waiting, running)
+
+
+# ----- running --------------------------------------------------------------------------------------------------
+def _learn(planned: Planned, classifier: TextClassifier, encoding: Encoding, explanation: Explanation) -> None:
+    """A fresh (not cached) run of a method teaches the cost model; ensembles reuse their members, so not them."""
+    if explanation.provenance.get("cache") or planned.is_ensemble:
+        return
+    learn_method(classifier, planned.explainer.id, planned.forward, planned.backward, encoding.n_tokens,
+                 explanation.provenance["seconds"])
+
+
+def run_one(planned: Planned, classifier: TextClassifier, encoding: Encoding, target: int | None) -> Explanation | str:
+    """Compute one planned method through the cache; an error becomes its message."""
+    try:
+        explanation = explain_cached(planned.explainer, classifier, encoding, target)
+    except Exception as error:  # a bug in one method must not take the page down
+        return _message(planned.method_id, error, "failed unexpectedly")
+    _learn(planned, classifier, encoding, explanation)
+    return explanation
+
+
+def run_now(plan: Plan, classifier: TextClassifier, encoding: Encoding, target: int | None,
+            before_each: Callable[[int, Planned], None] | None = None) -> None:
+    """Compute ``plan.run_now`` in order (ensembles last) into ``plan.results``; ``before_each(index, item)`` lets
+    a page show which one is running."""
+    for index, item in enumerate(plan.run_now):
+        if before_each is not None:
+            before_each(index, item)
+        plan.results[item.method_id] = run_one(item, classifier, encoding, target)
+
+
+def start_background(plan: Plan, classifier: TextClassifier, encoding: Encoding, target: int | None,
+                     jobs: "MethodJobs | None" = None) -> None:
+    """Start a background job for every approved long method; their jobs become their results."""
+    jobs = METHOD_JOBS if jobs is None else jobs
+    for item in plan.background:
+        plan.results[item.method_id] = jobs.start(item, classifier, encoding, target)
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    """Where a job stands: passes done of the estimate, seconds elapsed and left (models/metering.py)."""
+
+    forward: int
+    backward: int
+    fraction: float
+    elapsed: float
+    left: float
+
+
+class MethodJob:
+    """One method computed in a background thread. Its meter counts the method's own batches (the progress); ``stop``
+    ends it at its next batch, and a stopped job keeps nothing (the methods that finished are in the cache)."""
+
+    def __init__(self, planned: Planned, classifier: TextClassifier, encoding: Encoding, target: int | None,
+                 wait_for: list["MethodJob"] = (), clock: Callable[[], float] = time.perf_counter):
+        self.planned = planned
+        self.classifier, self.encoding, self.target = classifier, encoding, target
+        self.status = RUNNING
+        self.result: Explanation | None = None
+        self.error: str | None = None
+        self.meter: CostMeter | None = None
+        self._clock = clock
+        self.started = clock()
+        self.ended: float | None = None
+        self._stop = threading.Event()
+        self._wait_for = list(wait_for)
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"explain-{planned.method_id}")
+
+    @property
+    def key(self) -> str:
+        return self.planned.key
+
+    @property
+    def input(self) -> tuple[str, str]:
+        return self.classifier.fingerprint, self.encoding.key
+
+    @property
+    def running(self) -> bool:
+        return self.status == RUNNING
+
+    @property
+    def stopping(self) -> bool:
+        """Asked to stop and still in its current batch."""
+        return self.running and self._stop.is_set()
+
+    def _run(self) -> None:
+        try:
+            for other in self._wait_for:  # an ensemble waits for its members' jobs, then reads them from the cache
+                while other.running and not self._stop.is_set():
+                    other.wait(0.2)
+            with metered(should_stop=self._stop.is_set) as meter:
+                self.meter = meter
+                if self._stop.is_set():
+                    raise WorkStopped("stopped before it started")
+                explanation = explain_cached(self.planned.explainer, self.classifier, self.encoding, self.target)
+            _learn(self.planned, self.classifier, self.encoding, explanation)
+            self.result = explanation
+            self.status = DONE
+        except WorkStopped:
+            self.status = STOPPED
+        except Exception as error:  # shown in the method's row, with Run again
+            self.error = _message(self.planned.method_id, error, "failed unexpectedly")
+            self.status = FAILED
+        finally:
+            self.ended = self._clock()
+
+    def start(self) -> "MethodJob":
+        self._thread.start()
+        return self
+
+    def stop(self, wait: float = 0.0) -> None:
+        """Ask the job to stop at its next batch; ``wait`` seconds at most for it to end."""
+        self._stop.set()
+        if wait:
+            self.wait(wait)
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def progress(self, now: float | None = None) -> JobProgress:
+        meter = self.meter
+        forward = meter.forward_passes if meter is not None else 0
+        backward = meter.backward_passes if meter is not None else 0
+        done = forward + BACKWARD_FACTOR * backward
+        total = self.planned.forward + BACKWARD_FACTOR * self.planned.backward
+        end = self.ended if self.ended is not None else (self._clock() if now is None else now)
+        elapsed = max(0.0, end - self.started)
+        fraction = 1.0 if self.status == DONE else min(done / total, 0.99) if total > 0 else 0.0
+        left = 0.0 if not self.running else work_left_seconds(done, total, elapsed, self.planned.seconds)
+        return JobProgress(forward, backward, fraction, elapsed, left)
+
+
+class MethodJobs:
+    """The background jobs of this process by cache key: sessions asking for the same explanation share one job
+    (and its Stop)."""
+
+    def __init__(self):
+        self._jobs: dict[str, MethodJob] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> MethodJob | None:
+        return self._jobs.get(key)
+
+    def start(self, planned: Planned, classifier: TextClassifier, encoding: Encoding,
+              target: int | None) -> MethodJob:
+        """Start the job of a planned method (or return the one already running)."""
+        with self._lock:
+            job = self._jobs.get(planned.key)
+            if job is not None and job.running:
+                return job
+            same_input = (classifier.fingerprint, encoding.key)
+            members = [j for j in self._jobs.values() if j.running and j.input == same_input]
+            job = MethodJob(planned, classifier, encoding, target, wait_for=members if planned.is_ensemble else [])
+            self._jobs.pop(planned.key, None)
+            self._jobs[planned.key] = job
+            self._forget_old()
+        return job.start()
+
+    def restart(self, job: MethodJob) -> MethodJob:
+        """Run a stopped or failed job's method again."""
+        return self.start(job.planned, job.classifier, job.encoding, job.target)
+
+    def take(self, key: str) -> Explanation | None:
+        """The result of a finished job, handed out once (afterwards the cache serves it)."""
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is None or job.status != DONE:
+                return None
+            del self._jobs[key]
+        return job.result
+
+    def running(self) -> list[MethodJob]:
+        return [job for job in list(self._jobs.values()) if job.running]
+
+    def stop_all(self, wait: float = 10.0) -> None:
+        for job in self.running():
+            job.stop(wait)
+
+    def _forget_old(self) -> None:
+        finished = [key for key, job in self._jobs.items() if not job.running]
+        for key in finished[: max(0, len(finished) - KEEP_FINISHED_JOBS)]:
+            del self._jobs[key]
+
+
+METHOD_JOBS = MethodJobs()

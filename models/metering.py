@@ -1,0 +1,219 @@
+"""The one cost model: counting the work, estimating it before it runs, and the time left while it runs.
+
+Every estimate in the project goes through here: the Heatmaps page (which methods run at once, which wait for a
+click), the sanity page's missing work, a ROAR study's cost, and the "time left" of single methods and of dataset
+runs. Work is counted in passes of whole sequences through the model; ``metered()`` counts them (each batch of
+``TextClassifier.predict_logits`` / ``forward_embeds`` reports here), and its meter is also how long work reports
+progress and is stopped: a meter made with ``should_stop`` ends the work at its next batch with ``WorkStopped``.
+
+| quantity                         | rule                                                                      |
+|----------------------------------|---------------------------------------------------------------------------|
+| unit of work                     | one sequence through the model, forward; a backward pass counts 2 (a)     |
+| one token of an n-token sequence | 1 + n / 400 units (b)                                                     |
+| F forward + B backward, n tokens | (F + 2 B) x n x (1 + n / 400) / rate x factor(method) seconds             |
+| rate (units / second)            | measured from this model's real batches in this process (c); else the     |
+|                                  | calibrated default (d)                                                    |
+| factor(method)                   | 1, moving halfway to measured / estimated after each run of it (e)        |
+| auto-run budget                  | EXWB_AUTORUN_SECONDS, 15 s: single-input work above it waits for a click  |
+| time left, one method            | p = units done / estimated units: elapsed x (1 - p) / p; before the first |
+|                                  | batch, the estimate - elapsed (at least 0)                                |
+| time left, a run of cells        | m = mean of finished cells (or the prior per cell), e = the running       |
+|                                  | cell's seconds: max(m - e, 0) + (cells left - 1) x m', with               |
+|                                  | m' = (sum of finished + max(m, e)) / (finished + 1) (f)                   |
+
+(a) BACKWARD_FACTOR. (b) ATTENTION_TOKENS: attention makes long inputs slower per token (MiniLM on a CPU: 2.2x fewer
+tokens/s at 500 tokens than at 20). (c) padded tokens x (1 + width / 400) / seconds of each batch of
+``predict_logits``; the first measurement replaces the default, later ones a moving average (newest weight 0.3);
+batches under 256 tokens or 5 ms are latency-bound and not measured. (d) 4 000 units/s on a CPU, 50 000 on a GPU
+for MiniLM-L6 (11 M parameters besides its embedding table), scaled by 11 M / the model's own. (e) Per model and
+method; each measurement clamped to 0.25..4; it covers what passes do not count (Captum's bookkeeping,
+re-tokenizing, a masked LM); starting from 1 keeps one cold first run (2x slower on a CPU) from doubling every later
+estimate. (f) The running cell takes at least as long as it has run, so an overdue cell makes the cells after it
+look longer: the time left shrinks while a cell is within the mean and grows once it is over it.
+
+Everything here is per process: the rate and the factors live on the classifier (``classifier.throughput``), which
+the app loads once and every session shares, and randomized copies of a model share their original's.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable
+
+ATTENTION_TOKENS = 400.0
+BACKWARD_FACTOR = 2.0
+NEWEST_WEIGHT = 0.3
+FACTOR_WEIGHT = 0.5
+FACTOR_RANGE = (0.25, 4.0)
+MIN_MEASURED_TOKENS = 256
+MIN_MEASURED_SECONDS = 0.005
+REFERENCE_PARAMETERS = 11_000_000  # MiniLM-L6 without its embedding table: what the default rates were measured on
+DEFAULT_RATE = {"cpu": 4_000.0, "cuda": 50_000.0}
+AUTORUN_SECONDS = 15.0
+
+
+class WorkStopped(Exception):
+    """Raised inside metered work whose meter was asked to stop: the work ends at its next batch, nothing is kept."""
+
+
+# ----- counting ---------------------------------------------------------------------------------------------------
+@dataclass
+class CostMeter:
+    """Work done inside a ``metered()`` block: sequences through the model forward and backward."""
+
+    forward_passes: int = 0
+    backward_passes: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    should_stop: Callable[[], bool] | None = field(default=None, repr=False)
+    _start: float = field(default=0.0, repr=False)
+
+    @property
+    def units(self) -> float:
+        """Passes with a backward counted as BACKWARD_FACTOR forwards (what progress is measured in)."""
+        return self.forward_passes + BACKWARD_FACTOR * self.backward_passes
+
+
+_active_meters: contextvars.ContextVar[tuple[CostMeter, ...]] = contextvars.ContextVar("meters", default=())
+
+
+@contextmanager
+def metered(should_stop: Callable[[], bool] | None = None):
+    """Count the forward/backward passes of the enclosed work (per thread / Streamlit session); with
+    ``should_stop``, the work raises ``WorkStopped`` at the first batch after it turns true."""
+    meter = CostMeter(should_stop=should_stop, _start=time.perf_counter())
+    token = _active_meters.set(_active_meters.get() + (meter,))
+    try:
+        yield meter
+    finally:
+        meter.seconds = time.perf_counter() - meter._start
+        _active_meters.reset(token)
+
+
+def count(forward: int = 0, backward: int = 0, batches: int = 0) -> None:
+    """Called by the model wrapper after every batch: adds to every open meter, then honours a Stop."""
+    meters = _active_meters.get()
+    for meter in meters:
+        meter.forward_passes += forward
+        meter.backward_passes += backward
+        meter.batches += batches
+    if any(meter.should_stop is not None and meter.should_stop() for meter in meters):
+        raise WorkStopped("stopped")
+
+
+# ----- the rate of one model --------------------------------------------------------------------------------------
+def token_cost(n_tokens: float) -> float:
+    """Work units of one token in an n-token sequence."""
+    return 1.0 + n_tokens / ATTENTION_TOKENS
+
+
+class Throughput:
+    """How fast one model works in this process: measured work units per second and per-method factors."""
+
+    def __init__(self, default_rate: float):
+        self.default_rate = float(default_rate)
+        self.measured_rate: float | None = None
+        self.factors: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_model(cls, model, device_type: str) -> "Throughput":
+        """The calibrated default for this model's size on this kind of device (before any measurement)."""
+        total = sum(p.numel() for p in model.parameters())
+        embedding = model.get_input_embeddings()
+        working = max(1, total - (embedding.weight.numel() if embedding is not None else 0))
+        base = DEFAULT_RATE.get(device_type, DEFAULT_RATE["cpu"])
+        return cls(base * REFERENCE_PARAMETERS / working)
+
+    @property
+    def rate(self) -> float:
+        """Work units per second: measured when known, else the calibrated default."""
+        return self.measured_rate if self.measured_rate is not None else self.default_rate
+
+    @property
+    def measured(self) -> bool:
+        return self.measured_rate is not None
+
+    def tokens_per_second(self, n_tokens: float) -> float:
+        """Tokens per second of batched forward passes over n-token sequences."""
+        return self.rate / token_cost(n_tokens)
+
+    def record_batch(self, sequences: int, width: int, seconds: float) -> None:
+        """One real batch: ``sequences`` padded to ``width`` tokens took ``seconds`` (forward only)."""
+        tokens = sequences * width
+        if tokens < MIN_MEASURED_TOKENS or seconds < MIN_MEASURED_SECONDS:
+            return
+        observed = tokens * token_cost(width) / seconds
+        with self._lock:
+            old = self.measured_rate
+            self.measured_rate = observed if old is None else (1 - NEWEST_WEIGHT) * old + NEWEST_WEIGHT * observed
+
+    def factor(self, method: str | None) -> float:
+        return self.factors.get(method, 1.0) if method else 1.0
+
+    def record_method(self, method: str, base_seconds: float, measured_seconds: float) -> None:
+        """A method's measured seconds against its estimate without the factor (computed after the run)."""
+        if base_seconds <= 0 or measured_seconds <= 0:
+            return
+        observed = min(max(measured_seconds / base_seconds, FACTOR_RANGE[0]), FACTOR_RANGE[1])
+        with self._lock:
+            self.factors[method] = (1 - FACTOR_WEIGHT) * self.factors.get(method, 1.0) + FACTOR_WEIGHT * observed
+
+
+# ----- estimates ----------------------------------------------------------------------------------------------------
+def base_seconds(throughput: Throughput, forward: float, backward: float, n_tokens: float) -> float:
+    """Seconds of the passes at the model's rate, before any method factor."""
+    units = (forward + BACKWARD_FACTOR * backward) * n_tokens * token_cost(n_tokens)
+    return units / throughput.rate
+
+
+def estimate_seconds(classifier, forward: float, backward: float, n_tokens: float, method: str | None = None) -> float:
+    """Estimated wall time of ``forward`` and ``backward`` passes over inputs of ``n_tokens`` on this classifier
+    (``method``: an explainer id whose measured factor applies)."""
+    throughput = classifier.throughput
+    return base_seconds(throughput, forward, backward, n_tokens) * throughput.factor(method)
+
+
+def learn_method(classifier, method: str, forward: float, backward: float, n_tokens: float,
+                 measured_seconds: float) -> None:
+    """After a method ran (not from a cache): its estimate learns what it really took on this model."""
+    throughput = classifier.throughput
+    throughput.record_method(method, base_seconds(throughput, forward, backward, n_tokens), measured_seconds)
+
+
+def autorun_budget() -> float:
+    """Seconds single-input work may be estimated to take and still run without asking (EXWB_AUTORUN_SECONDS)."""
+    try:
+        return max(0.0, float(os.environ.get("EXWB_AUTORUN_SECONDS", AUTORUN_SECONDS)))
+    except ValueError:
+        return AUTORUN_SECONDS
+
+
+# ----- time left -----------------------------------------------------------------------------------------------------
+def work_left_seconds(done_units: float, total_units: float, elapsed: float, estimate: float) -> float:
+    """Time left of one running piece of work from its own pace (see the table)."""
+    if total_units > 0 and done_units > 0:
+        done = min(done_units / total_units, 1.0)
+        return elapsed * (1.0 - done) / done
+    return max(estimate - elapsed, 0.0)
+
+
+def cells_left_seconds(finished: list[float], cells_left: int, running_elapsed: float = 0.0,
+                       prior: float | None = None) -> float | None:
+    """Time left of a run of cells, one of them (the first left) running for ``running_elapsed`` seconds; None
+    before the first cell finishes when there is no prior estimate per cell."""
+    if cells_left <= 0:
+        return 0.0
+    if finished:
+        mean = sum(finished) / len(finished)
+    elif prior is not None:
+        mean = prior
+    else:
+        return None
+    running = max(mean, running_elapsed)  # the running cell takes at least as long as it has already run
+    others = (sum(finished) + running) / (len(finished) + 1)
+    return max(mean - running_elapsed, 0.0) + (cells_left - 1) * others

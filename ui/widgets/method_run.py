@@ -1,0 +1,71 @@
+"""A method's row before its heatmap exists: waiting for a Run click, running in the background (progress from the
+method's own batches and a Stop), or stopped / failed (Run again). Shared by every page that explains one input."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explainers import REGISTRY
+from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, Pending
+
+POLL_SECONDS = 1.0
+STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
+
+
+def pending_row(pending: Pending, key: str = "run") -> None:
+    """The estimate and a Run button; a click approves the method for this session and reruns the page."""
+    st.info(f"Not run yet: about {pending.forward} forward and {pending.backward} backward passes, estimated "
+            f"{pending.seconds:.0f} s on this machine.")
+    if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)",
+                 key=f"{key}-{pending.approval_key}"):
+        st.session_state.setdefault("approved_runs", set()).add(pending.approval_key)
+        st.rerun()
+
+
+def progress_text(job: MethodJob) -> str:
+    progress = job.progress()
+    planned = job.planned
+    text = f"{planned.label}: {progress.forward} of about {planned.forward} forward passes"
+    if planned.backward:
+        text += f", {progress.backward} of about {planned.backward} backward"
+    text += f" · {progress.elapsed:.0f} s"
+    if job.running:
+        text += f" · about {progress.left:.0f} s left"
+    return text
+
+
+def job_row(job: MethodJob, key: str = "job") -> None:
+    """Progress and Stop while the job runs (polled every second); 'stopped' or the error, and Run again, after."""
+    if job.running:
+        _running(job, key)
+        return
+    if job.status == STOPPED:
+        st.info(f"Stopped: {progress_text(job)}. Nothing of this method is kept; the methods that finished stay "
+                f"shown.")
+    elif job.status == FAILED:
+        st.error(job.error or "failed")
+    if st.button(f"Run {job.planned.label} again (~{job.planned.seconds:.0f} s)", key=f"{key}-again-{job.key}"):
+        METHOD_JOBS.restart(job)
+        st.rerun()
+
+
+def _running(job: MethodJob, key: str) -> None:
+    @st.fragment(run_every=POLL_SECONDS)
+    def live() -> None:
+        if not job.running:  # finished, stopped or failed since the last look: redraw the page with its result
+            st.rerun(scope="app")
+        st.progress(job.progress().fraction, text=progress_text(job))
+        if job.stopping:
+            st.caption("Stopping after the current batch ...")
+        else:
+            st.button("Stop", key=f"{key}-stop-{job.key}", on_click=job.stop, kwargs={"wait": STOP_WAIT_SECONDS},
+                      help="Stops this method at its next batch; the methods that finished stay shown.")
+
+    live()
+
+
+def status_row(result, key: str = "run") -> None:
+    """The row of a method that has no heatmap yet: a Pending or a background job."""
+    if isinstance(result, MethodJob):
+        job_row(result, key=f"{key}-job")
+    else:
+        pending_row(result, key=key)
