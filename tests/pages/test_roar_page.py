@@ -80,7 +80,7 @@ def tiny_study(app_cache, tmp_path, keyword_classifier):
 
 
 def test_a_stored_study_shows_curves_scores_and_its_job(tiny_study):
-    from evaluation.roar import scores
+    from evaluation.roar import scores as roar_scores
 
     store, run_id, config = tiny_study
     at = _open()
@@ -90,8 +90,8 @@ def test_a_stored_study_shows_curves_scores_and_its_job(tiny_study):
     spec = _chart(at)
     traces = {(t["name"], t.get("xaxis", "x")) for t in spec["data"] if t.get("mode") == "lines+markers"}
     assert {("loo", "x"), ("random", "x"), ("loo", "x2"), ("random", "x2")} <= traces  # ROAR | Recursive ROAR
-    frame = scores.cells_frame(store.cells(run_id))
-    curves = scores.curves(frame)
+    frame = roar_scores.cells_frame(store.cells(run_id))
+    curves = roar_scores.curves(frame)
     expected = curves[(curves["mode"] == "roar") & (curves["measure"] == "loo")].sort_values("ratio")["mean"]
     loo = next(t for t in spec["data"] if t["name"] == "loo" and t.get("xaxis", "x") == "x"
                and t.get("mode") == "lines+markers")
@@ -99,7 +99,7 @@ def test_a_stored_study_shows_curves_scores_and_its_job(tiny_study):
     assert _values(loo["x"]) == [0.0, 20.0, 50.0, 100.0]
     scores = _table(at, "score (%)")
     row = scores[(scores["mode"] == "roar") & (scores["measure"] == "loo")].iloc[0]
-    expected_score = scores.summary(frame).set_index(["mode", "measure"]).loc[("roar", "loo"), "score"]
+    expected_score = roar_scores.summary(frame).set_index(["mode", "measure"]).loc[("roar", "loo"), "score"]
     assert row["score (%)"] == pytest.approx(round(expected_score * 100, 1))
     captions = " ".join(c.value for c in at.caption)
     assert "operator **mask**" in captions and "frozen encoder, trained head" in captions
