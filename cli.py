@@ -5,11 +5,11 @@
     python cli.py explain --model default --text "..." [--pair "..."] --methods all --json
     python cli.py methods            # every method with its parameters and presets
 
-Each sub-command lives in commands/<name>.py.
+Each sub-command lives in commands/<name>.py. Every one writes its result with --out FILE (.csv or .json, by the
+extension) and prints it as JSON with --json; flags are never abbreviated.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import settings
@@ -17,16 +17,19 @@ import settings
 settings.prepare_runtime()
 
 from commands import COMMANDS  # noqa: E402
+from commands.common import Parser, run_command  # noqa: E402
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="cli.py", description=__doc__.split("\n\n")[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for command in COMMANDS:
+        command.add_parser(subparsers)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cli.py", description=__doc__.split("\n\n")[0])
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(subparsers)
-    args = parser.parse_args(argv)
-    from commands.common import run_command
-
+    args = build_parser().parse_args(argv)
     return run_command(args.handler, args)
 
 

@@ -20,8 +20,25 @@ PRODUCT = "Explanation Workbench"
 ROOT = Path(__file__).resolve().parent
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off", "")
+
+
+def parse_bool(text: str, default: bool | None = None) -> bool:
+    """The project's one string-to-bool: 1/true/yes/on and 0/false/no/off (any case, blank = false).
+    Anything else raises ValueError, or gives ``default`` when one is given (environment flags)."""
+    word = str(text).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    if default is not None:
+        return default
+    raise ValueError(f"expected one of {', '.join(TRUE_WORDS + FALSE_WORDS[:-1])}; got {text!r}")
+
+
 def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+    return parse_bool(os.environ.get(name, ""), default=False)
 
 
 def allow_hub() -> bool:

@@ -47,7 +47,7 @@ def isolated_cache() -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--limit", type=int, default=DEV_SIZE, help="SST-2 dev sentences (default: all 872)")
     parser.add_argument("--quick", action="store_true", help="6 sentences with default-quick: runs in seconds")
     parser.add_argument("--model", default=None, help="default (default-quick with --quick)")

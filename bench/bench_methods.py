@@ -173,7 +173,7 @@ def bench_app(model: str, warm_up_text: str, text: str) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--model", default="default")
     parser.add_argument("--sentences", type=int, default=8)
     parser.add_argument("--quick", action="store_true", help="2 sentences, no LIME-1000")

@@ -56,7 +56,7 @@ def one_at_a_time(classifier, encoding, explanation) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="2 sentences")
     parser.add_argument("--model", default="default-quick")
     parser.add_argument("--mlm", default="mlm", help="masked LM: mlm (offline stand-in), a folder or a hub id")

@@ -31,7 +31,7 @@ from models import load_classifier  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="20 examples (seconds)")
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--model", default="default-quick")

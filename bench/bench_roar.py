@@ -102,7 +102,7 @@ def run_cells_timed(config, executor: str) -> tuple[float, dict]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="tiny sizes; seconds")
     parser.add_argument("--model", default="default")
     parser.add_argument("--no-study", action="store_true", help="skip the end-to-end small study")

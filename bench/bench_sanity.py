@@ -31,7 +31,7 @@ settings.prepare_runtime()
 import torch  # noqa: E402
 
 from evaluation.sanity.one_input import explainers_for, run_sanity  # noqa: E402
-from explainers import REGISTRY  # noqa: E402
+from explainers import is_known_spec  # noqa: E402
 from models import load_classifier, randomize  # noqa: E402
 
 SENTENCE = ("the film is a charming and often affecting journey , but its plot drags badly in the middle and the "
@@ -56,13 +56,13 @@ def parameter_bytes(models) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="default-quick, three methods, cascading only")
     parser.add_argument("--model", default=None)
     parser.add_argument("--repeats", type=int, default=2, help="timed repetitions (best is reported)")
     args = parser.parse_args()
     model_name = args.model or ("default-quick" if args.quick else "default")
-    methods = [m for m in (SIX[:3] if args.quick else SIX) if m.partition(":")[0] in REGISTRY]
+    methods = [m for m in (SIX[:3] if args.quick else SIX) if is_known_spec(m)]
     classifier = load_classifier(model_name)
     encoding = classifier.encode(SENTENCE)
     stage_count = len(randomize.stages(classifier)) + 1

@@ -1,14 +1,39 @@
-"""Shared command-line helpers: clear errors instead of tracebacks, method lists and parameters."""
+"""Shared command-line helpers: the parser class, clear errors instead of tracebacks, method lists and
+parameters, flags generated from an options schema, and the output convention of every sub-command.
+
+Output convention: ``--out FILE`` writes the result to FILE in the format of its extension (``.csv`` or
+``.json``); ``--json`` prints it as JSON on stdout; without either, a human-readable summary is printed.
+"""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from pathlib import Path
+
+import pandas as pd
 
 from corpora import DataError
-from explainers import REGISTRY, ParamError
+from explainers import REGISTRY, ParamError, parse_spec
+from explainers.params import schema
 from models import UserFacingError
 
 EXIT_USER_ERROR = 2
+OUT_FORMATS = (".csv", ".json")
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of the command line. No prefix matching: argparse would otherwise read ``--out`` as any
+    longer flag that starts with it (``--output``) and silently do something else."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
+def help_text(text: str) -> str:
+    """Help text with its % signs escaped (argparse formats help strings with %)."""
+    return text.replace("%", "%%")
 
 
 def run_command(handler, args) -> int:
@@ -22,15 +47,16 @@ def run_command(handler, args) -> int:
         return 130
 
 
-def parse_methods(value: str) -> list[str]:
-    """'all' or a comma-separated list of method ids."""
+def parse_method_specs(value: str) -> list[str]:
+    """'all' or comma-separated ``method`` / ``method:preset``; an unknown method or preset raises ParamError."""
     if value.strip() == "all":
         return list(REGISTRY)
-    methods = [m.strip() for m in value.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in REGISTRY]
-    if unknown:
-        raise ParamError(f"Unknown method(s) {', '.join(unknown)}. Known: {', '.join(REGISTRY)} (or 'all').")
-    return methods
+    specs = [m.strip() for m in value.split(",") if m.strip()]
+    if not specs:
+        raise ParamError("No methods given; pass --methods with method ids (see `cli.py methods`).")
+    for spec in specs:
+        parse_spec(spec)
+    return specs
 
 
 def parse_method_options(presets: list[str] | None, params: list[str] | None) -> tuple[dict, dict]:
@@ -51,9 +77,93 @@ def parse_method_options(presets: list[str] | None, params: list[str] | None) ->
 
 
 def add_method_options(parser) -> None:
-    parser.add_argument("--methods", default="all", help="'all' or comma-separated method ids (see `cli.py methods`)")
+    parser.add_argument("--methods", default="all", help="'all' or comma-separated method ids, optionally "
+                                                          "method:preset (see `cli.py methods`)")
     parser.add_argument("--preset", action="append", metavar="METHOD=PRESET", help="use a paper's preset for a method")
     parser.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE", help="set one parameter of a method")
+
+
+# ----- flags from an options schema --------------------------------------------------------------------
+def add_schema_flags(parser, params_class, prefix: str = "", rename: dict | None = None, skip=()) -> None:
+    """One flag per option of a ``param()`` schema (``--<prefix><name>``) with its help, choices and type.
+
+    An unset flag stays None, so the schema's (or a preset's) default applies. Option groups share some keys
+    of a run's options (``target``, ``seed``): a flag that another group already added is kept, once.
+    """
+    rename = rename or {}
+    for spec in schema(params_class):
+        if spec.name in skip:
+            continue
+        flag = "--" + prefix + rename.get(spec.name, spec.name).replace("_", "-")
+        default = "not set" if spec.default is None else spec.default
+        help_line = help_text(f"{spec.label}" + (f": {spec.help}" if spec.help else "") + f" (default: {default})")
+        dest = prefix.replace("-", "_") + spec.name
+        try:
+            if spec.type is bool:
+                parser.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None,
+                                    help=help_line)
+            else:
+                parser.add_argument(flag, dest=dest, type=_argument_type(spec), choices=spec.choices, default=None,
+                                    help=help_line)
+        except argparse.ArgumentError:
+            continue  # the same key of another option group already has this flag
+
+
+def _argument_type(spec):
+    """argparse's ``type``: the option's own parser (a bad value gets its one-line message) or its type."""
+    if spec.parse is None:
+        return spec.type
+
+    def read(text):
+        try:
+            return spec.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    read.__name__ = spec.name  # argparse names the type in its messages
+    return read
+
+
+def schema_values(args, params_class, prefix: str = "") -> dict:
+    """The options of ``params_class`` that were given on the command line (flags of ``add_schema_flags``)."""
+    values = {}
+    for spec in schema(params_class):
+        value = getattr(args, prefix.replace("-", "_") + spec.name, None)
+        if value is not None:
+            values[spec.name] = value
+    return values
+
+
+# ----- output ----------------------------------------------------------------------------------------------
+def add_output_options(parser, what: str, csv: str | None = None, json: str | None = None) -> None:
+    """The output convention: ``--out FILE`` (.csv or .json, by extension) and ``--json`` (JSON on stdout);
+    ``csv`` / ``json`` say what each file format holds."""
+    formats = "; ".join(f"{suffix}: {text}" for suffix, text in ((".csv", csv), (".json", json)) if text)
+    parser.add_argument("--out", metavar="FILE", default=None,
+                        help=help_text(f"write {what} to FILE, in the format of its extension" +
+                                       (f" ({formats})" if formats else " (.csv or .json)")))
+    parser.add_argument("--json", action="store_true", help=help_text(f"print {what} as JSON on stdout"))
+
+
+def check_out(path: str | None, formats: tuple[str, ...] = OUT_FORMATS) -> Path | None:
+    """The --out path, checked before any work: its extension must name a format this command writes."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.suffix.lower() not in formats:
+        raise ParamError(f"--out {path}: the file name must end in {' or '.join(formats)} (the format follows the "
+                         f"extension).")
+    return out
+
+
+def write_out(path: Path, data, table: pd.DataFrame | None = None) -> None:
+    """``data`` as JSON (.json) or ``table`` as CSV (.csv); says where it wrote on stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".json":
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        (table if table is not None else pd.DataFrame(data)).to_csv(path, index=False)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def print_json(data) -> None:

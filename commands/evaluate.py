@@ -10,26 +10,29 @@ random baseline, stored per example (a rerun of the same command resumes or reop
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
-from explainers import REGISTRY, ParamError
+from explainers import ParamError
+from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError
-from evaluation.runs.runner import (load_evaluators, parse_method, random_orderings_frame, results_frame,
-                                    run_evaluation)
-from evaluation import targets
+from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
+from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
-from evaluation.metric import METRICS
+from evaluation.metric import METRICS, RunOptions
+from evaluation.registry import EVALUATORS
+from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 
-from commands.common import print_json
+from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_specs,
+                             print_json, schema_values, write_out)
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",
                    "special_tokens", "seed", "random_orderings", "model", "dataset", "run_id"]
+PLAUSIBILITY = "plausibility-"  # prefix of the plausibility metrics' flags (--plausibility-top-k ...)
 
 
 def add_parser(subparsers) -> None:
@@ -41,44 +44,41 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", default="saliency,integrated_gradients,leave_one_out",
                         help="comma-separated method ids, optionally method:preset ('all' = every method)")
     parser.add_argument("--metrics", default="eraser", help="comma-separated evaluator or metric ids")
-    parser.add_argument("--target", type=targets.cli_choice, default=targets.PREDICTED, help=targets.HELP,
-                        metavar="{predicted,gold,CLASS}")
-    parser.add_argument("--operator", choices=[op.value for op in Operator], default=None,
-                        help="removal operator for every removal metric (default: each preset's own)")
-    parser.add_argument("--count-special", action="store_true",
-                        help="count [CLS]/[SEP] in the fractions (papers 003/004); default: words only")
-    parser.add_argument("--seed", type=int, default=0, help="tie-breaking and random-baseline seed")
-    parser.add_argument("--random-orderings", type=int, default=10,
-                        help=f"random orderings per example for the baseline (>= {MIN_ORDERINGS}; 0 = none)")
+    add_schema_flags(parser, RunOptions)
+    add_schema_flags(parser, RemovalOptions, skip=("exclude_special",))
+    parser.add_argument("--count-special", action="store_true",  # = exclude_special false, said positively
+                        help=help_text("count [CLS]/[SEP] in the fractions (papers 003/004); default: words only"))
+    parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
+                        help="settings of the plausibility metrics from a paper (the flags below override them)")
+    add_schema_flags(parser, PlausibilityConfig, prefix=PLAUSIBILITY)
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
-    parser.add_argument("--out", default=None, help="write the summary: .csv (one row per method x metric) or .json "
-                                                    "(summary, configuration and every per-example value)")
-    parser.add_argument("--per-example", default=None, help="also write every per-example value to this CSV")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_output_options(parser, "the summary", csv="one row per method x metric",
+                       json="the summary, the configuration and every per-example value")
+    parser.add_argument("--per-example", metavar="FILE", default=None,
+                        help="also write every per-example value to FILE (.csv or .json)")
     parser.add_argument("--list-metrics", action="store_true", help="list evaluators and metrics, then exit")
     parser.set_defaults(handler=handle)
 
 
-def parse_method_specs(value: str) -> list[str]:
-    """'all' or comma-separated ``method`` / ``method:preset``; unknown ones raise ParamError."""
-    if value.strip() == "all":
-        return list(REGISTRY)
-    specs = [m.strip() for m in value.split(",") if m.strip()]
-    if not specs:
-        raise ParamError("No methods given; pass --methods with method ids (see `cli.py methods`).")
-    for spec in specs:
-        method, preset = parse_method(spec)
-        if method not in REGISTRY:
-            raise ParamError(f"Unknown method '{method}'. Known: {', '.join(REGISTRY)}.")
-        if preset is not None and preset not in REGISTRY[method].presets:
-            raise ParamError(f"Unknown preset '{preset}' for {method}; presets: "
-                             f"{', '.join(REGISTRY[method].presets) or 'none'}.")
-    return specs
+def run_options(args) -> dict:
+    """The run's options from the flags. The five keys every run stores are always there (the Faithfulness page
+    stores the same, so the app and the command line share runs); the others only when given."""
+    given = {**schema_values(args, RunOptions), **schema_values(args, RemovalOptions)}
+    if args.count_special:
+        given["exclude_special"] = False
+    removal = options_from(RemovalOptions, given)
+    run = options_from(RunOptions, given)
+    options = {"target": run.target, "operator": removal.operator, "exclude_special": removal.exclude_special,
+               "seed": run.seed, "random_orderings": run.random_orderings}
+    options.update({k: given[k] for k in ("rank_by", "aopc_divisor") if k in given})
+    plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
+    if args.plausibility_preset or plausibility:
+        options["plausibility"] = {"preset": args.plausibility_preset, **plausibility}
+    return options
 
 
 def list_metrics() -> int:
-    evaluators = load_evaluators()
-    for evaluator in evaluators.values():
+    for evaluator in EVALUATORS.values():
         print(f"{evaluator.id}: {evaluator.label}")
         for metric in evaluator.metrics:
             operator = f", operator {OPERATORS[Operator(metric.operator)].label}" if metric.operator else ""
@@ -89,16 +89,17 @@ def list_metrics() -> int:
 def handle(args) -> int:
     if args.list_metrics:
         return list_metrics()
+    out = check_out(args.out)
+    per_example = check_out(args.per_example)
     if args.limit < 0:
         raise ParamError("--limit must be 0 (all) or a positive number.")
-    if 0 < args.random_orderings < MIN_ORDERINGS:
-        raise ParamError(f"--random-orderings must be 0 or at least {MIN_ORDERINGS} (a band needs enough orderings).")
     methods = parse_method_specs(args.methods)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not metrics:
         raise ParamError("No metrics given; pass --metrics (see --list-metrics).")
-    options = {"target": args.target, "operator": args.operator, "exclude_special": not args.count_special,
-               "seed": args.seed, "random_orderings": args.random_orderings}
+    options = run_options(args)
+    if 0 < options["random_orderings"] < MIN_ORDERINGS:
+        raise ParamError(f"--random-orderings must be 0 or at least {MIN_ORDERINGS} (a band needs enough orderings).")
     bar = tqdm(total=None, desc="evaluating", unit="example", file=sys.stderr)
 
     def progress(done: int, total: int, eta: float | None) -> None:
@@ -124,17 +125,18 @@ def handle(args) -> int:
                               f"known-feature dataset, plausibility needs human rationales (see --list-metrics).")
     columns = [c for c in SUMMARY_COLUMNS if c in table.columns]
     table = table[columns]
-    if args.out:
-        write_summary(Path(args.out), table, store, summary.run_id)
-    if args.per_example:
-        results_frame(store, summary.run_id).to_csv(args.per_example, index=False)
+    if out:
+        write_summary(out, table, store, summary.run_id)
+    if per_example:
+        each = results_frame(store, summary.run_id)
+        write_out(per_example, each.to_dict(orient="records"), each)
     if args.json:
         print_json({"run_id": summary.run_id, "summary": table.to_dict(orient="records")})
         return 0
     print(f"run {summary.run_id}: {summary.done}/{summary.total} examples ({summary.status}); "
-          f"{args.model} on {args.dataset}; target {args.target}; "
-          f"operator {args.operator or 'per preset'}; seed {args.seed}; random baseline: {args.random_orderings} "
-          f"orderings per example")
+          f"{args.model} on {args.dataset}; target {options['target']}; "
+          f"operator {options['operator'] or 'per preset'}; seed {options['seed']}; random baseline: "
+          f"{options['random_orderings']} orderings per example")
     print(wide_table(table).to_string())
     flagged = table[table.get("vs_random", "") == "not distinguishable from random"] if "vs_random" in table else []
     if len(flagged):
@@ -144,14 +146,10 @@ def handle(args) -> int:
 
 
 def write_summary(path: Path, table, store, run_id: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".json":
-        data = {"run": store.get_run(run_id), "metrics": {m: METRICS[m].to_dict() for m in table["metric"].unique()
-                                                         if m in METRICS},
-                "summary": table.to_dict(orient="records"),
-                "per_example": results_frame(store, run_id).to_dict(orient="records"),
-                "random_orderings": random_orderings_frame(store, run_id).to_dict(orient="records")}
-        path.write_text(json.dumps(data, indent=2, default=str))
-    else:
-        table.to_csv(path, index=False)
-    print(f"wrote {path}", file=sys.stderr)
+    """.csv: the summary table; .json: the run, the metrics' metadata, the summary and every per-example value."""
+    data = {"run": store.get_run(run_id), "metrics": {m: METRICS[m].to_dict() for m in table["metric"].unique()
+                                                     if m in METRICS},
+            "summary": table.to_dict(orient="records"),
+            "per_example": results_frame(store, run_id).to_dict(orient="records"),
+            "random_orderings": random_orderings_frame(store, run_id).to_dict(orient="records")}
+    write_out(path, data, table)

@@ -4,14 +4,16 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import pandas as pd
 from tqdm import tqdm
 
 from corpora import normalize_typed_text
-from explainers import create
+from explainers import create, parse_spec
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import UserFacingError, load_classifier
 
-from commands.common import add_method_options, parse_method_options, parse_methods, print_json
+from commands.common import (add_method_options, add_output_options, check_out, parse_method_options,
+                             parse_method_specs, print_json, write_out)
 
 
 def add_parser(subparsers) -> None:
@@ -22,13 +24,23 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--pair", default=None, help="second segment (sentence pairs, e.g. NLI hypothesis)")
     parser.add_argument("--target", type=int, default=None, help="class index to explain (default: predicted)")
     add_method_options(parser)
-    parser.add_argument("--json", action="store_true", help="print JSON (scores and provenance)")
+    add_output_options(parser, "the explanations", csv="one row per method and word",
+                       json="scores, prediction and provenance")
     parser.add_argument("--no-cache", action="store_true", help="recompute even if cached")
     parser.set_defaults(handler=handle)
 
 
+def words_table(explanations) -> pd.DataFrame:
+    """One row per (method, word): the CSV form of the explanations."""
+    return pd.DataFrame([{"method": e.method_id, "target": e.target_label, "word_index": i, "word": word,
+                          "score": float(score)}
+                         for e in explanations for i, (word, score) in enumerate(zip(e.words, e.word_scores))],
+                        columns=["method", "target", "word_index", "word", "score"])
+
+
 def handle(args) -> int:
-    methods = parse_methods(args.methods)
+    out = check_out(args.out)
+    specs = parse_method_specs(args.methods)
     presets, overrides = parse_method_options(args.preset, args.param)
     classifier = load_classifier(args.model)
     text = normalize_typed_text(args.text)
@@ -39,16 +51,17 @@ def handle(args) -> int:
     encoding = classifier.encode(text, pair)
     probabilities = classifier.proba_of(encoding)
     explanations, errors = [], {}
-    for method in tqdm(methods, desc="explaining", unit="method", file=sys.stderr, disable=len(methods) < 2):
-        explainer = create(method, preset=presets.get(method), **overrides.get(method, {}))
+    for spec in tqdm(specs, desc="explaining", unit="method", file=sys.stderr, disable=len(specs) < 2):
+        method, preset = parse_spec(spec)
+        explainer = create(method, preset=preset or presets.get(method), **overrides.get(method, {}))
         try:
             explanations.append(explain_cached(explainer, classifier, encoding, args.target,
                                                cache=None if args.no_cache else DEFAULT_CACHE))
         except UserFacingError as error:  # e.g. a method that needs a masked LM that is not prepared
-            if len(methods) == 1:
+            if len(specs) == 1:
                 raise
-            errors[method] = str(error)
-            tqdm.write(f"skipped {method}: {error}", file=sys.stderr)
+            errors[spec] = str(error)
+            tqdm.write(f"skipped {spec}: {error}", file=sys.stderr)
     report = {
         "model": classifier.describe(), "text": encoding.text, "pair": encoding.pair,
         "truncated_tokens": encoding.truncated_tokens,
@@ -56,6 +69,8 @@ def handle(args) -> int:
         "predicted": classifier.labels[int(np.argmax(probabilities))],
         "explanations": [e.to_dict() for e in explanations], "skipped": errors,
     }
+    if out:
+        write_out(out, report, words_table(explanations))
     if args.json:
         print_json(report)
         return 0

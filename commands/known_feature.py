@@ -10,12 +10,13 @@ import sys
 
 from tqdm import tqdm
 
-from explainers import REGISTRY
+from explainers import is_known_spec, split_spec
 from evaluation.runs.runner import run_evaluation
 from evaluation.faithfulness.known_feature import RECIPE, is_prepared, model_dir, prepare_known_feature_model, read_manifest
 from evaluation.faithfulness.report import run_table, wide_table
 
-from commands.evaluate import SUMMARY_COLUMNS, parse_method_specs, write_summary
+from commands.common import add_output_options, check_out, parse_method_specs, print_json
+from commands.evaluate import SUMMARY_COLUMNS, write_summary
 
 # paper 003's methods with its settings, where the method (and preset) is registered
 PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",
@@ -23,11 +24,14 @@ PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel
 
 
 def default_methods() -> list[str]:
+    """Paper 003's methods with its presets; a method without the preset here runs with its defaults."""
     chosen = []
     for spec in PAPER_003_METHODS:
-        method, _, preset = spec.partition(":")
-        if method in REGISTRY:
-            chosen.append(spec if preset in REGISTRY[method].presets else method)
+        method, _ = split_spec(spec)
+        if is_known_spec(spec):
+            chosen.append(spec)
+        elif is_known_spec(method):
+            chosen.append(method)
     return chosen
 
 
@@ -40,11 +44,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--prepare", action="store_true", help="only train (or find) the model")
     parser.add_argument("--force", action="store_true", help="retrain even if cached")
     parser.add_argument("--seed", type=int, default=0, help="tie-breaking and random-baseline seed")
-    parser.add_argument("--out", default=None, help="write the summary (.csv or .json)")
+    add_output_options(parser, "the summary", csv="one row per method x metric",
+                       json="the summary, the configuration and every per-example value")
     parser.set_defaults(handler=handle)
 
 
 def handle(args) -> int:
+    out = check_out(args.out)
+    methods = parse_method_specs(args.methods) if args.methods else default_methods()
     if not is_prepared() or args.force:
         bar = tqdm(total=None, desc="train known-feature model", unit="step", file=sys.stderr)
 
@@ -57,10 +64,10 @@ def handle(args) -> int:
         bar.close()
     manifest = read_manifest()
     print(f"known-feature model: {model_dir()} (held-out task accuracy {manifest['accuracy']:.1%}, "
-          f"{manifest['train_examples']} training sentences, label seed {RECIPE.label_seed})")
+          f"{manifest['train_examples']} training sentences, label seed {RECIPE.label_seed})",
+          file=sys.stderr if args.json else sys.stdout)
     if args.prepare:
         return 0
-    methods = parse_method_specs(args.methods) if args.methods else default_methods()
     bar = tqdm(total=None, desc="explaining", unit="example", file=sys.stderr)
 
     def progress(done: int, total: int, eta) -> None:
@@ -73,10 +80,11 @@ def handle(args) -> int:
     bar.close()
     table = run_table(store, summary.run_id)
     table = table[[c for c in SUMMARY_COLUMNS if c in table.columns]]
-    if args.out:
-        from pathlib import Path
-
-        write_summary(Path(args.out), table, store, summary.run_id)
+    if out:
+        write_summary(out, table, store, summary.run_id)
+    if args.json:
+        print_json({"run_id": summary.run_id, "summary": table.to_dict(orient="records")})
+        return 0
     print(f"run {summary.run_id}: {summary.done}/{summary.total} sentences. Paper 003 (Fig. 4.1): IG, LIME and "
           f"KernelSHAP ≈ 1.0 overlap; gradient and gradient x input barely above random.")
     print(wide_table(table).to_string())

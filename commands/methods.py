@@ -3,23 +3,33 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
+
 from explainers import FAMILIES, REGISTRY, schema
 
-from commands.common import print_json
+from commands.common import add_output_options, check_out, print_json, write_out
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("methods", help="list the explanation methods, parameters and presets")
-    parser.add_argument("--json", action="store_true")
+    add_output_options(parser, "the methods", csv="one row per method and parameter",
+                       json="every method with its parameters and presets")
     parser.set_defaults(handler=handle)
 
 
+def params_table(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{"method": row["id"], "family": row["family"], **spec} for row in rows for spec in row["params"]])
+
+
 def handle(args) -> int:
+    out = check_out(args.out)
     rows = []
     for method_id, cls in REGISTRY.items():
         rows.append({"id": method_id, "label": cls.label, "family": FAMILIES[cls.family], "reference": cls.reference,
                      "params": [dataclasses.asdict(s) | {"type": s.type.__name__} for s in schema(cls.Params)],
                      "presets": cls.presets})
+    if out:
+        write_out(out, rows, params_table(rows))
     if args.json:
         print_json(rows)
         return 0

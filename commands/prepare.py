@@ -1,9 +1,14 @@
 """`cli.py prepare`: build a built-in model from the bundled MiniLM and cache it."""
 from __future__ import annotations
 
+import sys
+
+import pandas as pd
 from tqdm import tqdm
 
 from models.prepare import RECIPES, find_prepared, prepare, read_manifest
+
+from commands.common import add_output_options, check_out, print_json, write_out
 
 
 def add_parser(subparsers) -> None:
@@ -14,15 +19,28 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--model", default="default", choices=list(RECIPES))
     parser.add_argument("--quick", action="store_true", help="shorthand for --model default-quick")
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
+    add_output_options(parser, "the model's manifest", json="the manifest", csv="one row: folder, accuracy, ...")
     parser.set_defaults(handler=handle)
 
 
+def report(folder, manifest: dict, args, out) -> None:
+    """The manifest by the output convention (nothing extra without --out / --json)."""
+    data = {"folder": str(folder), **manifest}
+    if out:
+        write_out(out, data, pd.json_normalize(data))
+    if args.json:
+        print_json(data)
+
+
 def handle(args) -> int:
+    out = check_out(args.out)
     name = "default-quick" if args.quick else args.model
     cached = find_prepared(name)
     if cached is not None and not args.force:
         manifest = read_manifest(cached)
-        print(f"'{name}' is already prepared: {cached} ({manifest['eval_data']} accuracy {manifest['accuracy']:.2%}).")
+        print(f"'{name}' is already prepared: {cached} ({manifest['eval_data']} accuracy {manifest['accuracy']:.2%}).",
+              file=sys.stderr if args.json else sys.stdout)
+        report(cached, manifest, args, out)
         return 0
     bar = tqdm(total=None, desc=f"prepare {name}", unit="step")
 
@@ -35,5 +53,7 @@ def handle(args) -> int:
     bar.close()
     manifest = read_manifest(folder)
     if not manifest["meets_target"]:
-        print(f"warning: accuracy {manifest['accuracy']:.2%} is below the target {manifest['min_accuracy']:.0%}.")
+        print(f"warning: accuracy {manifest['accuracy']:.2%} is below the target {manifest['min_accuracy']:.0%}.",
+              file=sys.stderr)
+    report(folder, manifest, args, out)
     return 0

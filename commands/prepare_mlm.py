@@ -7,12 +7,15 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+import sys
 
+import pandas as pd
 from tqdm import tqdm
 
 from models.mlm import (BUILT_IN_MLM, RECIPE, evaluate_filler, evaluation_inputs, find_prepared_mlm, load_filler,
                         prepare_mlm, read_mlm_manifest)
+
+from commands.common import add_output_options, check_out, print_json, write_out
 
 
 def add_parser(subparsers) -> None:
@@ -24,6 +27,8 @@ def add_parser(subparsers) -> None:
                              "or a hub id with EXWB_ALLOW_HUB=1)")
     parser.add_argument("--limit", type=int, default=RECIPE.eval_limit,
                         help=f"inputs per evaluation dataset for --evaluate (default {RECIPE.eval_limit})")
+    add_output_options(parser, "the held-out evaluation", csv="one row per evaluation dataset",
+                       json="the masked LM and its evaluation per dataset")
     parser.set_defaults(handler=handle)
 
 
@@ -32,18 +37,32 @@ def _summary(evaluation: dict) -> str:
                      for name, r in evaluation.items())
 
 
+def report(masked_lm: str, evaluation: dict, args, out) -> None:
+    """The held-out evaluation by the output convention: --out FILE, --json, else one summary line."""
+    data = {"masked_lm": masked_lm, "evaluation": evaluation}
+    if out:
+        write_out(out, data, pd.DataFrame([{"masked_lm": masked_lm, "dataset": name, **result}
+                                           for name, result in evaluation.items()]))
+    if args.json:
+        print_json(data)
+    else:
+        print(f"{masked_lm}: {_summary(evaluation)}")
+
+
 def handle(args) -> int:
+    out = check_out(args.out)
     if args.evaluate:
         filler = load_filler(args.evaluate)
         inputs = evaluation_inputs(dataclasses.replace(RECIPE, eval_limit=max(1, args.limit)))
         evaluation = {name: evaluate_filler(filler, items) for name, items in
                       tqdm(inputs.items(), desc=f"evaluating {args.evaluate}", unit="dataset")}
-        print(json.dumps({"masked_lm": args.evaluate, "evaluation": evaluation}, indent=2))
+        report(args.evaluate, evaluation, args, out)
         return 0
     cached = find_prepared_mlm()
     if cached is not None and not args.force:
         manifest = read_mlm_manifest(cached)
-        print(f"The masked LM '{BUILT_IN_MLM}' is already prepared: {cached} ({_summary(manifest['evaluation'])}).")
+        print(f"The masked LM '{BUILT_IN_MLM}' is already prepared: {cached}.", file=sys.stderr)
+        report(BUILT_IN_MLM, manifest["evaluation"], args, out)
         return 0
     bar = tqdm(total=RECIPE.steps, desc="prepare-mlm", unit="step")
 
@@ -55,5 +74,6 @@ def handle(args) -> int:
     folder = prepare_mlm(progress=progress, force=args.force, log=tqdm.write)
     bar.close()
     manifest = read_mlm_manifest(folder)
-    print(f"'{BUILT_IN_MLM}' (a small stand-in for bert-base-uncased): {_summary(manifest['evaluation'])}.")
+    print(f"'{BUILT_IN_MLM}' is a small stand-in for bert-base-uncased, saved to {folder}.", file=sys.stderr)
+    report(BUILT_IN_MLM, manifest["evaluation"], args, out)
     return 0

@@ -4,8 +4,9 @@
         --seeds 1 --variant head --executor local
     python cli.py roar --preset paper-001 --executor ray --ray-address auto
     python cli.py roar ... --estimate          # retrains and time, then exit
+    python cli.py roar ... --out study.csv     # the accuracy curves (.json: curves, scores and p-values)
     python cli.py roar --list                  # stored studies
-    python cli.py roar --export RUN_ID --output study.json ; python cli.py roar --import study.json
+    python cli.py roar --export RUN_ID --out study.json ; python cli.py roar --import study.json
 
 A study resumes from its finished cells when the same command runs again (Ctrl-C stops it).
 """
@@ -15,66 +16,66 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+from tqdm import tqdm
+
 from explainers import ParamError
+from explainers.params import options_from, schema
+from evaluation.roar import scores as roar_scores
+from evaluation.roar.measures import SETTINGS
+from evaluation.roar.study import FULL_RATIOS, KIND, PRESETS, StudyConfig, build_config, estimate, prepare_study, \
+    roar_cell
+from evaluation.roar.training import Variant
+from evaluation.runs import ray_executor
+from evaluation.runs.jobs import run_cells
+from evaluation.runs.store import ResultStore
+from evaluation.seeds import parse_seeds
 from models import UserFacingError
 
-from commands.common import parse_method_options, print_json
+from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_options,
+                             print_json, schema_values, write_out)
 
 EXECUTORS = ("local", "ray")
+DEFAULT_MEASURES = ("ig", "lime", "loo", "attention")
+VARIANT_FLAGS = {"trainable": "variant"}  # Variant.trainable is --variant on the command line
 
 
 def add_parser(subparsers) -> None:
-    from evaluation.roar.masking import COUNT_RULES, RANKINGS, SEGMENTS
-    from evaluation.roar.study import MODES, PRESETS, TARGETS
-    from evaluation.roar.training import INITS, TRAINABLE
-
     parser = subparsers.add_parser("roar", help="ROAR / Recursive ROAR: mask the top words, retrain, measure accuracy",
                                    description=__doc__.split("\n\n")[0])
-    parser.add_argument("--preset", choices=list(PRESETS), help="; ".join(f"{k}: {v['description']}"
-                                                                       for k, v in PRESETS.items()))
+    parser.add_argument("--preset", choices=list(PRESETS),
+                        help=help_text("; ".join(f"{k}: {v['description']}" for k, v in PRESETS.items())))
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
     parser.add_argument("--dataset", default="sst2", help="dataset name: trains on its train split, tests on dev")
     parser.add_argument("--train-data", help="dataset id to retrain on (e.g. sst2:train, file:/path.csv)")
     parser.add_argument("--test-data", help="dataset id to test on (e.g. sst2:dev)")
     parser.add_argument("--measures", default=None,
                         help="comma-separated explainer ids or aliases (ig, loo, lime, attention, gradient, ixg, ...), "
-                             "optionally id:preset; random is always added (default: ig,lime,loo,attention)")
+                             "optionally id:preset; random is always added (default: " + ",".join(DEFAULT_MEASURES) +
+                             ")")
     parser.add_argument("--param", action="append", metavar="MEASURE.NAME=VALUE", help="set a measure's parameter")
-    parser.add_argument("--settings", choices=("cheap", "paper"), default=None,
+    parser.add_argument("--settings", choices=SETTINGS, default=None,
                         help="measure settings: cheap (CPU default: IG 10 steps, LIME 50 samples) or the papers'")
-    parser.add_argument("--ratios", default=None, help="masking percentages, e.g. 10,20,30 (default 10..90; the 0 %% "
-                                                       "and 100 %% models are added as shared anchors)")
+    parser.add_argument("--ratios", default=None, help=help_text("masking percentages, e.g. 10,20,30 (default 10..90; "
+                                                                 "the 0 % and 100 % models are added as shared "
+                                                                 "anchors)"))
     parser.add_argument("--seeds", default=None, help="a number of seeds (3 = seeds 0,1,2) or a list '0,4,7' "
                                                       "(default 3 on a CPU, 5 on a GPU)")
-    parser.add_argument("--mode", choices=list(MODES), default=None, help="; ".join(f"{k}: {v}" for k, v in MODES.items()))
-    parser.add_argument("--operator", default=None, help="removal operator: mask (paper 001), delete (paper 000), "
-                                                         "mlm (ROAR-BERT), unk, pad")
-    parser.add_argument("--target", choices=list(TARGETS), default=None, help="the label explained")
-    parser.add_argument("--rank-by", choices=list(RANKINGS), default=None)
-    parser.add_argument("--count-rule", choices=list(COUNT_RULES), default=None)
-    parser.add_argument("--segments", choices=list(SEGMENTS), default=None)
-    parser.add_argument("--no-anchors", action="store_true", help="leave out the shared 0 %% / 100 %% models")
-    parser.add_argument("--variant", choices=list(TRAINABLE), default=None,
-                        help="retraining: " + "; ".join(f"{k}: {v}" for k, v in TRAINABLE.items()) + " (default head)")
-    parser.add_argument("--last-k", type=int, default=2, help="blocks trained by the last-k variant")
-    parser.add_argument("--train-size", type=int, default=None, help="training subset N (default 300)")
-    parser.add_argument("--test-size", type=int, default=None, help="test subset (default 200)")
-    parser.add_argument("--epochs", type=float, default=None)
-    parser.add_argument("--lr", type=float, default=None)
-    parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--init", choices=list(INITS), default=None, help="start point of every retrain")
+    add_schema_flags(parser, StudyConfig)
+    add_schema_flags(parser, Variant, rename=VARIANT_FLAGS)
     parser.add_argument("--executor", choices=EXECUTORS, default="local")
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (auto, host:port, ray://...); empty "
                                                             "= a local Ray instance")
     parser.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs per cell on Ray")
     parser.add_argument("--ray-gpus", type=float, default=0.0, help="GPUs per cell on Ray (e.g. 1)")
     parser.add_argument("--estimate", action="store_true", help="print the retrains and estimated time, then exit")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_output_options(parser, "the results", csv="the accuracy and macro-F1 curves",
+                       json="curves, scores and p-values; with --export, the whole study")
     parser.add_argument("--store", default=None, help="result store (SQLite) path; default under the cache folder")
     parser.add_argument("--list", action="store_true", help="list stored ROAR studies")
     parser.add_argument("--show", metavar="RUN_ID", help="print the results of a stored study")
-    parser.add_argument("--export", metavar="RUN_ID", help="write a stored study as JSON (see --output)")
-    parser.add_argument("--output", default=None, help="file for --export (default: stdout)")
+    parser.add_argument("--export", metavar="RUN_ID", help="write a stored study as JSON to --out FILE.json (default: "
+                                                            "stdout)")
     parser.add_argument("--import", dest="import_path", metavar="FILE", help="import an exported study")
     parser.set_defaults(handler=handle)
 
@@ -83,8 +84,6 @@ def parse_ratios(value: str | None):
     if value is None:
         return None
     if value.strip() in ("all", "full"):
-        from evaluation.roar.study import FULL_RATIOS
-
         return FULL_RATIOS
     try:
         ratios = [float(v) for v in value.split(",") if v.strip()]
@@ -95,60 +94,30 @@ def parse_ratios(value: str | None):
     return ratios
 
 
-def parse_seeds(value: str | None):
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        if "," in value:
-            seeds = [int(v) for v in value.split(",") if v.strip()]
-        else:
-            seeds = list(range(int(value)))
-    except ValueError as error:
-        raise ParamError(f"--seeds expects a count (3) or a list (0,1,2); got {value!r}.") from error
-    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
-        raise ParamError(f"--seeds needs at least one seed, all distinct and >= 0; got {value!r}.")
-    return seeds
-
-
 def config_from_args(args):
-    from evaluation.roar.study import PRESETS, build_config
-    from evaluation.roar.training import Variant
-
+    """The study from the flags: a preset's values, overridden by every flag given."""
     preset = dict(PRESETS[args.preset]) if args.preset else {}
-
-    def pick(name, default):
-        value = getattr(args, name, None)
-        return value if value is not None else preset.get(name, default)
-
-    measures = args.measures.split(",") if args.measures else list(preset.get("measures", ("ig", "lime", "loo",
-                                                                                        "attention")))
+    study_options = {spec.name for spec in schema(StudyConfig)}
+    study = {k: v for k, v in {**preset, **schema_values(args, StudyConfig)}.items() if k in study_options}
+    variant = options_from(Variant, {**preset, **schema_values(args, Variant)})  # a preset may set "trainable"
+    measures = args.measures.split(",") if args.measures else list(preset.get("measures", DEFAULT_MEASURES))
     _, overrides = parse_method_options(None, args.param)
-    variant = Variant(trainable=pick("variant", preset.get("trainable", "head")), last_k=args.last_k,
-                      train_size=pick("train_size", 300), test_size=pick("test_size", 200),
-                      epochs=pick("epochs", 3.0), lr=args.lr, batch_size=pick("batch_size", 16),
-                      init=pick("init", "classifier"))
     ratios = parse_ratios(args.ratios)
-    seeds = parse_seeds(args.seeds)
+    seeds = parse_seeds(args.seeds, name="--seeds", count=True) if args.seeds is not None else None
     return build_config(
         model=args.model, dataset=args.dataset, train_data=args.train_data, test_data=args.test_data,
         measures=measures, ratios=ratios if ratios is not None else preset.get("ratios"),
-        seeds=seeds if seeds is not None else preset.get("seeds"), mode=pick("mode", "roar"),
-        operator=pick("operator", "mask"), target=pick("target", "predicted"), rank_by=pick("rank_by", "signed"),
-        count_rule=pick("count_rule", "floor"), segments=pick("segments", "first"), anchors=not args.no_anchors,
-        settings=pick("settings", "cheap"), measure_params=overrides, variant=variant)
+        seeds=seeds if seeds is not None else preset.get("seeds"),
+        settings=args.settings or preset.get("settings", "cheap"), measure_params=overrides, variant=variant,
+        **study)
 
 
 def _store(args):
-    from evaluation.runs.store import ResultStore
-
     return ResultStore(args.store) if args.store else ResultStore()
 
 
 def report(store, run_id: str) -> dict:
     """Curves, scores and p-values of a study as plain data."""
-    from evaluation.roar import scores as roar_scores
-
     run = store.get_run(run_id)
     frame = roar_scores.cells_frame(store.cells(run_id))
     failed = {k: v["error"] for k, v in store.cells(run_id).items() if "error" in v}
@@ -196,14 +165,25 @@ def print_report(data: dict) -> None:
             print(f"  {key}: {error}")
 
 
+def curves_table(data: dict) -> pd.DataFrame:
+    """The accuracy and macro-F1 curves of a report as one table (the CSV form of ``--out``)."""
+    frames = [pd.DataFrame(data[metric]["curves"]).assign(metric=metric) for metric in ("accuracy", "macro_f1")]
+    table = pd.concat(frames, ignore_index=True)
+    return table[["metric"] + [c for c in table.columns if c != "metric"]]
+
+
+def show(data: dict, args, out: Path | None) -> None:
+    """A study's results by the output convention: --out FILE, --json, else the printed report."""
+    if out:
+        write_out(out, data, curves_table(data))
+    if args.json:
+        print_json(data)
+    else:
+        print_report(data)
+
+
 def handle(args) -> int:
-    from tqdm import tqdm
-
-    from evaluation.runs import ray_executor
-    from evaluation.roar.study import KIND, estimate, prepare_study
-    from evaluation.runs.jobs import run_cells
-    from evaluation.roar.study import roar_cell
-
+    out = check_out(args.out, (".json",) if args.export else (".csv", ".json"))
     store = _store(args)
     if args.list:
         for run in store.list_runs(KIND):
@@ -215,25 +195,22 @@ def handle(args) -> int:
             run_id = store.import_run(data)
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise UserFacingError(f"Cannot import '{args.import_path}': {error}") from error
-        print(f"imported {run_id}")
+        print(f"imported {run_id}", file=sys.stderr)
         args.show = run_id
     if args.export:
         try:
             data = store.export_run(args.export)
         except KeyError as error:
             raise UserFacingError(str(error).strip("'\"")) from error
-        text = json.dumps(data, indent=1, default=str)
-        if args.output:
-            Path(args.output).write_text(text)
-            print(f"wrote {args.output}", file=sys.stderr)
+        if out:
+            write_out(out, data)
         else:
-            print(text)
+            print(json.dumps(data, indent=1, default=str))
         return 0
     if args.show:
         if store.get_run(args.show) is None:
             raise UserFacingError(f"No study '{args.show}' in {store.path}; see `cli.py roar --list`.")
-        data = report(store, args.show)
-        print_json(data) if args.json else print_report(data)
+        show(report(store, args.show), args, out)
         return 0
 
     config = config_from_args(args)
@@ -265,6 +242,5 @@ def handle(args) -> int:
         bar.close()
         if args.executor == "ray":
             ray_executor.shutdown()
-    data = report(store, run_id)
-    print_json(data) if args.json else print_report(data)
+    show(report(store, run_id), args, out)
     return 0 if not summary.errors else 1

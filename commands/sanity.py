@@ -3,6 +3,7 @@
     python cli.py sanity --model default --dataset sst2:dev --limit 100 --methods saliency,input_x_gradient
     python cli.py sanity --check head --seeds 0,1,2 --methods leave_one_out    # paper 000, Table A5
     python cli.py sanity --text "a charming film" --methods saliency --json    # one input, every stage
+    python cli.py sanity ... --out sanity.csv                                   # the per-stage table (.json: all)
 """
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from tqdm import tqdm
 from evaluation import targets
 from evaluation.sanity import one_input
 from evaluation.sanity import dataset as sanity_dataset
+from evaluation.seeds import parse_seeds
 from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
 
-from commands.common import print_json
+from commands.common import add_output_options, check_out, parse_method_specs, print_json, write_out
 
 
 def add_parser(subparsers) -> None:
@@ -47,37 +49,26 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--threshold", type=float, default=one_input.DEFAULT_THRESHOLD,
                         help="a method fails when the similarity after randomization is at least this")
     parser.add_argument("--executor", choices=["local", "ray"], default="local")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--csv", default=None, metavar="PATH", help="write the per-stage summary as CSV")
+    add_output_options(parser, "the results", csv="the per-stage summary of a dataset; every stage and method "
+                       "of one text", json="the full report")
     parser.set_defaults(handler=handle)
 
 
 def _methods(value: str | None) -> list[str]:
-    if value is None:
-        return one_input.default_methods(REGISTRY)
-    methods = [m.strip() for m in value.split(",") if m.strip()]
-    unknown = [m for m in methods if m.partition(":")[0] not in REGISTRY]
-    if unknown or not methods:
-        raise ParamError(f"Unknown method(s) {', '.join(unknown) or '(none given)'}. Known: {', '.join(REGISTRY)}.")
-    return methods
+    return one_input.default_methods(REGISTRY) if value is None else parse_method_specs(value)
 
 
 def _seeds(value: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in value.split(",") if s.strip()]
-    except ValueError:
-        raise ParamError(f"--seeds expects comma-separated integers, got {value!r}.") from None
-    if not seeds:
-        raise ParamError("--seeds needs at least one seed.")
-    return seeds
+    return parse_seeds(value, name="--seeds")
 
 
 def handle(args) -> int:
+    out = check_out(args.out)
     methods = _methods(args.methods)
     if args.limit is not None and args.limit < 1:
         raise ParamError("--limit must be at least 1.")
     if args.text is not None:
-        return _one_text(args, methods)
+        return _one_text(args, methods, out)
     bar = tqdm(total=None, desc="sanity", unit="example", file=sys.stderr, disable=None)
 
     def progress(done, total, eta):
@@ -100,12 +91,12 @@ def handle(args) -> int:
                                                                               sanity_dataset.MEASURES[args.measure]))
         flags = one_input.verdicts(methods_only.rename(columns={"mean": args.measure}), args.mode, args.measure,
                                    args.threshold, None if band is None else band["high"])
-    if args.csv:
-        table.to_csv(args.csv, index=False)
     report = {"run": run, "status": summary.status, "errors": summary.errors, "stages": names,
               "summary": json.loads(table.to_json(orient="records")),
               "accuracy": json.loads(accuracy.to_json(orient="records")),
               "majority_class_accuracy": sanity_dataset.chance_level(store, summary.run_id), "flags": flags}
+    if out:
+        write_out(out, report, table)
     if args.json:
         print_json(report)
         return 0
@@ -142,7 +133,7 @@ def _print_tables(table, names, methods, args) -> None:
             print("  " + f"{stage:12s}" + "".join(cells))
 
 
-def _one_text(args, methods: list[str]) -> int:
+def _one_text(args, methods: list[str], out) -> int:
     classifier = load_classifier(args.model)
     encoding = classifier.encode(args.text, args.pair)
     target = targets.explain_target(args.target, None)  # typed text has no gold label: "gold" explains the prediction
@@ -169,8 +160,8 @@ def _one_text(args, methods: list[str]) -> int:
         report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),
                   "chance": result.chance, "flags": result.verdicts(args.measure, args.threshold),
                   "errors": {f"{s.name} / {k}": v for s in result.stages for k, v in s.errors.items()}}
-    if args.csv:
-        frame.to_csv(args.csv, index=False)
+    if out:
+        write_out(out, report, frame)
     if args.json:
         print_json(report)
         return 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 
 from corpora.records import SENTIMENT_LABELS, DataError, Example, split_words
+from corpora.sst import load_sst2
 
 LABEL_WORDS = ("negative", "positive")
 NAME = "known-feature"
@@ -63,10 +64,15 @@ def parse_known_feature_id(dataset_id: str) -> tuple[str, int]:
     return split, seed
 
 
-def load_known_feature(dataset_id: str = "known-feature:dev", limit: int | None = None) -> list[Example]:
-    """The known-feature task built from SST-2 ``train`` or ``dev`` with the given label seed."""
-    from corpora.registry import load_dataset
+def load_known_feature_split(split: str = "dev") -> list[Example]:
+    """The dataset catalogue's loader: ``<train|dev>[:<seed>]`` (the part of the id after ``known-feature:``),
+    the task built from SST-2 ``train`` or ``dev`` with that label seed."""
+    split, seed = parse_known_feature_id(f"{NAME}:{split}")
+    return make_known_feature(load_sst2(split), seed=seed)
 
-    split, seed = parse_known_feature_id(dataset_id)
-    examples = make_known_feature(load_dataset(f"sst2:{split}"), seed=seed)
+
+def load_known_feature(dataset_id: str = "known-feature:dev", limit: int | None = None) -> list[Example]:
+    """The known-feature task from its full id, ``known-feature:<train|dev>[:<seed>]``."""
+    parse_known_feature_id(dataset_id)  # the id names this task
+    examples = load_known_feature_split(dataset_id.partition(":")[2])
     return examples[:limit] if limit else examples

@@ -6,6 +6,7 @@ from functools import lru_cache
 from typing import Callable
 
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
+from corpora.known_feature import NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split
 from corpora.mr import MR_SPLITS, load_mr
 from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
@@ -39,6 +40,8 @@ DATASETS = {
                     "dev", "sentiment", True, load_sst_rationales),
         DatasetInfo("sst-rationales-p000", "SST sentences, rationale = paper 000's phrase rule (approx.)", TREE_SPLITS,
                     "dev", "sentiment", True, load_sst_rationales_p000),
+        DatasetInfo(KNOWN_FEATURE, "Known-feature task (paper 003): SST-2, random labels, the label word appended",
+                    KNOWN_FEATURE_SPLITS, "dev", "sentiment", True, load_known_feature_split),
     ]
 }
 

@@ -7,6 +7,12 @@ paper preset it follows, so a reader never has to guess what "higher" means.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
+
+from evaluation import targets
+from explainers.params import param
+
+RANDOM_METHOD = "random baseline"  # the method name of the random baseline's rows in every table
 
 FAMILIES = {
     "faithfulness": "Faithfulness (does the explanation reflect what the model uses?)",
@@ -55,22 +61,71 @@ def get_metric(metric_id: str) -> Metric:
         raise KeyError(f"Unknown metric '{metric_id}'. Known: {', '.join(METRICS)}.") from None
 
 
+class MetricValues(dict):
+    """{metric_id: value} as every evaluator returns it, plus the curves behind the values and details.
+
+    A plain dict for callers that only want numbers; the dataset runner also stores ``curves``.
+    """
+
+    def __init__(self, values=(), curves: dict | None = None, details: dict | None = None):
+        super().__init__(values)
+        self.curves: dict[str, dict] = curves or {}
+        self.details: dict = details or {}
+
+
+def target_option():
+    """The ``target`` option of every option group that has one (the one target policy, ``evaluation/targets.py``)."""
+    return param(targets.PREDICTED, "Class explained and measured", targets.HELP, type=str, parse=targets.parse)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Options of a dataset run that belong to no metric (each option group reads its own keys from the run's
+    one flat options dict; ``target`` and ``seed`` are shared with the removal metrics' ``RemovalOptions``)."""
+
+    target: str | int = target_option()
+    seed: int = param(0, "Seed", "tie-breaking among equal scores and the random baseline's draws", min=0)
+    random_orderings: int = param(10, "Random baseline draws", "random orderings (removal metrics) or random "
+                                  "score draws (other metrics) per example; 0 = no random baseline", min=0)
+
+
+@dataclass
+class BatchResult:
+    """What a batch hook returns for one example."""
+
+    values: dict[str, dict[str, MetricValues]] = field(default_factory=dict)  # evaluator id -> method -> values
+    random: dict[str, list[float]] = field(default_factory=dict)  # metric id -> one value per random draw
+    random_curves: dict[str, dict] = field(default_factory=dict)  # metric id -> the random draws' curves
+
+
 @dataclass(frozen=True)
 class Evaluator:
-    """A group of metrics computed together for one (example, explanation).
+    """A group of metrics computed together for one (example, explanation) (Quantus' evaluate_instance /
+    evaluate_batch).
 
-    ``compute(classifier, encoding, explanation, example, options) -> {metric_id: value}`` per example;
+    ``compute(classifier, encoding, explanation, example, options) -> MetricValues`` scores one explanation;
     ``example`` is the corpora.Example (gold label, human rationale) or None for free text.
-    Dataset-level runs (``cli.py evaluate --metrics <group or metric ids>``) call every chosen evaluator
-    on every (example, method) pair, store the per-example values and aggregate them with CIs.
+
+    ``batch(evaluators, classifier, encoding, example, explanations, options, n_random) -> BatchResult`` scores
+    every method's explanation of one example (``explanations``: method spec -> Explanation) and ``n_random``
+    draws of the random baseline. The dataset runner hands every chosen evaluator that shares a batch hook to
+    one call (so all removal metrics of a run share one engine call per operator); None = the default hook
+    (``evaluation.registry.each_explanation``: ``compute`` per explanation, random word scores as baseline).
     """
 
     id: str
     label: str
     metrics: tuple[Metric, ...]
-    compute: object  # Callable[[TextClassifier, Encoding, Explanation, Example | None, dict], dict[str, float]]
+    compute: Callable
     needs_rationale: bool = False
     needs_gold_label: bool = False
+    batch: Callable | None = None
+
+    def applies_to(self, example) -> bool:
+        """False when the example lacks what the metrics need (a human rationale, a gold label)."""
+        if self.needs_rationale and example.rationale is None:
+            return False
+        return not (self.needs_gold_label and example.label is None)
 
 
 EVALUATORS: dict[str, Evaluator] = {}

@@ -1,19 +1,34 @@
-"""Parameter schemas: each explainer's ``Params`` dataclass describes its own controls.
+"""Options schemas: a dataclass whose fields are declared with ``param(...)`` describes its own controls.
 
-``param(...)`` attaches a label, help text and a range or choice list to a dataclass field; the UI
-builds its widgets from ``schema(Params)`` and the command line validates with ``validate``.
+The one schema for every option group: each explainer's ``Params``, the removal metrics' ``RemovalOptions``,
+plausibility's ``PlausibilityConfig``, ROAR's ``StudyConfig`` and ``Variant``. ``param`` attaches a label,
+help text and a range or choice list to a dataclass field; the UI builds its widgets from ``schema(cls)``,
+the command line builds its flags from it (``commands.common.add_schema_flags``), and ``coerce`` /
+``options_from`` turn loosely typed values (strings from a command line, numbers from JSON) into a
+validated instance. Fields declared without ``param`` (lists, nested records) are not options.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+from settings import parse_bool
+
+NUMBERS = (int, float)
 
 
 def param(default: Any, label: str, help: str = "", choices: tuple | None = None, min: float | None = None,
-          max: float | None = None, step: float | None = None):
+          max: float | None = None, step: float | None = None, type: type | None = None,
+          parse: Callable[[Any], Any] | None = None):
+    """A dataclass field that is a user-facing option. ``type`` is needed only when the default is None
+    (None then means "not set": e.g. "the preset's own operator"). ``parse`` reads an option with a syntax of
+    its own (the target policy's "predicted" | "gold" | class index); it raises ValueError on a bad value."""
     return dataclasses.field(default=default, metadata={"label": label, "help": help, "choices": choices,
-                                                         "min": min, "max": max, "step": step})
+                                                         "min": min, "max": max, "step": step, "type": type,
+                                                         "parse": parse})
 
 
 @dataclass(frozen=True)
@@ -27,16 +42,37 @@ class ParamSpec:
     min: float | None
     max: float | None
     step: float | None
+    parse: Callable[[Any], Any] | None = None
+
+    @property
+    def optional(self) -> bool:
+        """None is an allowed value (it stands for "not set")."""
+        return self.default is None
 
 
-def schema(params_class) -> list[ParamSpec]:
+def _value_type(params_class, field: dataclasses.Field) -> type:
+    declared = field.metadata.get("type")
+    if declared is not None:
+        return declared
+    if field.default is not None:
+        return type(field.default)
+    hint = typing.get_type_hints(params_class).get(field.name)  # "str | None" -> str
+    members = [t for t in typing.get_args(hint) if t is not type(None)]
+    return members[0] if members else str
+
+
+@functools.lru_cache(maxsize=None)
+def schema(params_class) -> tuple[ParamSpec, ...]:
+    """The fields declared with ``param`` (in declaration order)."""
     specs = []
     for f in dataclasses.fields(params_class):
         meta = f.metadata
-        specs.append(ParamSpec(name=f.name, default=f.default, type=type(f.default), label=meta.get("label", f.name),
+        if "label" not in meta:
+            continue
+        specs.append(ParamSpec(name=f.name, default=f.default, type=_value_type(params_class, f), label=meta["label"],
                                help=meta.get("help", ""), choices=meta.get("choices"), min=meta.get("min"),
-                               max=meta.get("max"), step=meta.get("step")))
-    return specs
+                               max=meta.get("max"), step=meta.get("step"), parse=meta.get("parse")))
+    return tuple(specs)
 
 
 class ParamError(ValueError):
@@ -46,31 +82,61 @@ class ParamError(ValueError):
 def validate(params) -> None:
     for spec in schema(type(params)):
         value = getattr(params, spec.name)
+        if value is None and spec.optional:
+            continue
         if spec.choices is not None and value not in spec.choices:
             raise ParamError(f"{spec.label} ({spec.name}) must be one of {', '.join(map(str, spec.choices))}; "
                              f"got {value!r}.")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, NUMBERS) and not isinstance(value, bool):
             if spec.min is not None and value < spec.min or spec.max is not None and value > spec.max:
-                raise ParamError(f"{spec.label} ({spec.name}) must be between {spec.min} and {spec.max}; got {value}.")
+                bounds = (f"between {spec.min} and {spec.max}" if spec.min is not None and spec.max is not None
+                          else f"at least {spec.min}" if spec.min is not None else f"at most {spec.max}")
+                raise ParamError(f"{spec.label} ({spec.name}) must be {bounds}; got {value}.")
+
+
+def convert(spec: ParamSpec, value: Any) -> Any:
+    """One value to the field's type: "3" -> 3, "false" -> False, 3.0 -> 3 for an int field, numpy numbers to
+    Python numbers; None stays None. A value that cannot be converted raises ParamError."""
+    if value is None:
+        return None
+    if spec.parse is not None:
+        try:
+            return spec.parse(value)
+        except ValueError as error:
+            raise ParamError(f"{spec.label} ({spec.name}): {error}") from None
+    kind = spec.type
+    try:
+        if kind is bool:
+            return parse_bool(value) if isinstance(value, str) else bool(value)
+        if kind is int and not isinstance(value, int):
+            number = float(value)
+            if not number.is_integer():
+                raise ValueError(f"{value!r} is not a whole number")
+            return int(number)
+        if kind is float and not isinstance(value, (int, float)):
+            return float(value)
+    except (TypeError, ValueError) as error:
+        what = {bool: "true or false", int: "a whole number", float: "a number"}[kind]
+        raise ParamError(f"{spec.label} ({spec.name}) must be {what}; got {value!r}.") from error
+    return value
 
 
 def coerce(params_class, values: dict) -> Any:
-    """Build a Params instance from loosely typed values (e.g. strings from the command line)."""
-    known = {f.name: f for f in dataclasses.fields(params_class)}
-    unknown = sorted(set(values) - set(known))
+    """Build a validated instance from loosely typed values (e.g. strings from the command line)."""
+    specs = {spec.name: spec for spec in schema(params_class)}
+    known = {f.name for f in dataclasses.fields(params_class)}
+    unknown = sorted(set(values) - known)
     if unknown:
-        raise ParamError(f"Unknown parameter(s) {', '.join(unknown)}; known: {', '.join(known)}.")
-    converted = {}
-    for name, value in values.items():
-        kind = type(known[name].default)
-        if isinstance(value, str) and kind is bool:
-            value = value.strip().lower() in {"1", "true", "yes", "on"}
-        elif isinstance(value, str) and kind in (int, float):
-            try:
-                value = kind(value)
-            except ValueError as error:
-                raise ParamError(f"{name} must be a number; got {value!r}.") from error
-        converted[name] = value
+        raise ParamError(f"Unknown parameter(s) {', '.join(unknown)}; known: {', '.join(specs)}.")
+    converted = {name: convert(specs[name], value) if name in specs else value for name, value in values.items()}
     params = params_class(**converted)
     validate(params)
     return params
+
+
+def options_from(params_class, options: dict | None, ignore_unknown: bool = True) -> Any:
+    """An option group from a run's options dict: keys of other groups are ignored, None means "the default"."""
+    options = options or {}
+    names = {spec.name for spec in schema(params_class)}
+    values = {k: v for k, v in options.items() if (k in names or not ignore_unknown) and v is not None}
+    return coerce(params_class, values)

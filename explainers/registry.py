@@ -29,13 +29,31 @@ def available(family: str | None = None) -> list[type[Explainer]]:
     return [cls for cls in REGISTRY.values() if family is None or cls.family == family]
 
 
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """The syntax of a "name[:preset]" string, nothing checked: ``(name lower-cased, preset or None)``.
+    ROAR's measures use it before resolving their aliases; everything else calls ``parse_spec``."""
+    name, _, preset = spec.strip().partition(":")
+    return name.strip().lower(), (preset.strip() or None)
+
+
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """The one parser of a "method[:preset]" string (CLI flags, ensembles, study configs): returns
-    ``(method_id, preset or None)``, lower-cased and stripped; the method must be registered."""
-    method, _, preset = spec.strip().partition(":")
-    method = method.strip().lower()
-    explainer_class(method)
-    return method, (preset.strip() or None)
+    ``(method_id, preset or None)``; the method must be registered and the preset one of its presets
+    (ParamError otherwise)."""
+    method, preset = split_spec(spec)
+    cls = explainer_class(method)
+    if preset is not None and preset not in cls.presets:
+        raise ParamError(f"Unknown preset '{preset}' for {method}; presets: {', '.join(cls.presets) or 'none'}.")
+    return method, preset
+
+
+def is_known_spec(spec: str) -> bool:
+    """Whether ``parse_spec`` accepts the spec (lists that keep only what this installation registers)."""
+    try:
+        parse_spec(spec)
+    except ParamError:
+        return False
+    return True
 
 
 def create_from_spec(spec: str, **params) -> Explainer:

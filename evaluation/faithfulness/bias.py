@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from explainers import create
+from explainers import ParamError, create_from_spec
 from models import OPERATORS, Operator, UserFacingError
 
-from evaluation.faithfulness.curves import MetricValues, RemovalOptions, evaluate_scores, load_filler, provenance, with_operator
-from evaluation.faithfulness.presets import BY_ID, metric_record
-from evaluation.metric import EVALUATORS, Evaluator, register_evaluator
+from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, load_filler, provenance, with_operator
+from evaluation.faithfulness.presets import BY_ID, register_removal
+from evaluation.metric import EVALUATORS, MetricValues
 
 OPERATOR_IDS = tuple(op.value for op in Operator)
 SWEEP = "operator-sweep"
@@ -29,10 +29,9 @@ SWEEP_METRICS = {op: with_operator(SWEEP_BASE, op) for op in OPERATOR_IDS}
 
 def method_operator(method_spec: str) -> str | None:
     """The removal operator a method (``method`` or ``method:preset``) perturbs with, or None."""
-    method, _, preset = method_spec.partition(":")
     try:
-        operator = create(method, preset=preset or None).removal_operator()
-    except Exception:  # an unknown method or preset has no operator to compare
+        operator = create_from_spec(method_spec).removal_operator()
+    except ParamError:  # an unknown method or preset has no operator to compare
         return None
     return None if operator is None else Operator(operator).value
 
@@ -144,13 +143,10 @@ def _compute_sweep(classifier, encoding, explanation, example, options) -> Metri
     return MetricValues(result.values, curves={k: c.to_dict() for k, c in result.curves.items()}, details=details)
 
 
-_compute_sweep.removal_metrics_for = _sweep_metrics
-_compute_sweep.ignores_operator_option = True
-
 if SWEEP not in EVALUATORS:
-    register_evaluator(Evaluator(id=SWEEP, label="Bias matrix: paper-000 Deletion AUC under every removal operator",
-                                 metrics=tuple(metric_record(m) for m in SWEEP_METRICS.values()),
-                                 compute=_compute_sweep))
+    register_removal(SWEEP, "Bias matrix: paper-000 Deletion AUC under every removal operator",
+                     tuple(SWEEP_METRICS.values()), compute=_compute_sweep, metrics_for=_sweep_metrics,
+                     own_operators=True)
 
 
 def sweep_values(frame: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:

@@ -24,63 +24,50 @@ import math
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from explainers.params import options_from, param, validate
 from explainers.scores import softmax
 from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, UserFacingError
 from models.mlm import load_filler as load_masked_lm
 from models.perturb import perturbed_logits
 
 from evaluation import targets
+from evaluation.metric import target_option
 
 RANK_BY = ("signed", "absolute")
 ROUNDINGS = ("floor", "ceil", "round")
 AOPC_DIVISORS = ("bins+1", "bins")
+OPERATOR_IDS = tuple(op.value for op in Operator)
 
 
 # ----- options shared by every metric -------------------------------------------------------------------
 @dataclass(frozen=True)
 class RemovalOptions:
-    """Options every removal metric takes (the page and ``cli.py evaluate`` expose each of them).
+    """Options every removal metric takes (the Faithfulness page and ``cli.py evaluate`` expose each of them)."""
 
-    operator:        None = the preset's operator; else one of models.perturb.Operator
-    target:          class explained and read (evaluation/targets.py): "predicted" (papers 000, 003, 004,
-                     ERASER), "gold" (paper 002) or a class index
-    exclude_special: True = fractions count words only; False = [CLS]/[SEP] count too (papers 003/004)
-    seed:            seed of the tie-breaking among equal scores (paper 002's code adds N(0, 1e-5) noise, seed 0)
-    rank_by:         "signed" (papers 000, 003, 004: most positive first) or "absolute" (|score|, paper 001)
-    aopc_divisor:    None = preset; "bins+1" (ERASER / paper 004 code) or "bins" (paper 004 text)
-    """
-
-    operator: str | None = None
-    target: str | int = targets.PREDICTED
-    exclude_special: bool = True
-    seed: int = 0
-    rank_by: str = "signed"
-    aopc_divisor: str | None = None
+    operator: str | None = param(None, "Removal operator", "how a removed word is removed; not set = each "
+                                 "preset's own operator", choices=OPERATOR_IDS, type=str)
+    target: str | int = target_option()  # predicted (papers 000, 003, 004, ERASER), gold (paper 002), or a class
+    exclude_special: bool = param(True, "Words only in fractions", "true: fractions count words only; false: "
+                                  "[CLS]/[SEP] count too (papers 003/004; they are never removed)")
+    seed: int = param(0, "Tie-break seed", "seed of the tie-breaking among equal scores (paper 002's code adds "
+                      "N(0, 1e-5) noise, seed 0)", min=0)
+    rank_by: str = param("signed", "Rank by", "signed: most positive first (papers 000, 003, 004); absolute: "
+                         "largest |score| first (paper 001)", choices=RANK_BY)
+    aopc_divisor: str | None = param(None, "AOPC divisor", "not set = the preset's; bins+1 (ERASER / paper 004 "
+                                     "code) or bins (paper 004 text)", choices=AOPC_DIVISORS, type=str)
 
     def __post_init__(self):
-        if self.operator is not None:
-            Operator(self.operator)  # ValueError for an unknown operator
-        object.__setattr__(self, "target", targets.parse(self.target))  # ValueError for an unknown target
-        if self.rank_by not in RANK_BY:
-            raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}; got {self.rank_by!r}")
-        if self.aopc_divisor is not None and self.aopc_divisor not in AOPC_DIVISORS:
-            raise ValueError(f"aopc_divisor must be one of {', '.join(AOPC_DIVISORS)}; got {self.aopc_divisor!r}")
+        object.__setattr__(self, "target", targets.parse(self.target))  # "Gold" -> "gold", "1" -> 1
+        validate(self)
 
     @classmethod
     def from_dict(cls, options: dict | None) -> "RemovalOptions":
-        """From a run's options dict (unknown keys, e.g. the random baseline's, are ignored)."""
-        options = options or {}
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in options.items() if k in known and v is not None}
-        if "seed" in values:
-            values["seed"] = int(values["seed"])
-        if "exclude_special" in values and isinstance(values["exclude_special"], str):
-            values["exclude_special"] = values["exclude_special"].strip().lower() in {"1", "true", "yes", "on"}
-        return cls(**values)
+        """From a run's options dict (keys of other option groups, e.g. the random baseline's, are ignored)."""
+        return options_from(cls, options)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -205,18 +192,6 @@ class Curve:
     def to_dict(self) -> dict:
         return {"metric": self.metric, "x": self.x, "counts": self.counts, "scores": self.scores,
                 "start": self.start, "mode": self.mode, "score": self.score}
-
-
-class MetricValues(dict):
-    """{metric_id: value} as every evaluator returns it, plus the curves behind the values and details.
-
-    A plain dict for callers that only want numbers; the dataset runner also stores ``curves``.
-    """
-
-    def __init__(self, values=(), curves: dict | None = None, details: dict | None = None):
-        super().__init__(values)
-        self.curves: dict[str, dict] = curves or {}
-        self.details: dict = details or {}
 
 
 @dataclass

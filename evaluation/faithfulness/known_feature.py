@@ -22,14 +22,18 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from corpora.known_feature import LABEL_WORDS, make_known_feature
+from explainers import create_from_spec
+from explainers.cache import explain_cached
 from models import ModelError, TextClassifier, load_classifier
 from models.prepare import base_version, finetune_and_save, models_dir
 from models.training import TrainConfig
 
-from evaluation.faithfulness.curves import MetricValues, RemovalOptions, rank_words
-from evaluation.metric import EVALUATORS, Evaluator, Metric, register_evaluator
+from evaluation.faithfulness.curves import RemovalOptions, rank_words
+from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, register_evaluator
+from evaluation.statistics import bootstrap_ci
 
 REFERENCE = "paper 003 s. 2.2.3.1 and 3.1 (augmented SST; code metrics.ground_truth_overlap)"
 
@@ -160,18 +164,9 @@ def known_feature_table(examples, classifier: TextClassifier, methods: list[str]
                         explain: Callable | None = None, progress: Callable[[int, int], None] | None = None):
     """Per method: mean precision@k, rank, rank fraction, mass (bootstrap CIs) over the examples, plus the
     random-ranking expectation. ``explain(method_spec, encoding)`` returns an Explanation (default: cached)."""
-    import pandas as pd
-
-    from explainers import create
-    from explainers.cache import explain_cached
-
-    from evaluation.runs.runner import parse_method
-    from evaluation.statistics import bootstrap_ci
-
     if explain is None:
         def explain(method_spec, encoding):
-            method, preset = parse_method(method_spec)
-            return explain_cached(create(method, preset=preset), classifier, encoding, None)
+            return explain_cached(create_from_spec(method_spec), classifier, encoding, None)
 
     per_example = []
     for index, example in enumerate(examples):

@@ -11,7 +11,8 @@ from models import OPERATORS, Operator
 
 from evaluation.faithfulness.curves import OrderResult, RemovalMetric, RemovalOptions, evaluate_scores, provenance
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, NOT_DISTINGUISHABLE, RANDOM_METHOD, RandomBaseline, random_baseline
+from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, NOT_DISTINGUISHABLE, RandomBaseline, random_baseline
+from evaluation.metric import RANDOM_METHOD
 
 
 @dataclass

@@ -16,8 +16,12 @@ Each metric takes the options of ``RemovalOptions`` (operator, target, special t
 """
 from __future__ import annotations
 
-from evaluation.faithfulness.curves import MetricValues, RemovalMetric, RemovalOptions, evaluate_scores, provenance
-from evaluation.metric import EVALUATORS, Evaluator, Metric, register_evaluator
+from dataclasses import dataclass
+from typing import Callable
+
+from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores, provenance
+from evaluation.faithfulness.random_band import methods_and_random
+from evaluation.metric import EVALUATORS, BatchResult, Evaluator, Metric, MetricValues, register_evaluator
 
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
 P002_POINTS = tuple(round(0.05 * i, 2) for i in range(1, 20))
@@ -152,8 +156,57 @@ def compute_removal(metrics: tuple[RemovalMetric, ...]):
         return MetricValues(result.values, curves={k: c.to_dict() for k, c in result.curves.items()},
                             details={m.id: provenance(m, removal) for m in metrics})
 
-    compute.removal_metrics_for = lambda options: metrics  # the random baseline batches its orderings with these
     return compute
+
+
+@dataclass(frozen=True)
+class RemovalEvaluator(Evaluator):
+    """An evaluator of removal metrics; a dataset run scores all of them together (``removal_batch``).
+
+    ``metrics_for(options)`` gives the removal metrics under the run's options; with ``own_operators`` each
+    metric keeps its own operator whatever the run's ``operator`` option (the operator sweep).
+    """
+
+    metrics_for: Callable[[dict], tuple[RemovalMetric, ...]] | None = None
+    own_operators: bool = False
+
+
+def removal_batch(evaluators: list[RemovalEvaluator], classifier, encoding, example, explanations: dict,
+                  options: dict, n_random: int) -> BatchResult:
+    """Every removal evaluator, every method's ranking and ``n_random`` random orderings of one example in one
+    engine call per removal operator (evaluators that keep their metrics' operators form a second group)."""
+    result = BatchResult()
+    scores = {name: explanation.word_scores for name, explanation in explanations.items()}
+    first = next(iter(explanations.values()), None)
+    for own_operators in (False, True):
+        group = [e for e in evaluators if e.own_operators == own_operators]
+        if not group:
+            continue
+        chosen = {e.id: tuple(e.metrics_for(options)) for e in group}
+        metrics = list({m.id: m for ms in chosen.values() for m in ms}.values())
+        metric_options = {**options, "operator": None} if own_operators else options
+        removal = RemovalOptions.from_dict(metric_options)
+        per_method, baseline = methods_and_random(classifier, encoding, metrics, scores, removal, example, first,
+                                                  n_random, filler_options=metric_options)
+        for evaluator_id, own in chosen.items():
+            result.values[evaluator_id] = {
+                name: MetricValues({m.id: values.values[m.id] for m in own},
+                                   curves={m.id: values.curves[m.id].to_dict() for m in own},
+                                   details={m.id: provenance(m, removal) for m in own})
+                for name, values in per_method.items()}
+        if n_random > 0:
+            for metric in metrics:
+                result.random.setdefault(metric.id, baseline.values[metric.id])
+                result.random_curves.setdefault(metric.id, baseline.curves[metric.id])
+    return result
+
+
+def register_removal(evaluator_id: str, label: str, metrics: tuple[RemovalMetric, ...], compute=None,
+                     metrics_for=None, own_operators: bool = False) -> RemovalEvaluator:
+    return register_evaluator(RemovalEvaluator(
+        id=evaluator_id, label=label, metrics=tuple(metric_record(m) for m in metrics),
+        compute=compute or compute_removal(metrics), batch=removal_batch,
+        metrics_for=metrics_for or (lambda options: metrics), own_operators=own_operators))
 
 
 EVALUATOR_METRICS = {
@@ -173,14 +226,9 @@ def _register() -> None:
     if GROUP in EVALUATORS:
         return
     for evaluator_id, ids in EVALUATOR_METRICS.items():
-        chosen = tuple(BY_ID[i] for i in ids)
-        register_evaluator(Evaluator(id=evaluator_id, label=PRESETS[evaluator_id],
-                                     metrics=tuple(metric_record(m) for m in chosen),
-                                     compute=compute_removal(chosen)))
-    everything = tuple(m for m in METRICS if m.operator != "mlm")
-    register_evaluator(Evaluator(id=GROUP, label="Every removal metric and preset (not DeletionBERT)",
-                                 metrics=tuple(metric_record(m) for m in everything),
-                                 compute=compute_removal(everything)))
+        register_removal(evaluator_id, PRESETS[evaluator_id], tuple(BY_ID[i] for i in ids))
+    register_removal(GROUP, "Every removal metric and preset (not DeletionBERT)",
+                     tuple(m for m in METRICS if m.operator != "mlm"))
 
 
 _register()
@@ -189,5 +237,4 @@ _register()
 def removal_metrics_of(evaluator_id: str, options: dict | None = None) -> tuple[RemovalMetric, ...] | None:
     """The removal metrics behind an evaluator, or None for evaluators of other kinds (plausibility, ...)."""
     evaluator = EVALUATORS.get(evaluator_id)
-    chooser = getattr(getattr(evaluator, "compute", None), "removal_metrics_for", None)
-    return None if chooser is None else tuple(chooser(options or {}))
+    return tuple(evaluator.metrics_for(options or {})) if isinstance(evaluator, RemovalEvaluator) else None

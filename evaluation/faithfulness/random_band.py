@@ -22,9 +22,8 @@ import numpy as np
 from explainers import Explanation
 
 from evaluation.faithfulness.curves import OrderResult, RemovalMetric, RemovalOptions, evaluate_orders, random_orders, rank_words
+from evaluation.metric import RANDOM_METHOD
 from evaluation.statistics import Estimate, bootstrap_ci
-
-RANDOM_METHOD = "random baseline"
 DEFAULT_ORDERINGS = 10
 MIN_ORDERINGS = 10
 NOT_DISTINGUISHABLE = "not distinguishable from random"
@@ -96,8 +95,7 @@ def methods_and_random(classifier, encoding, metrics: list[RemovalMetric], metho
                        ) -> tuple[dict[str, OrderResult], RandomBaseline]:
     """Every method's ranking (``method_scores``: name -> word scores) and ``n`` random orderings, all scored in
     one engine call per operator (identical perturbed inputs across methods are computed once)."""
-    if not isinstance(options, RemovalOptions):
-        options = RemovalOptions.from_dict(options)
+    options = options if isinstance(options, RemovalOptions) else RemovalOptions.from_dict(options)
     seed = orderings_seed(options.seed if seed is None else seed, encoding.key)
     ranked = [rank_words(scores, options.seed, options.rank_by) for scores in method_scores.values()]
     orders = np.vstack(ranked + [random_orders(encoding.n_words, n, seed)]) if ranked or n else \

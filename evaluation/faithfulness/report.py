@@ -9,10 +9,10 @@ import pandas as pd
 
 from models import OPERATORS, Operator
 
-from evaluation.runs.runner import RANDOM_METHOD, random_orderings_frame, results_frame, summarize
+from evaluation.runs.runner import random_orderings_frame, results_frame, summarize
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.metric import METRICS
+from evaluation.metric import METRICS, RANDOM_METHOD
 from evaluation.statistics import bootstrap_ci
 from evaluation.runs.store import ResultStore
 

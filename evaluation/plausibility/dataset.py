@@ -21,15 +21,14 @@ import pandas as pd
 
 from corpora import load_dataset
 
-from evaluation.runs.runner import (RANDOM_METHOD, evaluate_example, random_orderings_frame, results_frame, start_evaluation,
-                          summarize)
+from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
-from evaluation.metric import METRICS
+from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
+from explainers.params import options_from
 from evaluation.plausibility.metrics import TAUS, config_from_options, f1, parse_sweep_id
 from evaluation.runs.store import ResultStore
 
 EVALUATORS = ["plausibility", "plausibility-sweep"]
-RANDOM = RANDOM_METHOD
 
 
 def start_plausibility(model: str, dataset: str, methods: list[str], limit: int | None = None,
@@ -93,8 +92,8 @@ def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
                                  for m, label in zip(table["metric"], table["label"])])
     wide = cells.pivot(index="method", columns="column", values="cell")
     order = list(dict.fromkeys(cells["column"]))
-    methods = [m for m in dict.fromkeys(cells["method"]) if m != RANDOM]
-    methods += [RANDOM] if RANDOM in set(cells["method"]) else []
+    methods = [m for m in dict.fromkeys(cells["method"]) if m != RANDOM_METHOD]
+    methods += [RANDOM_METHOD] if RANDOM_METHOD in set(cells["method"]) else []
     return wide.loc[methods, order]
 
 
@@ -140,7 +139,7 @@ def paper000_table(frame: pd.DataFrame, select_by: str = "f1", resamples: int = 
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    order = [m for m in table["method"] if m != RANDOM] + [m for m in table["method"] if m == RANDOM]
+    order = [m for m in table["method"] if m != RANDOM_METHOD] + [m for m in table["method"] if m == RANDOM_METHOD]
     return table.set_index("method").loc[order].reset_index()
 
 
@@ -160,15 +159,16 @@ def run_report(store: ResultStore, run_id: str) -> dict:
     frame = results_frame(store, run_id)
     options = run["config"].get("options") or {}
     config, preset = config_from_options(options)
+    run_options = options_from(RunOptions, options)
     cells = store.cells(run_id)
     errors = {key: cell["error"] for key, cell in cells.items() if "error" in cell}
     empty = not len(frame)
     return {
         "family": "plausibility (agreement with people), not faithfulness",
         "run": run, "config": config.to_dict(), "preset": preset or "default",
-        "random_baseline": f"'{RANDOM}': uniform random word scores scored by the same evaluators, "
-                           f"{options.get('random_orderings', 10)} seeded draws per example (seed "
-                           f"{options.get('seed', 0) or 0} + input hash)",
+        "random_baseline": f"'{RANDOM_METHOD}': uniform random word scores scored by the same evaluators, "
+                           f"{run_options.random_orderings} seeded draws per example (seed {run_options.seed} + "
+                           f"input hash)",
         "metrics": [] if empty else
         metric_table(frame, random_orderings_frame(store, run_id)).to_dict(orient="records"),
         "paper000": [] if empty else paper000_table(frame, config.select_by).to_dict(orient="records"),

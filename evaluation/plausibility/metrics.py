@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation.metric import Evaluator, Metric, register_evaluator
+from explainers.params import coerce, param, validate
 
 FAMILY = "plausibility"
 LABEL = "plausibility (agreement with people), not faithfulness"
@@ -58,22 +59,27 @@ SELECT_BY = ("f1", "iou")
 class PlausibilityConfig:
     """Settings of the plausibility metrics (every number reports the preset and these values)."""
 
-    top_k: str = "20%"  # "20%" (ceil of a share of the words, at least 1), "25" (a count) or "human" (= |H|)
-    tau: float = 0.5  # threshold on the max-normalized scores (paper 000 binarization)
-    sign: str = "positive"  # "positive": negatives never highlighted, ranked last (paper 000); "absolute": |score|
-    ties: str = "pessimistic"
-    iou_threshold: float = 0.5  # ERASER span match
-    iou_from: str = "top-k"  # which binarization the IoU F1 spans come from
-    truncation: str = "drop"
-    only_correct: bool = False  # paper 000 code: only correctly predicted examples
-    select_by: str = "f1"  # dataset level: the best tau of the sweep maximizes this
+    top_k: str = param("20%", "Top-k", "a share of the words ('20%', ceil, at least 1), a count ('25') or 'human' "
+                       "(= the number of human words)")
+    tau: float = param(0.5, "Threshold tau", "threshold on the max-normalized scores (paper 000 binarization), "
+                       "in (0, 1]", min=0.0, max=1.0, step=0.05)
+    sign: str = param("positive", "Sign", "positive: negatives never highlighted, ranked last (paper 000); absolute: |score|",
+                      choices=SIGNS)
+    ties: str = param("pessimistic", "Ties", "pessimistic: non-human words first among equal scores; "
+                      "reading-order: by position", choices=TIES)
+    iou_threshold: float = param(0.5, "IoU span match", "ERASER: a predicted span matches a human span at this IoU",
+                                 min=0.0, max=1.0, step=0.05)
+    iou_from: str = param("top-k", "IoU spans from", "which binarization the IoU F1 spans come from",
+                          choices=IOU_FROM)
+    truncation: str = param("drop", "Words cut by truncation", "drop: left out; miss: counted as never "
+                            "highlighted", choices=TRUNCATION)
+    only_correct: bool = param(False, "Correct predictions only", "paper 000 code: only correctly predicted "
+                               "examples")
+    select_by: str = param("f1", "Best tau by", "dataset level: the best tau of the sweep maximizes this",
+                           choices=SELECT_BY)
 
     def __post_init__(self):
-        checks = [(self.sign, SIGNS, "sign"), (self.ties, TIES, "ties"), (self.truncation, TRUNCATION, "truncation"),
-                  (self.iou_from, IOU_FROM, "iou_from"), (self.select_by, SELECT_BY, "select_by")]
-        for value, allowed, name in checks:
-            if value not in allowed:
-                raise ValueError(f"plausibility {name} must be one of {', '.join(allowed)}, got {value!r}.")
+        validate(self)
         if not 0 < float(self.tau) <= 1:
             raise ValueError(f"plausibility tau must be in (0, 1], got {self.tau}.")
         if not 0 < float(self.iou_threshold) <= 1:
@@ -99,6 +105,7 @@ PRESETS: dict[str, dict] = {
 
 
 def make_config(preset: str | None = None, **overrides) -> PlausibilityConfig:
+    """A preset's settings with ``overrides`` (None = keep; strings from the command line are converted)."""
     values = {}
     if preset:
         if preset not in PRESETS:
@@ -108,15 +115,7 @@ def make_config(preset: str | None = None, **overrides) -> PlausibilityConfig:
     unknown = set(values) - {f.name for f in dataclasses.fields(PlausibilityConfig)}
     if unknown:
         raise ValueError(f"Unknown plausibility setting(s) {', '.join(sorted(unknown))}.")
-    for field in dataclasses.fields(PlausibilityConfig):  # values from the command line arrive as strings
-        if field.name in values and isinstance(values[field.name], str):
-            if field.type in ("float", float):
-                values[field.name] = float(values[field.name])
-            elif field.type in ("int", int):
-                values[field.name] = int(values[field.name])
-            elif field.type in ("bool", bool):
-                values[field.name] = values[field.name].strip().lower() in {"1", "true", "yes", "on"}
-    return PlausibilityConfig(**values)
+    return coerce(PlausibilityConfig, values)
 
 
 def config_from_options(options: dict | None) -> tuple[PlausibilityConfig, str | None]:

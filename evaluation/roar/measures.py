@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explainers import REGISTRY, ParamError, create
+from explainers import REGISTRY, ParamError, create, parse_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import Encoding, TextClassifier
 
@@ -86,7 +86,7 @@ def resolve_measure(spec: str, settings: str = "cheap", params: dict | None = No
     """``ig``, ``ig:paper-001``, ``integrated_gradients`` ... -> a Measure with its preset and parameters."""
     if settings not in SETTINGS:
         raise ParamError(f"Unknown measure settings '{settings}'; use {', '.join(SETTINGS)}.")
-    name, _, preset = spec.strip().partition(":")
+    name, preset = split_spec(spec)
     if not name:
         raise ParamError("An empty measure name was given.")
     method = method_of(name)
@@ -99,8 +99,7 @@ def resolve_measure(spec: str, settings: str = "cheap", params: dict | None = No
     cls = REGISTRY[method]
     known = {f.name for f in dataclasses.fields(cls.Params)}
     if preset:
-        if preset not in cls.presets:
-            raise ParamError(f"Unknown preset '{preset}' for {method}; presets: {', '.join(cls.presets) or 'none'}.")
+        parse_spec(f"{method}:{preset}")  # ParamError unless the preset is one of the method's
         chosen, overrides = preset, {}
     else:
         table = CHEAP_SETTINGS if settings == "cheap" else PAPER_SETTINGS
@@ -111,7 +110,7 @@ def resolve_measure(spec: str, settings: str = "cheap", params: dict | None = No
     unknown = sorted(set(params or {}) - known)
     if unknown:
         raise ParamError(f"{method} has no parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
-    measure = Measure(name.strip().lower(), method, chosen, overrides)
+    measure = Measure(name, method, chosen, overrides)
     measure.explainer()  # validates the values now, not in the middle of a study
     return measure
 

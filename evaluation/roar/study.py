@@ -26,6 +26,8 @@ from functools import lru_cache
 import numpy as np
 
 from corpora import load_dataset, parse_dataset_id
+from explainers import split_spec
+from explainers.params import coerce, param, validate
 from corpora.records import DataError
 from models import Encoding, TextClassifier, cached_classifier, estimate_seconds
 from models.errors import ModelError, UserFacingError
@@ -56,15 +58,20 @@ class StudyConfig:
     measures: tuple[dict, ...] = ()  # Measure.to_dict() of each measure (random is added automatically)
     ratios: tuple[float, ...] = FULL_RATIOS  # percent of the eligible words, 0 < r < 100
     seeds: tuple[int, ...] = (0, 1, 2)
-    mode: str = "roar"
-    operator: str = "mask"
-    target: str = "predicted"
-    rank_by: str = "signed"
-    count_rule: str = "floor"
-    segments: str = "first"
-    anchors: bool = True  # the shared 0 % and 100 % models
-    data_seed: int = 0  # which training / test subset is drawn (the same for every seed)
-    filler: str = "mlm"  # the masked LM of the mlm operator (models.mlm.filler.load_filler: mlm, a folder or a hub id)
+    mode: str = param("roar", "Mode", "; ".join(f"{k}: {v}" for k, v in MODES.items()), choices=tuple(MODES))
+    operator: str = param("mask", "Removal operator", "mask ([MASK], paper 001), delete (paper 000), mlm (ROAR-BERT, "
+                          "needs the masked LM), unk, pad")  # check_operator says why zero is not offered
+    target: str = param("predicted", "Label explained", "; ".join(f"{k}: {v}" for k, v in TARGETS.items()),
+                        choices=tuple(TARGETS))
+    rank_by: str = param("signed", "Ranking", "; ".join(f"{k}: {v}" for k, v in RANKINGS.items()),
+                         choices=tuple(RANKINGS))
+    count_rule: str = param("floor", "Count rule", "; ".join(f"{k}: {v}" for k, v in COUNT_RULES.items()),
+                            choices=tuple(COUNT_RULES))
+    segments: str = param("first", "Segments masked", "; ".join(f"{k}: {v}" for k, v in SEGMENTS.items()),
+                          choices=tuple(SEGMENTS))
+    anchors: bool = param(True, "0 % and 100 % anchors", "the shared 0 % and 100 % models")
+    data_seed: int = param(0, "Data seed", "which training / test subset is drawn (the same for every seed)", min=0)
+    filler: str = param("mlm", "Masked LM of the mlm operator", "mlm (the prepared stand-in), a folder or a hub id")
     variant: Variant = field(default_factory=Variant)
     model_fingerprint: str = ""
 
@@ -88,6 +95,7 @@ class StudyConfig:
         if problems:
             raise UserFacingError("Invalid ROAR study: " + "; ".join(problems) + ".")
         check_operator(self.operator)
+        validate(self)
 
     # ----- identity ------------------------------------------------------------------------------
     def measure_list(self) -> list[Measure]:
@@ -106,11 +114,11 @@ class StudyConfig:
     def from_dict(cls, data: dict) -> "StudyConfig":
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        values["variant"] = Variant.from_dict(values.get("variant") or {})
+        values["variant"] = Variant.from_dict(values.get("variant"))
         values["measures"] = tuple(dict(m) for m in values.get("measures", ()))
         values["ratios"] = tuple(float(r) for r in values.get("ratios", FULL_RATIOS))
         values["seeds"] = tuple(int(s) for s in values.get("seeds", (0,)))
-        return cls(**values)
+        return coerce(cls, values)
 
     def provenance(self) -> dict:
         """What every number of the study depends on, for tables and exports."""
@@ -174,7 +182,7 @@ def build_config(model: str = "default", dataset: str | None = "sst2", train_dat
             raise DataError(f"Dataset '{dataset}' has no train and dev/test split; give --train-data and --test-data.")
     if settings not in SETTINGS:
         raise UserFacingError(f"Unknown measure settings '{settings}'; use {', '.join(SETTINGS)}.")
-    resolved = [resolve_measure(m, settings, (measure_params or {}).get(m.split(":")[0].strip().lower()))
+    resolved = [resolve_measure(m, settings, (measure_params or {}).get(split_spec(m)[0]))
                 for m in measures if m.strip()]
     seen, unique = set(), []
     for measure in resolved:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from explainers.params import options_from, param, validate
 from models import TextClassifier, TokenBatch
 from models.errors import ModelError
 from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
@@ -33,15 +34,18 @@ INITS = {"classifier": "explained model's encoder, new head", "base": "pre-train
 
 @dataclass(frozen=True)
 class Variant:
-    trainable: str = "head"
-    last_k: int = 2
-    train_size: int = 300
-    test_size: int = 200
-    epochs: float = 3.0
-    lr: float | None = None  # None: DEFAULT_LR of the variant
-    batch_size: int = 16
-    max_length: int = 128
-    init: str = "classifier"
+    trainable: str = param("head", "Retraining", "; ".join(f"{k}: {v}" for k, v in TRAINABLE.items()),
+                           choices=tuple(TRAINABLE))
+    last_k: int = param(2, "Blocks trained (last-k)", "transformer blocks trained by the last-k variant", min=1)
+    train_size: int = param(300, "Training examples", "training subset N (applies to every variant)", min=2)
+    test_size: int = param(200, "Test examples", "test subset", min=1)
+    epochs: float = param(3.0, "Epochs", "epochs of every retrain", min=0.0)
+    lr: float | None = param(None, "Learning rate", "not set = the variant's default (" +
+                             ", ".join(f"{k} {v:g}" for k, v in DEFAULT_LR.items()) + ")", min=0.0, type=float)
+    batch_size: int = param(16, "Batch size", min=1)
+    max_length: int = param(128, "Max tokens", "inputs are truncated to this many tokens", min=1)
+    init: str = param("classifier", "Start point", "; ".join(f"{k}: {v}" for k, v in INITS.items()),
+                      choices=tuple(INITS))
 
     def __post_init__(self):
         if self.trainable not in TRAINABLE:
@@ -50,6 +54,7 @@ class Variant:
             raise ValueError(f"Unknown start point '{self.init}'; use {', '.join(INITS)}.")
         if self.train_size < 2 or self.test_size < 1 or self.epochs <= 0 or self.batch_size < 1:
             raise ValueError("train size must be >= 2, test size >= 1, epochs > 0 and batch size >= 1.")
+        validate(self)
 
     @property
     def learning_rate(self) -> float:
@@ -64,9 +69,8 @@ class Variant:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Variant":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+    def from_dict(cls, data: dict | None) -> "Variant":
+        return options_from(cls, data)
 
     def train_config(self, seed: int) -> TrainConfig:
         return TrainConfig(epochs=self.epochs, lr=self.learning_rate, batch_size=self.batch_size,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from corpora import load_dataset
-from explainers import REGISTRY
+from explainers import REGISTRY, split_spec
 from explainers.cache import DEFAULT_CACHE
 from models import ModelError, cached_classifier
 from models import randomize
@@ -87,7 +87,7 @@ def validate(model: str, methods: list[str], check: str, mode: str, init: str) -
         raise ModelError(f"Unknown initialization '{init}'. Choose from: {', '.join(randomize.INITS)}.")
     if not methods:
         raise ModelError("Choose at least one method.")
-    unknown = [m for m in methods if m.partition(":")[0] not in REGISTRY]
+    unknown = [m for m in methods if split_spec(m)[0] not in REGISTRY]
     if unknown:
         raise ModelError(f"Unknown method(s) {', '.join(unknown)}. Known: {', '.join(REGISTRY)}.")
     explainers_for(methods)  # unknown presets fail here, before any work

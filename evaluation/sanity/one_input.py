@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from explainers import Explainer, Explanation, create
+from explainers import Explainer, Explanation, create_from_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain_cached
 from models import Encoding, ModelError, TextClassifier, estimate_seconds
 from models import randomize
@@ -132,18 +132,14 @@ def chance_similarity(original, rng: np.random.Generator, draws: int = 100,
 # ----- methods ------------------------------------------------------------------------------------------------------
 def explainers_for(specs: list[str]) -> dict[str, Explainer]:
     """'method' or 'method:preset' strings -> explainers (the names are the display keys)."""
-    out = {}
-    for spec in specs:
-        method, _, preset = spec.partition(":")
-        out[spec] = create(method.strip(), preset=preset.strip() or None)
-    return out
+    return {spec: create_from_spec(spec) for spec in specs}
 
 
 def default_methods(registry) -> list[str]:
     """Six cheap methods (gradient, attention, perturbation) plus the random baseline where registered."""
     wanted = ["saliency", "saliency:paper-003", "input_x_gradient", "attention", "attention:paper-003-average",
               "leave_one_out", "random"]
-    return [m for m in wanted if m.partition(":")[0] in registry]
+    return [m for m in wanted if split_spec(m)[0] in registry]
 
 
 # ----- one input --------------------------------------------------------------------------------------------------

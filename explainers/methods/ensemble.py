@@ -19,7 +19,7 @@ from explainers import cache  # the members go through the same cache as the pag
 from explainers.aggregate import normalize
 from explainers.base import Attribution, Explainer
 from explainers.params import ParamError, param
-from explainers.registry import REGISTRY, create, register
+from explainers.registry import REGISTRY, create, parse_spec, register
 
 MEMBER_FAMILIES = ("gradient", "perturbation", "attention")
 TOP3 = "lime,kernel_shap,integrated_gradients"
@@ -38,15 +38,13 @@ def parse_members(spec: str) -> list[tuple[str, str | None]]:
     items = all_members() if spec == "all" else [s.strip() for s in spec.split(",") if s.strip()]
     members = []
     for item in items:
-        method, _, preset = item.partition(":")
-        if method not in REGISTRY:
-            raise ParamError(f"Unknown ensemble member '{method}'. Known methods: {', '.join(REGISTRY)}.")
+        try:
+            method, preset = parse_spec(item)
+        except ParamError as error:
+            raise ParamError(f"Unknown ensemble member '{item}': {error}") from None
         if REGISTRY[method].family == "ensemble":
             raise ParamError(f"An ensemble cannot contain another ensemble ('{method}').")
-        if preset and preset not in REGISTRY[method].presets:
-            raise ParamError(f"Unknown preset '{preset}' for ensemble member {method}; presets: "
-                             f"{', '.join(REGISTRY[method].presets) or 'none'}.")
-        members.append((method, preset or None))
+        members.append((method, preset))
     if not members:
         raise ParamError("An ensemble needs at least one member method.")
     return members

@@ -1,6 +1,7 @@
 """`cli.py roar` on the tiny keyword model: estimate, run, list, export and import, and one-line errors."""
 from __future__ import annotations
 
+import csv
 import json
 from types import SimpleNamespace
 
@@ -55,12 +56,23 @@ def test_a_study_runs_and_is_listed_exported_and_imported(tiny, cache, capsys, t
     assert cli.main(["roar", "--store", str(tiny.root / "results.sqlite"), "--list"]) == 0
     assert run_id in capsys.readouterr().out
     exported = tmp_path / "study.json"
-    assert cli.main(["roar", "--store", str(tiny.root / "results.sqlite"), "--export", run_id, "--output",
+    assert cli.main(["roar", "--store", str(tiny.root / "results.sqlite"), "--export", run_id, "--out",
                      str(exported)]) == 0
     capsys.readouterr()
     assert cli.main(["roar", "--store", str(tmp_path / "laptop.sqlite"), "--import", str(exported), "--json"]) == 0
-    imported = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    captured = capsys.readouterr()
+    imported = json.loads(captured.out)  # --json: stdout is JSON only; the "imported" note goes to stderr
+    assert f"imported {run_id}" in captured.err
     assert imported["accuracy"]["curves"] == report["accuracy"]["curves"]
+
+    # --out FILE.csv: the curves as a table (argparse used to read --out as --output and write nothing)
+    table = tmp_path / "study.csv"
+    assert cli.main(["roar", "--store", str(tiny.root / "results.sqlite"), "--show", run_id, "--out",
+                     str(table)]) == 0
+    rows = list(csv.DictReader(table.open()))
+    assert {r["metric"] for r in rows} == {"accuracy", "macro_f1"}
+    accuracy = {(r["measure"], float(r["ratio"])): float(r["mean"]) for r in rows if r["metric"] == "accuracy"}
+    assert accuracy == pytest.approx({(c["measure"], c["ratio"]): c["mean"] for c in curves})
 
 
 @pytest.mark.parametrize("extra, message", [

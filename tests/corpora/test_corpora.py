@@ -164,3 +164,25 @@ def _data(relative: str):
     import settings
 
     return settings.ROOT.parent / "shared" / "data" / relative
+
+
+def test_known_feature_dataset_ids():
+    examples = load_dataset("known-feature:dev:3", limit=4)
+    assert all(e.rationale[-1] == 1 and sum(e.rationale) == 1 for e in examples)
+    assert [e.label for e in examples] == [e.label for e in load_dataset("known-feature:dev:3", limit=4)]
+
+
+def test_the_known_feature_task_is_in_the_catalogue_like_any_dataset():
+    from corpora import DATASETS, parse_dataset_id
+    from corpora.known_feature import make_known_feature
+
+    info = DATASETS["known-feature"]
+    assert info.splits == ("train", "dev") and info.default_split == "dev" and info.has_rationales
+    assert parse_dataset_id("known-feature") == ("known-feature", "dev")
+    # the catalogue's examples are the task built by hand from SST-2 dev with the same label seed
+    by_hand = make_known_feature(load_dataset("sst2:dev")[:5], seed=3)
+    assert load_dataset("known-feature:dev:3", limit=5) == by_hand
+    assert load_dataset("known-feature:dev", limit=5) == make_known_feature(load_dataset("sst2:dev")[:5], seed=0)
+    with pytest.raises(DataError, match="train or dev"):
+        load_dataset("known-feature:test")
+

@@ -12,7 +12,7 @@ import streamlit as st
 
 from corpora import DATASETS, DataError, load_user_file
 from evaluation.faithfulness import known_feature
-from evaluation.runs.runner import KIND, evaluate_example, load_evaluators, results_frame, \
+from evaluation.runs.runner import KIND, evaluate_example, results_frame, \
     start_evaluation
 from evaluation import targets
 from evaluation.faithfulness.curves import RemovalOptions, load_filler
@@ -255,23 +255,20 @@ def _save_upload(upload) -> str | None:
 
 
 def dataset_picker(key: str = "faith-ds") -> str | None:
-    names = list(DATASETS) + ["known-feature", UPLOAD]
+    names = list(DATASETS) + [UPLOAD]
     c1, c2 = st.columns([3, 1])
     name = c1.selectbox("Dataset", names, key=key, format_func=lambda n: f"{n}: {DATASETS[n].title}"
-                        if n in DATASETS else ("known-feature: paper 003's appended label word (SST-2)"
-                                               if n == "known-feature" else "upload a CSV / JSONL file"))
+                        if n in DATASETS else "upload a CSV / JSONL file")
     if name == UPLOAD:
         upload = st.file_uploader("A .csv / .tsv / .jsonl file with a 'text' column (optional label, pair, rationale)",
                                   type=["csv", "tsv", "jsonl"], key=f"{key}-upload")
         return _save_upload(upload) if upload is not None else None
-    splits = DATASETS[name].splits if name in DATASETS else ("dev", "train")
-    default = DATASETS[name].default_split if name in DATASETS else "dev"
+    splits, default = DATASETS[name].splits, DATASETS[name].default_split
     split = c2.selectbox("Split", splits, list(splits).index(default), key=f"{key}-split-{name}")
     return f"{name}:{split}"
 
 
 def dataset_section(selection, choices: list[MethodChoice], config: dict) -> None:
-    load_evaluators()
     dataset = dataset_picker()
     c1, c2 = st.columns([1, 3])
     limit = int(c1.number_input("Examples", 1, 100_000, 50, key="faith-limit"))

@@ -21,6 +21,7 @@ from evaluation.sanity import one_input
 from evaluation.sanity import dataset as sanity_dataset
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
+from evaluation.seeds import parse_seeds
 from explainers import Explainer, ParamError, create
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
 from models.metering import autorun_budget
@@ -332,15 +333,12 @@ def _downloads(frame: pd.DataFrame, provenance: dict, key: str) -> None:
                                   indent=2), f"sanity-{key}.json", "application/json", key=f"sanity-json-{key}")
 
 
-def parse_seeds(text: str) -> tuple[list[int], str | None]:
-    """'0, 1, 2' -> [0, 1, 2], or a message saying what is wrong."""
+def seeds_or_message(text: str) -> tuple[list[int], str | None]:
+    """'0, 1, 2' -> [0, 1, 2] (sorted), or a message saying what is wrong."""
     try:
-        seeds = sorted({int(s) for s in text.replace(";", ",").split(",") if s.strip()})
-    except ValueError:
-        return [], "Seeds must be whole numbers separated by commas, e.g. 0, 1, 2."
-    if not seeds or len(seeds) > 20 or min(seeds) < 0:
-        return [], "Give between 1 and 20 non-negative seeds."
-    return seeds, None
+        return sorted(parse_seeds(text, name="Seeds", most=20)), None
+    except ParamError as error:
+        return [], str(error)
 
 
 # ----- one input: paper 000's head check ---------------------------------------------------------------------------
@@ -350,7 +348,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
                "unchanged) under several seeds. Higher = the explanation reacts to the model (better).")
     text = st.text_input("Seeds", "0, 1, 2", key="sanity-head-seeds", help="paper 000 used three; also used by "
                          "the dataset run of the head check")
-    seeds, message = parse_seeds(text)
+    seeds, message = seeds_or_message(text)
     if message:
         st.error(message)
         return None
@@ -415,7 +413,7 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
                       help="the original model's prediction, or the gold label (the prediction for an example "
                            "without one), at every stage")
     methods = [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
-    seeds, _ = parse_seeds(st.session_state.get("sanity-head-seeds", "0, 1, 2"))
+    seeds, _ = seeds_or_message(st.session_state.get("sanity-head-seeds", "0, 1, 2"))
     seeds = seeds or list(one_input.PAPER_000_SEEDS)
     what = (f"{config['mode']} · {randomize.INITS[config['init']]} · seed {config['seed']}" if check == "layers"
             else f"head seeds {', '.join(map(str, seeds))} (Xavier uniform)")

@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.runs.runner import RANDOM_METHOD, load_examples, random_orderings_frame, results_frame, run_evaluation
+from corpora import load_dataset
+from evaluation.runs.runner import RANDOM_METHOD, random_orderings_frame, results_frame, run_evaluation
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.bias import SWEEP_METRICS, sweep_values
 from evaluation.faithfulness.presets import BY_ID
@@ -45,7 +46,7 @@ def test_per_example_values_equal_the_direct_computation(run, quick_classifier):
 
     store, summary = run
     frame = results_frame(store, summary.run_id)
-    example = load_examples("sst2:dev", limit=1)[0]
+    example = load_dataset("sst2:dev", limit=1)[0]
     encoding = quick_classifier.encode(example.text)
     metrics = [BY_ID["comprehensiveness-eraser"], BY_ID["sufficiency-eraser"]]
     for method in METHODS:
@@ -132,9 +133,3 @@ def test_cli_errors_are_one_line_messages(argv, message, quick_classifier, isola
     code = main(["evaluate", "--model", MODEL(quick_classifier), "--limit", "2", "--methods", "saliency"] + argv)
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
-
-
-def test_known_feature_dataset_ids():
-    examples = load_examples("known-feature:dev:3", limit=4)
-    assert all(e.rationale[-1] == 1 and sum(e.rationale) == 1 for e in examples)
-    assert [e.label for e in examples] == [e.label for e in load_examples("known-feature:dev:3", limit=4)]

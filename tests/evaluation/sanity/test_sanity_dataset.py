@@ -115,7 +115,7 @@ def test_cli_sanity_on_a_dataset_and_on_one_text(keyword_folder, keyword_file, i
     monkeypatch.setattr(DEFAULT_CACHE, "directory", isolated_cache / "explanations")
     csv_path = tmp_path / "summary.csv"
     code = cli.main(["sanity", "--model", keyword_folder, "--dataset", keyword_file, "--limit", "4", "--methods",
-                     "leave_one_out,random", "--json", "--csv", str(csv_path)])
+                     "leave_one_out,random", "--json", "--out", str(csv_path)])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["status"] == "finished" and report["stages"][0] == "original"

@@ -1,0 +1,103 @@
+"""The one options schema (``param()``) and the one "method:preset" parser, on every option group that uses them."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pytest
+
+import settings
+from explainers import ParamError, REGISTRY, create_from_spec, is_known_spec, parse_spec, split_spec
+from explainers.params import coerce, options_from, param, schema
+
+
+@dataclass(frozen=True)
+class Options:
+    operator: str | None = param(None, "Operator", choices=("delete", "mask"), type=str)
+    steps: int = param(10, "Steps", min=1, max=100)
+    share: float = param(0.5, "Share", min=0.0, max=1.0)
+    exact: bool = param(True, "Exact")
+    nested: tuple = ()  # not an option: no param()
+
+
+def test_schema_lists_only_the_declared_options_with_their_types():
+    specs = {s.name: s for s in schema(Options)}
+    assert list(specs) == ["operator", "steps", "share", "exact"]
+    assert [specs[n].type for n in specs] == [str, int, float, bool]
+    assert specs["operator"].optional and not specs["steps"].optional
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({"steps": "20", "share": "0.25", "exact": "off", "operator": "mask"},
+     Options(operator="mask", steps=20, share=0.25, exact=False)),
+    ({"steps": 20.0, "exact": "YES"}, Options(steps=20, exact=True)),  # JSON numbers, any case
+    ({}, Options()),
+])
+def test_coerce_converts_strings_and_numbers(given, expected):
+    result = coerce(Options, given)
+    assert result == expected and type(result.steps) is int
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"steps": "2.5"}, "whole number"),
+    ({"steps": "0"}, "between 1 and 100"),
+    ({"share": "lots"}, "must be a number"),
+    ({"exact": "maybe"}, "true or false"),  # used to be False without a word
+    ({"operator": "shuffle"}, "one of delete, mask"),
+    ({"speed": 1}, "Unknown parameter(s) speed"),
+])
+def test_bad_values_name_the_option_and_what_is_allowed(given, message):
+    with pytest.raises(ParamError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        coerce(Options, given)
+
+
+def test_options_from_a_run_dict_ignores_other_groups_and_none():
+    assert options_from(Options, {"steps": "3", "operator": None, "random_orderings": 10}) == Options(steps=3)
+
+
+def test_one_string_to_bool():
+    assert [settings.parse_bool(t) for t in ("1", "true", " Yes ", "on", "0", "false", "no", "OFF", "")] == \
+        [True] * 4 + [False] * 5
+    with pytest.raises(ValueError):
+        settings.parse_bool("maybe")
+    assert settings.parse_bool("maybe", default=False) is False  # environment flags keep their old leniency
+
+
+def test_every_option_group_keeps_its_defaults():
+    """The defaults as they were before the options moved to param() (literal values from the old code)."""
+    from evaluation.faithfulness.curves import RemovalOptions
+    from evaluation.metric import RunOptions
+    from evaluation.plausibility.metrics import PlausibilityConfig
+    from evaluation.roar.study import StudyConfig
+    from evaluation.roar.training import Variant
+
+    assert dataclasses.asdict(RemovalOptions()) == {"operator": None, "target": "predicted", "exclude_special": True,
+                                                    "seed": 0, "rank_by": "signed", "aopc_divisor": None}
+    assert dataclasses.asdict(RunOptions()) == {"target": "predicted", "seed": 0, "random_orderings": 10}
+    assert PlausibilityConfig().to_dict() == {"top_k": "20%", "tau": 0.5, "sign": "positive", "ties": "pessimistic",
+                                              "iou_threshold": 0.5, "iou_from": "top-k", "truncation": "drop",
+                                              "only_correct": False, "select_by": "f1"}
+    assert Variant().to_dict() == {"trainable": "head", "last_k": 2, "train_size": 300, "test_size": 200,
+                                   "epochs": 3.0, "lr": None, "batch_size": 16, "max_length": 128,
+                                   "init": "classifier"}
+    study = StudyConfig()
+    assert {s.name: getattr(study, s.name) for s in schema(StudyConfig)} == {
+        "mode": "roar", "operator": "mask", "target": "predicted", "rank_by": "signed", "count_rule": "floor",
+        "segments": "first", "anchors": True, "data_seed": 0, "filler": "mlm"}
+    # stored run options (strings from a command line, JSON numbers) come back typed
+    assert RemovalOptions.from_dict({"seed": "3", "exclude_special": "false", "operator": "unk"}) == \
+        RemovalOptions(operator="unk", seed=3, exclude_special=False)
+    assert Variant.from_dict({"epochs": "1", "train_size": 40.0, "unknown": 1}) == Variant(epochs=1.0, train_size=40)
+
+
+def test_parse_spec_checks_the_method_and_its_preset():
+    assert parse_spec(" Saliency : paper-003 ") == ("saliency", "paper-003")
+    assert parse_spec("leave_one_out") == ("leave_one_out", None)
+    assert split_spec("IG:paper-001") == ("ig", "paper-001")  # syntax only: ROAR resolves its aliases after
+    with pytest.raises(ParamError, match="Unknown method 'nope'"):
+        parse_spec("nope:paper-003")
+    with pytest.raises(ParamError, match="Unknown preset 'nope' for saliency"):
+        parse_spec("saliency:nope")
+    assert is_known_spec("saliency:paper-003") and not is_known_spec("saliency:nope") and not is_known_spec("x")
+    explainer = create_from_spec("integrated_gradients:paper-001")
+    assert explainer.preset == "paper-001" and explainer.id in REGISTRY
