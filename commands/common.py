@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -45,6 +46,9 @@ def run_command(handler, args) -> int:
     except KeyboardInterrupt:
         print("stopped.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of stdout stopped early (`cli.py methods --json | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not fail again
+        return 0
 
 
 def parse_method_specs(value: str) -> list[str]:

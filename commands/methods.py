@@ -17,8 +17,14 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
+def param_row(spec) -> dict:
+    """A parameter's schema as plain data (its type by name; ``parse`` is code, not data)."""
+    return {k: v for k, v in dataclasses.asdict(spec).items() if k != "parse"} | {"type": spec.type.__name__}
+
+
 def params_table(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame([{"method": row["id"], "family": row["family"], **spec} for row in rows for spec in row["params"]])
+    return pd.DataFrame([{"method": row["id"], "family": row["family"], **spec}
+                         for row in rows for spec in row["params"]])
 
 
 def handle(args) -> int:
@@ -26,7 +32,7 @@ def handle(args) -> int:
     rows = []
     for method_id, cls in REGISTRY.items():
         rows.append({"id": method_id, "label": cls.label, "family": FAMILIES[cls.family], "reference": cls.reference,
-                     "params": [dataclasses.asdict(s) | {"type": s.type.__name__} for s in schema(cls.Params)],
+                     "params": [param_row(spec) for spec in schema(cls.Params)],
                      "presets": cls.presets})
     if out:
         write_out(out, rows, params_table(rows))

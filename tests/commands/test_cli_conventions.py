@@ -112,3 +112,12 @@ def test_roar_flags_override_a_preset(monkeypatch):
     assert seen["mode"] == "both" and seen["target"] == "gold" and seen["count_rule"] == "floor"  # from the preset
     assert seen["operator"] == "delete" and seen["anchors"] is False and seen["seeds"] == [0, 1]
     assert seen["settings"] == "paper" and seen["measures"] == ["attention", "gradient", "ixg", "ig"]
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    # `cli.py methods --json | head -3`: the reader is gone before the JSON is written
+    process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "methods", "--json"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()
+    err = process.stderr.read()
+    assert process.wait(timeout=300) == 0 and "Traceback" not in err and "BrokenPipe" not in err
