@@ -11,7 +11,7 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-PAGE = "pages/2_Faithfulness.py"
+PAGE = "app_pages/2_Faithfulness.py"
 TEXT = "a gorgeous , witty film that drags badly in its final act"
 METHODS = ["saliency", "leave_one_out"]
 

@@ -24,7 +24,7 @@ def app(quick_classifier, tmp_path_factory):
         patch.setenv("EXWB_MODEL", "default-quick")
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
         at.run()
-        at.switch_page("pages/5_Plausibility.py")
+        at.switch_page("app_pages/5_Plausibility.py")
         at.run()
         assert not at.exception, at.exception
         at.multiselect(key="plaus-methods").set_value(METHODS).run()

@@ -13,7 +13,7 @@ from conftest import ROOT
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 pytestmark = pytest.mark.integration
-PAGE = "pages/4_ROAR.py"
+PAGE = "app_pages/4_ROAR.py"
 
 
 @pytest.fixture()

@@ -17,7 +17,7 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-PAGE = "pages/3_Sanity_checks.py"
+PAGE = "app_pages/3_Sanity_checks.py"
 FEW = ["saliency", "leave_one_out", "random"]
 
 
