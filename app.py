@@ -14,7 +14,8 @@ settings.prepare_runtime()
 
 import streamlit as st  # noqa: E402
 
-st.set_page_config(page_title=settings.PRODUCT, page_icon=":material/insights:", layout="wide")
+FAVICON = settings.ROOT / "assets" / "favicon.png"  # shipped: a Material-icon favicon is fetched from the web
+st.set_page_config(page_title=settings.PRODUCT, page_icon=str(FAVICON), layout="wide")
 
 PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 st.navigation([st.Page(str(path), default=(i == 0))
