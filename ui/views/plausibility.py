@@ -128,6 +128,7 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
     st.html(CSS)
     st.caption(f"Underlined green: {source}. Rows: the method's heatmap, then its binarized versions "
                f"(purple = highlighted). {config_caption(config, preset)}.")
+    st.html(legend_html(signed=any(isinstance(r, Explanation) and r.signed for r in results.values())))
     rows, exported = [], []
     for method_id, result in results.items():
         label = REGISTRY[method_id].label
@@ -161,7 +162,6 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
         exported.append({"method": method_id, **scored.to_dict(),
                          "provenance": {key: p.get(key) for key in
                                         ("method", "preset", "params", "target", "seed", "sign")}})
-    st.html(legend_html(any(isinstance(r, Explanation) and r.signed for r in results.values())))
     if not rows:
         return
     st.markdown("##### Per-example scores (plausibility, not faithfulness)")

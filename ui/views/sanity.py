@@ -276,6 +276,7 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
                         width="stretch", config={"displayModeBar": False})
     verdicts = result.verdicts(config["measure"], config["threshold"])
     st.html(CSS)
+    st.html(legend_html(signed=any(result.signed.values()), unsigned=not all(result.signed.values())))
     for method in result.methods:
         if method in stage.errors or method in original.errors:
             st.error(f"{method}: {stage.errors.get(method) or original.errors.get(method)}")
@@ -295,7 +296,6 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
         with st.expander(f"Provenance: {method} at {chosen}"):
             st.json({"randomization": result.provenance(), "stage": chosen, "stage_fingerprint": stage.fingerprint,
                      "explanation": stage.explanations[method].provenance}, expanded=False)
-    st.html(legend_html(any(result.signed.values())))
 
     st.markdown("##### Similarity to the original, stage by stage")
     measure = config["measure"]
