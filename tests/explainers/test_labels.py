@@ -17,6 +17,7 @@ def test_presets_and_overrides_follow_the_label():
     assert label_for(f"lime:{preset}") == f"LIME ({preset})"
     assert label_for(f" LIME:{preset} ", {"n_samples": 50, "seed": 1}) == f"LIME ({preset}, n_samples=50, seed=1)"
     assert label_for("saliency", {"output": "l2"}) == "Saliency (gradient; output=l2)"
+    assert label_for(f"lime:{preset} (n_samples=50)") == f"LIME ({preset}, n_samples=50)"  # the sanity page's names
 
 
 @pytest.mark.parametrize("name", ["random baseline", "ig", "chance (random rankings)", ""])
