@@ -196,7 +196,7 @@ def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier
 
     from corpora import Example
     from evaluation.faithfulness.one_input import evaluate_input
-    from explainers import create
+    from explainers import create, label_for
 
     encoding = quick_classifier.encode(TEXT)
     other = 1 - int(np.argmax(quick_classifier.proba_of(encoding)))  # the class the model does not predict
@@ -213,9 +213,9 @@ def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier
     example = Example(id="x", text=TEXT, label=other, label_names=tuple(quick_classifier.labels))
     direct = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser"],
                             {"seed": 0, "target": "gold"}, example).table().set_index(["metric", "method"])
-    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
+    table = next(df.value for df in at.dataframe if label_for("leave_one_out") in df.value.columns)
     for method in METHODS:
-        assert table.loc["Comprehensiveness (AOPC) ↑", method].startswith(
+        assert table.loc["Comprehensiveness (AOPC) ↑", label_for(method)].startswith(
             f"{direct.loc[('comprehensiveness-eraser', method), 'value']:.3f}")
     assert table.loc["Comprehensiveness (AOPC) ↑", "random baseline"].startswith(
         f"{direct.loc[('comprehensiveness-eraser', 'random baseline'), 'value']:.3f} [")
