@@ -25,7 +25,8 @@ def test_the_legend_is_above_the_rows_and_shows_both_scales_in_use(monkeypatch, 
     legend = next(i for i, b in enumerate(blocks) if 'class="xw-legend"' in b)
     first_row = next(i for i, b in enumerate(blocks) if 'class="xw-row"' in b)
     assert legend < first_row  # next to the heatmaps, not once at the bottom of the page
-    assert "<b>signed methods</b>" in blocks[legend] and "<b>unsigned methods</b>" in blocks[legend]
+    assert '<span class="xw-name">signed methods</span>' in blocks[legend]
+    assert '<span class="xw-name">unsigned methods</span>' in blocks[legend]
 
 
 def test_an_agreement_without_a_ranking_reads_n_a_with_the_reason(monkeypatch, quick_classifier):

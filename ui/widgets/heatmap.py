@@ -27,6 +27,7 @@ CSS = """
 .xw-bar{display:inline-block;width:90px;height:10px;vertical-align:middle;border:1px solid rgba(0,0,0,0.15);
 border-radius:2px}
 .xw-mid{color:#888}
+.xw-name{font-weight:600}
 .xw-prediction{font-size:14px;margin:4px 0 8px 0}
 </style>
 """
@@ -85,7 +86,7 @@ def legend_html(signed: bool = True, unsigned: bool = True) -> str:
         scales.append((UNSIGNED_SCALE, f"rgba(255,255,255,0),{_rgba(UNSIGNED, 0.8)}"))
     parts = []
     for (name, low, middle, high), gradient in scales:
-        parts.append(f'<span class="xw-scale"><b>{name}</b> {low} <span class="xw-bar" '
+        parts.append(f'<span class="xw-scale"><span class="xw-name">{name}</span> {low} <span class="xw-bar" '
                      f'style="background:linear-gradient(to right,{gradient})"></span> {high}'
                      + (f' <span class="xw-mid">(white = {middle})</span>' if middle else "") + "</span>")
     return ('<div class="xw-legend">Colour: ' + " &nbsp;·&nbsp; ".join(parts)

@@ -82,8 +82,8 @@ def test_the_colour_legend_shows_the_scales_in_use(signed, unsigned):
     from ui.widgets.heatmap import legend_html
 
     legend = legend_html(signed=signed, unsigned=unsigned)
-    assert ("<b>signed methods</b>" in legend) == signed
-    assert ("<b>unsigned methods</b>" in legend) == unsigned
+    assert ('<span class="xw-name">signed methods</span>' in legend) == signed
+    assert ('<span class="xw-name">unsigned methods</span>' in legend) == unsigned
 
 
 def test_sanity_and_roar_curves_label_methods_and_shade_only_the_picked_bands():
