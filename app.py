@@ -1,7 +1,10 @@
 """Explanation Workbench: the Streamlit entry point (`streamlit run app.py`).
 
-Runs the chosen page from pages/. Pages are discovered from their file names (``<order>_<Title>.py``),
+Runs the chosen page from app_pages/. Pages are discovered from their file names (``<order>_<Title>.py``),
 so adding a page needs no change here; every page draws the shared sidebar itself (ui/widgets/sidebar.py).
+The folder is not called ``pages/``: Streamlit would take that for an old-style pages folder until this script
+first runs, so a deep link opened after a server start would run the page alone (an extra "app" entry in the
+navigation, a narrow layout, another title).
 """
 from pathlib import Path
 
@@ -11,8 +14,9 @@ settings.prepare_runtime()
 
 import streamlit as st  # noqa: E402
 
-st.set_page_config(page_title=settings.PRODUCT, page_icon=":material/insights:", layout="wide")
+FAVICON = settings.ROOT / "assets" / "favicon.png"  # shipped: a Material-icon favicon is fetched from the web
+st.set_page_config(page_title=settings.PRODUCT, page_icon=str(FAVICON), layout="wide")
 
-PAGES_DIR = Path(__file__).resolve().parent / "pages"
+PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 st.navigation([st.Page(str(path), default=(i == 0))
                for i, path in enumerate(sorted(PAGES_DIR.glob("[0-9]*_*.py")))]).run()

@@ -60,3 +60,24 @@ def create_from_spec(spec: str, **params) -> Explainer:
     """An explainer from "method[:preset]"."""
     method, preset = parse_spec(spec)
     return create(method, preset=preset, **params)
+
+
+def label_for(spec: str, params: dict | None = None) -> str:
+    """The display label of a method id or "method[:preset]" spec, from the explainer class's ``label``:
+    ``input_x_gradient`` -> "Input x Gradient", ``lime:paper-000`` -> "LIME (paper-000)"; parameter overrides
+    (``params``, or written after the spec as "lime (n_samples=50)") follow the preset, inside a label's own
+    brackets when it has them ("Saliency (gradient; output=l2)"). A name that is no registered method (the
+    random baseline row of a metric, a ROAR alias) comes back unchanged, so tables can pass every row through it."""
+    head, bracket, overrides = spec.strip().partition(" (")
+    method, _, preset = head.partition(":")
+    cls = REGISTRY.get(method.strip().lower())
+    if cls is None:
+        return spec
+    extra = [preset.strip()] if preset.strip() else []
+    extra += [overrides.removesuffix(")").strip()] if bracket else []
+    extra += [f"{k}={v}" for k, v in sorted((params or {}).items())]
+    if not extra:
+        return cls.label
+    if cls.label.endswith(")"):
+        return f"{cls.label[:-1]}; {', '.join(extra)})"
+    return f"{cls.label} ({', '.join(extra)})"

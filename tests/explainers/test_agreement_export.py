@@ -148,3 +148,63 @@ def test_png_export_draws_every_method(explanations):
     assert (np.abs(pixels[:, 0].astype(int) - pixels[:, 2]) > 40).any()  # coloured cells, not a blank image
     with pytest.raises(ValueError):
         heatmap_png([])
+
+
+# ----- the exports read on their own: the prediction and both colour scales (signed blue/red, unsigned purple) -----
+@pytest.fixture(scope="module")
+def bundle():
+    """The page's export bundle of one signed method only, with the model context the Heatmaps page builds."""
+    from smooth_models import smooth_classifier
+
+    from ui.views.export import ExportBundle, page_context
+
+    classifier = smooth_classifier()
+    encoding = classifier.encode("a gentle and funny film")
+    explanation = create("leave_one_out").explain(classifier, encoding, target=0)
+    probabilities = classifier.proba_of(encoding)
+    predicted = int(np.argmax(probabilities))
+    expected = (f"Prediction: {classifier.labels[predicted]} ({probabilities[predicted]:.1%}) · explaining: "
+                f"{classifier.labels[0]}")
+    return ExportBundle([explanation], "word", "none", False, page_context(classifier, encoding, 0)), expected
+
+
+def _rgba(rgb, alpha):
+    return f"rgba({rgb[0]},{rgb[1]},{rgb[2]},{alpha})"
+
+
+def test_html_export_carries_the_prediction_and_both_colour_scales(bundle):
+    from ui.widgets.heatmap import NEGATIVE, POSITIVE, UNSIGNED
+
+    bundle, expected = bundle
+    assert bundle.explanations[0].signed  # only a signed row: the purple scale must still be explained
+    page = bundle.html()
+    assert html_escape(expected) in page
+    legend = page[page.index('class="xw-legend"'):]
+    assert "signed methods" in legend and "unsigned methods" in legend
+    assert _rgba(NEGATIVE, 0.8) in legend and _rgba(POSITIVE, 0.8) in legend and _rgba(UNSIGNED, 0.8) in legend
+    assert page.index('class="xw-legend"') < page.index('class="xw-row"')  # above the rows, not after them
+
+
+def test_png_export_carries_the_prediction_and_both_colour_scales(bundle):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from ui.figures.heatmap_png import heatmap_figure
+    from ui.widgets.heatmap import UNSIGNED
+
+    bundle, expected = bundle
+    figure = heatmap_figure(bundle.explanations, title=bundle.title, prediction=bundle.prediction)
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    plt.close(figure)
+    assert expected in texts
+    assert "signed methods:" in texts and "unsigned methods:" in texts
+    pixels = np.asarray(Image.open(io.BytesIO(bundle.png())).convert("RGB")).reshape(-1, 3).astype(int)
+    # the darkest purple of the scale (alpha 0.8 over white) is drawn although no row is unsigned
+    purple = np.array([round(0.8 * c + 0.2 * 255) for c in UNSIGNED])
+    assert (np.abs(pixels - purple).max(axis=1) <= 3).any()
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

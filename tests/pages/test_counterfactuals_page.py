@@ -18,7 +18,7 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-PAGE = "pages/6_Counterfactuals.py"
+PAGE = "app_pages/6_Counterfactuals.py"
 TEXT = "the acting is superb , but the plot is dull"
 
 

@@ -11,7 +11,7 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-PAGE = "pages/2_Faithfulness.py"
+PAGE = "app_pages/2_Faithfulness.py"
 TEXT = "a gorgeous , witty film that drags badly in its final act"
 METHODS = ["saliency", "leave_one_out"]
 
@@ -63,7 +63,7 @@ def _html(at) -> str:
 
 def test_curves_table_and_bias_matrix(monkeypatch, quick_classifier, page_cache):
     from evaluation.faithfulness.one_input import evaluate_input
-    from explainers import create
+    from explainers import create, label_for
 
     at = _open(monkeypatch)
     assert [t.value for t in at.title] == ["Faithfulness"]
@@ -71,8 +71,9 @@ def test_curves_table_and_bias_matrix(monkeypatch, quick_classifier, page_cache)
     # the curve: one line per method with its AOPC in the legend, and the random baseline with its band
     curve = next(c for c in _charts(at) if "Comprehensiveness" in json.dumps(c["layout"].get("title", "")))
     names = [trace.get("name", "") for trace in curve["data"]]
-    assert any(n.startswith("saliency · AOPC") for n in names)
-    assert any(n.startswith("leave_one_out · AOPC") for n in names)
+    assert any(n.startswith(f"{label_for('saliency')} · AOPC") for n in names)  # labels, not ids
+    assert any(n.startswith(f"{label_for('leave_one_out')} · AOPC") for n in names)
+    assert not any(n.startswith(("saliency", "leave_one_out")) for n in names)
     assert any(n.startswith("random baseline") for n in names)
     assert any(trace.get("fill") == "toself" for trace in curve["data"])  # the shaded band
     # the table: the same numbers as evaluation/ computes directly
@@ -80,29 +81,43 @@ def test_curves_table_and_bias_matrix(monkeypatch, quick_classifier, page_cache)
     explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
     direct = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser", "deletion-auc"],
                             {"seed": 0}).table().set_index(["metric", "method"])
-    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
-    cell = table.loc["Comprehensiveness (AOPC) ↑", "leave_one_out"]
+    loo = label_for("leave_one_out")
+    table = next(df.value for df in at.dataframe if loo in df.value.columns)
+    cell = table.loc["Comprehensiveness (AOPC) ↑", loo]
     assert cell.startswith(f"{direct.loc[('comprehensiveness-eraser', 'leave_one_out'), 'value']:.3f}")
     assert table.loc["Deletion AUC ↓", "random baseline"].startswith(
         f"{direct.loc[('deletion-auc', 'random baseline'), 'value']:.3f} [")
     assert table.loc["Deletion AUC ↓", "operator"] == "delete"
     assert any("random baseline: 10 orderings" in c.value for c in at.caption)
+    # readable: missing values as n/a (not None), "≈ random" as a marker in its cell, not a wall of text
+    assert next(df for df in at.dataframe if loo in df.value.columns).proto.placeholder == "n/a"
+    assert not any("distinguishable" in w.value for w in at.warning)
+    marked = int(table.map(lambda v: isinstance(v, str) and v.endswith("≈ random")).to_numpy().sum())
+    assert any(f"marks {marked} value(s)" in c.value for c in at.caption) == (marked > 0)
     # the bias matrix: leave-one-out deletes words, as Deletion and ERASER do -> highlighted, with the reason
     page = _html(at)
-    assert "&#9888;" in page and "leave_one_out" in page
+    assert "&#9888;" in page and loo in page
     assert any("Deletion AUC" in c.value and "paper 000" in c.value for c in at.caption if c.value.startswith("⚠"))
     assert len(at.get("download_button")) >= 3
     # another operator and the gold-label option change the provenance shown
     at.selectbox(key="faith-operator").set_value("mask").run()
     assert not at.exception, at.exception
-    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
+    table = next(df.value for df in at.dataframe if loo in df.value.columns)
     assert set(table["operator"]) == {"[MASK]"}
 
 
 def test_dataset_run_from_the_page(monkeypatch, quick_classifier, page_cache):
     from evaluation.runs.jobs import JOBS
+    from explainers import label_for
     from ui.views.faithfulness import RUN_KEY
 
+    from evaluation.runs.runner import KIND
+    from evaluation.runs.store import ResultStore
+
+    # another user's failed run of another model, in the shared store
+    other = ResultStore().create_run(KIND, {"model": "someone/else", "evaluators": ["eraser"]}, 5,
+                                     title="another model's run")
+    ResultStore().set_status(other, "failed")
     at = _open(monkeypatch, metrics=("eraser",))
     at.number_input(key="faith-limit").set_value(3).run()
     at.button(key="faith-start").click().run()
@@ -113,8 +128,14 @@ def test_dataset_run_from_the_page(monkeypatch, quick_classifier, page_cache):
     at.run()
     assert not at.exception, at.exception
     assert any("3 examples" in c.value and "bootstrap" in c.value for c in at.caption)
+    # the run list shows this model's runs; the other model's run only on request
+    assert [o for o in at.selectbox(key="faith-show-run").options if "another model" in o] == []
+    assert any("1 run(s) of other models hidden" in c.value for c in at.caption)
+    at.toggle(key="faith-show-run-all").set_value(True).run()
+    assert any("another model's run" in o and "someone/else" in o for o in at.selectbox(key="faith-show-run").options)
+    at.toggle(key="faith-show-run-all").set_value(False).run()
     table = next(df.value for df in at.dataframe if "Sufficiency (AOPC) ↓" in df.value.columns)
-    assert list(table.index) == METHODS + ["random baseline"]
+    assert list(table.index) == [label_for(m) for m in METHODS] + ["random baseline"]
     assert "band [" in table.loc["random baseline", "Comprehensiveness (AOPC) ↑"]
     charts = _charts(at)
     assert any(any("95 % CI shaded" in t.get("name", "") for t in c["data"]) for c in charts)
@@ -175,7 +196,7 @@ def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier
 
     from corpora import Example
     from evaluation.faithfulness.one_input import evaluate_input
-    from explainers import create
+    from explainers import create, label_for
 
     encoding = quick_classifier.encode(TEXT)
     other = 1 - int(np.argmax(quick_classifier.proba_of(encoding)))  # the class the model does not predict
@@ -192,9 +213,9 @@ def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier
     example = Example(id="x", text=TEXT, label=other, label_names=tuple(quick_classifier.labels))
     direct = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser"],
                             {"seed": 0, "target": "gold"}, example).table().set_index(["metric", "method"])
-    table = next(df.value for df in at.dataframe if "leave_one_out" in df.value.columns)
+    table = next(df.value for df in at.dataframe if label_for("leave_one_out") in df.value.columns)
     for method in METHODS:
-        assert table.loc["Comprehensiveness (AOPC) ↑", method].startswith(
+        assert table.loc["Comprehensiveness (AOPC) ↑", label_for(method)].startswith(
             f"{direct.loc[('comprehensiveness-eraser', method), 'value']:.3f}")
     assert table.loc["Comprehensiveness (AOPC) ↑", "random baseline"].startswith(
         f"{direct.loc[('comprehensiveness-eraser', 'random baseline'), 'value']:.3f} [")

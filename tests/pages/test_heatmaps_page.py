@@ -43,7 +43,7 @@ def open_page(**kept):
     for key, value in kept.items():
         at.session_state[f"keep:{key}"] = value
     at.run()
-    at.switch_page("pages/1_Heatmaps.py")
+    at.switch_page("app_pages/1_Heatmaps.py")
     at.run()
     assert not at.exception, at.exception
     return at

@@ -22,7 +22,7 @@ def test_untrained_head_and_unknown_words_are_warned_about_on_the_page(tmp_path,
     at.session_state["keep:text"] = "the movie was excellent 😀"
     at.session_state["keep:methods"] = ["leave_one_out"]
     at.run()
-    at.switch_page("pages/1_Heatmaps.py")
+    at.switch_page("app_pages/1_Heatmaps.py")
     at.run()
     assert not at.exception, at.exception
     warnings = [w.value for w in at.warning]

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
+from explainers import label_for
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +25,7 @@ def app(quick_classifier, tmp_path_factory):
         patch.setenv("EXWB_MODEL", "default-quick")
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
         at.run()
-        at.switch_page("pages/5_Plausibility.py")
+        at.switch_page("app_pages/5_Plausibility.py")
         at.run()
         assert not at.exception, at.exception
         at.multiselect(key="plaus-methods").set_value(METHODS).run()
@@ -55,6 +56,10 @@ def test_dataset_example_draws_the_human_rationale_and_scores(app):
     assert table["Mean rank of the human words ↓"].between(2, 13).all()
     assert table["AUPRC (average precision) ↑"].between(0, 1).all()
     assert len(app.get("download_button")) >= 2
+    # deterministic methods have no seed: "n/a" with the reason, not a raw None
+    shown = next(d for d in app.dataframe if "Token F1 @ top-k" in " ".join(map(str, d.value.columns)))
+    assert shown.proto.placeholder == "n/a" and table["seed"].isna().any()
+    assert any(c.value == "n/a: no seed: the method is deterministic" for c in app.caption)
 
 
 def test_typed_text_without_rationale_can_be_marked(app):
@@ -85,10 +90,11 @@ def test_dataset_run_with_progress_table_sweep_and_export(app):
     app.run()
     assert not app.exception, app.exception
     wide = next(d.value for d in app.dataframe if d.value.index.name == "method")  # the method x metric table
-    assert list(wide.index) == ["saliency", "random baseline"]
+    assert list(wide.index) == [label_for("saliency"), "random baseline"]  # labels, not ids
     assert all("[" in cell for cell in wide.iloc[0])  # mean [low, high]
     best = _frame(app, "best_tau")
-    assert set(best["method"]) == {"saliency", "random baseline"} and best["best_tau"].between(0.05, 0.95).all()
+    assert set(best["method"]) == {label_for("saliency"), "random baseline"}
+    assert best["best_tau"].between(0.05, 0.95).all()
     assert (best["f1_low"] <= best["f1"] + 1e-12).all() and (best["f1"] <= best["f1_high"] + 1e-12).all()
     chart = json.loads(app.get("plotly_chart")[-1].proto.spec)
     assert len(chart["data"]) == 2 and all(len(trace["x"]) == 19 for trace in chart["data"])

@@ -14,10 +14,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
+from explainers import label_for
 
 pytestmark = pytest.mark.integration
 
-PAGE = "pages/3_Sanity_checks.py"
+PAGE = "app_pages/3_Sanity_checks.py"
 FEW = ["saliency", "leave_one_out", "random"]
 
 
@@ -76,16 +77,18 @@ def test_layer_randomization_page(monkeypatch, quick_classifier, sanity_cache):
     slider = at.select_slider(key="sanity-stage")
     assert slider.options == ["head", "block 5", "block 4", "block 3", "block 2", "block 1", "block 0", "embeddings"]
     verdicts = next(df.value for df in at.dataframe if "verdict" in df.value.columns).set_index("method")
-    assert verdicts.loc["random", "verdict"] == "fails"  # the seeded random baseline ignores the model
-    assert verdicts.loc["random", "spearman"] == pytest.approx(1.0)
-    assert -1 <= verdicts.loc["saliency", "spearman"] <= 1
+    random, saliency = label_for("random"), label_for("saliency")  # tables and legends show labels, not ids
+    assert verdicts.loc[random, "verdict"] == "fails"  # the seeded random baseline ignores the model
+    assert verdicts.loc[random, "spearman"] == pytest.approx(1.0)
+    assert -1 <= verdicts.loc[saliency, "spearman"] <= 1
     page = _html(at)
     assert page.count("xw-grid") == 3 and "gorgeous" in page
     # the curve: one line per method plus the random baseline, x = the 9 stages, random stays at 1
     curve = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "random ranking" in c.proto.spec)
     lines = {t["name"]: t for t in curve["data"] if t.get("mode") == "lines+markers"}
-    assert set(lines) == set(FEW)
-    assert np.allclose(_values(lines["random"]["y"]), 1.0) and len(_values(lines["random"]["y"])) == 9
+    assert set(lines) == {label_for(m) for m in FEW}
+    assert np.allclose(_values(lines[random]["y"]), 1.0) and len(_values(lines[random]["y"])) == 9
+    assert all(t.get("mode") == "lines" for t in curve["data"] if t.get("fill") == "toself")  # bands: no markers
     assert curve["layout"]["xaxis"]["ticktext"][0] == "original" and curve["layout"]["xaxis"]["ticktext"][-1] == \
         "embeddings"
     # the randomized model's prediction, then move the control to the embeddings
@@ -100,8 +103,12 @@ def test_layer_randomization_page(monkeypatch, quick_classifier, sanity_cache):
     encoding = quick_classifier.encode("a gorgeous , witty film that drags badly in its final act")
     result = run_sanity(quick_classifier, encoding, ["saliency"], cache=None)
     expected = result.frame().set_index(["stage", "method"]).loc[("embeddings", "saliency"), "spearman"]
-    line = next(m.value for m in at.markdown if m.value.startswith("**saliency**"))
+    line = next(m.value for m in at.markdown if m.value.startswith(f"**{saliency}** · ρ"))
     assert f"ρ {expected:+.2f}" in line
+    # verdict badges in text and shipped Material icons: emoji render as boxes without an emoji font
+    badges = [m.value for m in at.markdown if m.value.startswith("**") and "ρ(|·|)" in m.value]
+    assert len(badges) == len(FEW) and all(":material/" in b for b in badges)
+    assert not any(ch in b for b in badges for ch in "🔴🟢⚪")
     # independent mode with N(0, 1) re-initialization and another seed
     at.radio(key="sanity-mode").set_value("independent").run()
     at.selectbox(key="sanity-init").set_value("normal").run()
@@ -110,9 +117,11 @@ def test_layer_randomization_page(monkeypatch, quick_classifier, sanity_cache):
     assert at.select_slider(key="sanity-stage").label == "Randomized unit"
     assert any("init: N(0, 1)" in c.value and "seed 3" in c.value for c in at.caption)
     # paper 000's head check is on the second tab: per-method table with the sign-change share
-    head = next(df.value for df in at.dataframe if "sign_change_mean" in df.value.columns).set_index("method")
-    assert head.loc["random", "mean_abs_change_mean"] == 0.0
-    assert 0.0 <= head.loc["leave_one_out", "sign_change_mean"] <= 1.0
+    summary = next(df for df in at.dataframe if "sign_change_mean" in df.value.columns)
+    assert summary.proto.placeholder == "n/a"  # unsigned methods have no sign change: n/a, not None
+    head = summary.value.set_index("method")
+    assert head.loc[random, "mean_abs_change_mean"] == 0.0
+    assert 0.0 <= head.loc[label_for("leave_one_out"), "sign_change_mean"] <= 1.0
     assert len([b for b in at.get("download_button")]) >= 4
 
 
@@ -158,8 +167,8 @@ def test_dataset_run_from_the_page(monkeypatch, quick_classifier, sanity_cache):
     assert not at.exception, at.exception
     assert any("3 examples" in c.value and "bootstrap" in c.value for c in at.caption)
     flags = next(df.value for df in at.dataframe if "verdict" in df.value.columns and len(df.value) == 2)
-    assert set(flags["method"]) == {"attention", "random"}
-    assert flags.set_index("method").loc["random", "verdict"] == "fails"
+    assert set(flags["method"]) == {label_for("attention"), label_for("random")}
+    assert flags.set_index("method").loc[label_for("random"), "verdict"] == "fails"
     table = next(df.value for df in at.dataframe if "ci_method" in df.value.columns)
     accuracy = table[(table["method"] == "(model)") & (table["metric"] == "correct")]
     assert len(accuracy) == 9 and accuracy["mean"].between(0, 1).all()

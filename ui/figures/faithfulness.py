@@ -8,15 +8,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from evaluation.faithfulness.presets import BY_ID
+from explainers import label_for
+from ui.figures.common import band_trace, rgba
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f")
 SUMMARY_NAMES = {"aopc": "AOPC", "auc": "AUC", "mean": "mean", "point": "value", "flip": "flip at"}
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def axis_titles(metric_id: str, value: str, dataset: bool = False) -> tuple[str, str]:
@@ -37,29 +34,26 @@ def summary_name(metric_id: str) -> str:
     return SUMMARY_NAMES.get(BY_ID[metric_id.split("[")[0]].summary, "value")
 
 
-def _band(figure: go.Figure, x, low, high, colour: str, name: str, group: str) -> None:
-    figure.add_trace(go.Scatter(x=list(x) + list(x)[::-1], y=list(high) + list(low)[::-1], fill="toself",
-                                fillcolor=colour, line=dict(width=0), hoverinfo="skip", showlegend=False,
-                                name=name, legendgroup=group))
-
-
 def input_curve_figure(curve: dict, metric_label: str, value: str = "score") -> go.Figure:
-    """One line per method, the random mean (dashed) and its 95 % band (grey); the summary in the legend."""
+    """One line per method (its label and summary in the legend), the random mean (dashed) and its 95 % band
+    (a grey area without edge lines or markers)."""
     figure = go.Figure()
     x = curve.get("x") or []
     name = summary_name(curve["metric"])
     random = curve.get("random")
     if random is not None:
-        _band(figure, x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band", "random")
+        figure.add_trace(band_trace(x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band",
+                                    "random"))
         figure.add_trace(go.Scatter(x=x, y=random["mean"], mode="lines", line=dict(color="#555", dash="dash"),
                                     name=f"random baseline · {name} {random['summary']:.3f} (95 % band shaded)",
                                     legendgroup="random"))
     for index, (method, ys) in enumerate(curve["methods"].items()):
         summary = curve["summary"].get(method)
-        label = f"{method} · {name} {summary:.3f}" if summary is not None and np.isfinite(summary) else method
-        figure.add_trace(go.Scatter(x=x, y=ys, mode="lines+markers", name=label,
+        label = label_for(method)
+        shown = f"{label} · {name} {summary:.3f}" if summary is not None and np.isfinite(summary) else label
+        figure.add_trace(go.Scatter(x=x, y=ys, mode="lines+markers", name=shown,
                                     line=dict(color=PALETTE[index % len(PALETTE)]),
-                                    hovertemplate="x %{x:.2f}: %{y:.4f}<extra>" + html.escape(method) + "</extra>"))
+                                    hovertemplate="x %{x:.2f}: %{y:.4f}<extra>" + html.escape(label) + "</extra>"))
     x_title, y_title = axis_titles(curve["metric"], value)
     figure.update_layout(title=metric_label, height=420, margin=dict(l=10, r=10, t=50, b=10),
                          xaxis=dict(title=x_title), yaxis=dict(title=y_title),
@@ -67,21 +61,29 @@ def input_curve_figure(curve: dict, metric_label: str, value: str = "score") -> 
     return figure
 
 
-def dataset_curve_figure(curves: dict, metric_label: str, value: str = "score") -> go.Figure:
-    """Mean curve per method with its bootstrap 95 % CI band; the random mean and its orderings' band."""
+def dataset_curve_figure(curves: dict, metric_label: str, value: str = "score",
+                         bands: list[str] | None = None) -> go.Figure:
+    """Mean curve per method; the bootstrap 95 % CI band of the methods in ``bands`` only (all when None: six
+    overlapping bands hide each other); the random mean and its orderings' band."""
     figure = go.Figure()
     x = curves.get("x") or []
     random = curves.get("random")
     if random is not None:
-        _band(figure, x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band", "random")
+        figure.add_trace(band_trace(x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band",
+                                    "random"))
         figure.add_trace(go.Scatter(x=x, y=random["mean"], mode="lines", line=dict(color="#555", dash="dash"),
                                     name=f"random baseline ({random['orderings']} orderings, band shaded)",
                                     legendgroup="random"))
     for index, (method, stats) in enumerate(curves["methods"].items()):
         colour = PALETTE[index % len(PALETTE)]
-        _band(figure, x, stats["low"], stats["high"], _rgba(colour, 0.18), method, method)
+        label = label_for(method)
+        shaded = bands is None or method in bands
+        if shaded:
+            figure.add_trace(band_trace(x, stats["low"], stats["high"], rgba(colour, 0.18), f"{label} 95 % CI",
+                                        method))
         figure.add_trace(go.Scatter(x=x, y=stats["mean"], mode="lines+markers", line=dict(color=colour),
-                                    name=f"{method} (n = {stats['n']}, 95 % CI shaded)", legendgroup=method))
+                                    name=f"{label} (n = {stats['n']}{', 95 % CI shaded' if shaded else ''})",
+                                    legendgroup=method))
     x_title, y_title = axis_titles(curves["metric"], value, dataset=True)
     figure.update_layout(title=metric_label, height=440, margin=dict(l=10, r=10, t=50, b=10),
                          xaxis=dict(title=x_title), yaxis=dict(title=y_title),
@@ -90,7 +92,7 @@ def dataset_curve_figure(curves: dict, metric_label: str, value: str = "score") 
 
 
 def bias_matrix_html(matrix, operator_labels: dict[str, str], decimals: int = 3) -> str:
-    """methods x operators; shared cells (method and a shown metric remove words the same way) highlighted,
+    """methods x operators (methods by their labels); shared cells (method and a shown metric remove words the same way) highlighted,
     their one-line reason as the tooltip; the value and rank of the operator sweep when there is one."""
     shared = matrix.shared
     ranks = matrix.ranks()
@@ -101,7 +103,8 @@ def bias_matrix_html(matrix, operator_labels: dict[str, str], decimals: int = 3)
     rows = []
     for method in matrix.methods:
         own = matrix.method_operators.get(method)
-        cells = [f"<td style='padding:4px 8px;font-weight:600'>{html.escape(method)}<br><span style='font-weight:400;"
+        name = html.escape(label_for(method))
+        cells = [f"<td style='padding:4px 8px;font-weight:600'>{name}<br><span style='font-weight:400;"
                  f"font-size:11px;color:#666'>removes with: "
                  f"{html.escape(operator_labels.get(own, own) if own else 'nothing (no removal)')}</span></td>"]
         for op in matrix.operators:
@@ -120,5 +123,5 @@ def bias_matrix_html(matrix, operator_labels: dict[str, str], decimals: int = 3)
                 style = "background:#f0f0f0;" if own == op else ""
                 cells.append(f"<td style='padding:4px 8px;{style}'>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<table style='border-collapse:collapse;font-size:13px'><tr><th></th>" + head + "</tr>"
-            + "".join(rows) + "</table>")
+    return ("<div style='overflow-x:auto'><table style='border-collapse:collapse;font-size:13px'><tr><th></th>"
+            + head + "</tr>" + "".join(rows) + "</table></div>")  # a wide matrix scrolls instead of being cut

@@ -2,7 +2,8 @@
 
 Words are drawn in boxes whose width follows the word length; long inputs wrap into blocks of words, each
 block showing every method. Signed rows use the blue/red diverging scale, unsigned rows the purple scale,
-each row scaled by its own largest |score| (as on the page).
+each row scaled by its own largest |score| (as on the page). The image carries the prediction under the title
+and both colour scales under the rows, so it reads on its own.
 """
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from ui.widgets.heatmap import NEGATIVE, POSITIVE, UNSIGNED  # noqa: E402
+from ui.widgets.heatmap import NEGATIVE, POSITIVE, SIGNED_SCALE, UNSIGNED, UNSIGNED_SCALE  # noqa: E402
 
 CHAR = 0.11  # inches per character at font size 9
 ROW = 0.32  # inches per method row
 LABEL_CHARS = 26
+LEGEND_ROW = 0.3  # inches per colour scale under the rows
+LEGEND_WIDTH = 6.4  # inches the two scale lines need
+BAR = 1.6  # inches of one colour bar
 
 
 def cell_colour(value: float, scale: float, signed: bool) -> tuple[float, float, float, float]:
@@ -34,9 +38,29 @@ def _short(word: str, limit: int = 16) -> str:
     return word if len(word) <= limit else word[: limit - 1] + "…"
 
 
-def heatmap_png(explanations, normalization: str = "none", absolute: bool = False, title: str = "",
-                words_per_block: int = 24, dpi: int = 110) -> bytes:
-    """PNG bytes of the word-level heatmaps of several explanations of the same input."""
+def _legend(axis, top: float) -> None:
+    """Both colour scales, one per line, drawn with the cells' own colours."""
+    steps = np.linspace(-1, 1, 41)
+    for line, ((name, low, middle, high), signed) in enumerate(((SIGNED_SCALE, True), (UNSIGNED_SCALE, False))):
+        y = top + line * LEGEND_ROW
+        axis.text(0.1, y + LEGEND_ROW / 2, f"{name}:", fontsize=8, va="center", color="#333", parse_math=False)
+        axis.text(1.55, y + LEGEND_ROW / 2, low, fontsize=8, va="center", color="#333", parse_math=False)
+        x0 = 2.95
+        values = steps if signed else (steps + 1) / 2
+        width = BAR / len(values)
+        for index, value in enumerate(values):
+            axis.add_patch(Rectangle((x0 + index * width, y + 0.06), width, LEGEND_ROW - 0.12,
+                                     facecolor=cell_colour(float(value), 1.0, signed), lw=0))
+        axis.add_patch(Rectangle((x0, y + 0.06), BAR, LEGEND_ROW - 0.12, fill=False, edgecolor=(0, 0, 0, 0.3),
+                                 lw=0.5))
+        note = f"   (white = {middle}; each row scaled to its own largest |score|)" if middle else ""
+        axis.text(x0 + BAR + 0.1, y + LEGEND_ROW / 2, high + note, fontsize=8, va="center", color="#333",
+                  parse_math=False)
+
+
+def heatmap_figure(explanations, normalization: str = "none", absolute: bool = False, title: str = "",
+                   prediction: str = "", words_per_block: int = 24, dpi: int = 110):
+    """The matplotlib figure of the word-level heatmaps: title, prediction, one row per method, colour scales."""
     explanations = list(explanations)
     if not explanations:
         raise ValueError("Nothing to draw: no explanation was computed.")
@@ -47,18 +71,20 @@ def heatmap_png(explanations, normalization: str = "none", absolute: bool = Fals
     rows = [(e.method_label, e.scores("word", normalization, absolute),
              e.signed and not absolute and normalization != "abs-sum") for e in explanations]
     label_width = LABEL_CHARS * CHAR
-    width = label_width + max(widths[b].sum() for b in blocks) + 0.3
+    width = max(label_width + max(widths[b].sum() for b in blocks) + 0.3, LEGEND_WIDTH)
     block_height = (len(rows) + 0.8) * ROW
-    height = len(blocks) * block_height + (0.45 if title else 0.15)
+    header = (0.45 if title else 0.15) + (0.3 if prediction else 0.0)
+    height = header + len(blocks) * block_height + 2 * LEGEND_ROW + 0.1
     figure = plt.figure(figsize=(width, height), dpi=dpi)
     axis = figure.add_axes((0, 0, 1, 1))
     axis.set_xlim(0, width)
     axis.set_ylim(height, 0)
     axis.axis("off")
-    top = 0.1
     if title:
         axis.text(0.1, 0.25, title, fontsize=10, fontweight="bold", va="center", parse_math=False)
-        top = 0.45
+    if prediction:
+        axis.text(0.1, header - 0.2, prediction, fontsize=9, va="center", color="#222", parse_math=False)
+    top = header
     for block_index, block in enumerate(blocks):
         y0 = top + block_index * block_height
         for row_index, (label, scores, signed) in enumerate(rows):
@@ -79,6 +105,14 @@ def heatmap_png(explanations, normalization: str = "none", absolute: bool = Fals
                 axis.text(x + widths[word_index] / 2, y + ROW / 2, words[word_index], fontsize=9, ha="center",
                           va="center", color="white" if dark else "#111", parse_math=False)
                 x += widths[word_index]
+    _legend(axis, top + len(blocks) * block_height)
+    return figure
+
+
+def heatmap_png(explanations, normalization: str = "none", absolute: bool = False, title: str = "",
+                prediction: str = "", words_per_block: int = 24, dpi: int = 110) -> bytes:
+    """PNG bytes of the word-level heatmaps of several explanations of the same input."""
+    figure = heatmap_figure(explanations, normalization, absolute, title, prediction, words_per_block, dpi)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
     plt.close(figure)

@@ -1,12 +1,14 @@
 """Heatmaps page: method agreement (rank correlation matrix) and the top-3-words grid."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from evaluation.agreement import CAVEAT, MEASURES, agreement_matrix, top_k_table
 from explainers import Explanation
 
 from ui.figures.agreement import agreement_figure
+from ui.widgets.tables import show_table
 
 
 def finished(results: dict) -> list[Explanation]:
@@ -29,7 +31,8 @@ def agreement_panel(explanations: list[Explanation], key: str = "agreement") -> 
     st.plotly_chart(agreement_figure(agreement), key=f"{key}-chart", width="stretch")
     st.caption(f"{CAVEAT} n/a: a method gave every word the same score. {len(explanations[0].words)} words.")
     with st.expander("Agreement values"):
-        st.dataframe(agreement.to_rows(), hide_index=True, key=f"{key}-table", width="stretch")
+        show_table(pd.DataFrame(agreement.to_rows()), f"{key}-table",
+                   why_missing="a method gave every word the same score (no ranking to correlate)")
 
 
 def top_words_panel(explanations: list[Explanation], absolute: bool, k: int = 3, key: str = "top-words") -> None:

@@ -39,6 +39,17 @@ class ExportBundle:
                 f"input: {c.get('text')}{pair} · normalization {self.normalization}"
                 f"{' · absolute values' if self.absolute else ''}")
 
+    @property
+    def prediction(self) -> str:
+        """'Prediction: positive (93.1 %) · explaining: positive', or '' without a model context."""
+        c = self.context
+        if not c.get("predicted"):
+            return ""
+        probability = c.get("probabilities", {}).get(c["predicted"])
+        share = f" ({probability:.1%})" if probability is not None else ""
+        explained = f" · explaining: {c['explained']}" if c.get("explained") else ""
+        return f"Prediction: {c['predicted']}{share}{explained}"
+
     def csv(self) -> str:
         return scores_csv(self.explanations, self.normalization, self.absolute)
 
@@ -47,10 +58,11 @@ class ExportBundle:
 
     def html(self) -> str:
         return export_html(self.explanations, self.level, self.normalization, self.absolute, title=self.title,
-                           header=self.header)
+                           header=self.header, prediction=self.prediction)
 
     def png(self) -> bytes:
-        return heatmap_png(self.explanations, self.normalization, self.absolute, title=self.title)
+        return heatmap_png(self.explanations, self.normalization, self.absolute, title=self.title,
+                           prediction=self.prediction)
 
 
 def page_context(classifier, encoding, target: int) -> dict:

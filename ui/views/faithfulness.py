@@ -24,11 +24,13 @@ from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_ta
 from evaluation.runs.jobs import JOBS
 from evaluation.metric import EVALUATORS
 from evaluation.runs.store import ResultStore
-from explainers import Explanation, ParamError
+from explainers import Explanation, ParamError, label_for
 from models import OPERATORS, Operator, UserFacingError
 
+from ui.widgets.bands import band_picker
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
+from ui.widgets.tables import labelled, show_table
 from ui.widgets.uploads import save_upload
 from ui.views import heatmaps
 from ui.widgets import method_run
@@ -139,9 +141,9 @@ def explanations_for(choices: list[MethodChoice], classifier, encoding, target) 
         if isinstance(result, Explanation):
             ready[names[method_id]] = result
         elif isinstance(result, str):
-            st.error(f"{names[method_id]}: {result}")
+            st.error(f"{label_for(names[method_id])}: {result}")
         else:
-            st.markdown(f"**{names[method_id]}**")
+            st.markdown(f"**{label_for(names[method_id])}**")
             method_run.pending_row(result)
     return ready
 
@@ -194,12 +196,11 @@ def input_section(classifier, encoding, explanations: dict[str, Explanation], co
                f"{'excluded' if options.exclude_special else 'counted'} · ties broken with seed {options.seed} · random baseline: {config['n_random']} orderings "
                f"(dashed line, 95 % band shaded). Download the chart as PNG from its toolbar.")
     st.markdown("##### Every metric (↑ higher is better, ↓ lower is better)")
-    st.dataframe(report.wide(), key="faith-input-table", width="stretch")
+    show_table(labelled(report.wide(), header=True), "faith-input-table", hide_index=False,
+               why_missing="the metric is not defined for this method on this input")
     long = report.table()
-    flagged = long[long["vs_random"] == NOT_DISTINGUISHABLE]
-    if len(flagged):
-        st.warning("Not distinguishable from random (inside the random orderings' 95 % band): " +
-                   "; ".join(f"{r.method} / {r.label}" for r in flagged.itertuples()))
+    _random_marker_caption(int((long["vs_random"] == NOT_DISTINGUISHABLE).sum()), "inside the random orderings' "
+                           "95 % band")
     context = {"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,
                "pair": encoding.pair, "options": config["options"], "random_orderings": config["n_random"],
                "explanations": {n: e.provenance for n, e in explanations.items()}}
@@ -210,6 +211,12 @@ def input_section(classifier, encoding, explanations: dict[str, Explanation], co
                        json.dumps({"context": context, "table": long.to_dict(orient="records"),
                                    "curves": {m: report.curve(m) for m in metric_ids}}, default=str),
                        "faithfulness.json", "application/json", key="faith-input-json")
+
+
+def _random_marker_caption(flagged: int, meaning: str) -> None:
+    """What the per-cell "≈ random" marker means (the cells carry it; no list of them as a wall of text)."""
+    if flagged:
+        st.caption(f"**≈ random** marks {flagged} value(s) not distinguishable from random ({meaning}).")
 
 
 # ----- bias matrix ----------------------------------------------------------------------------------------
@@ -279,8 +286,8 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict) -> Non
                                "known-feature dataset; plausibility needs human rationales.")
     methods = [method_name(c) for c in choices]
     evaluators = list(config["evaluators"]) + list(more)
-    st.caption(f"Model `{selection.model}` · methods: {', '.join(methods) or 'none'} (presets kept; individual "
-               f"parameter changes apply to this input only) · metrics: {', '.join(evaluators) or 'none'} · options: "
+    st.caption(f"Model `{selection.model}` · methods: {', '.join(map(label_for, methods)) or 'none'} (presets "
+               f"kept; individual parameter changes apply to this input only) · metrics: {', '.join(evaluators) or 'none'} · options: "
                f"{config['options']}. Each example is stored as it finishes: a stopped run resumes, a finished "
                f"one reopens instantly.")
     store = ResultStore()
@@ -299,16 +306,17 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict) -> Non
     if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="faith-stop"):
         JOBS.stop(run_id)
         st.toast("Stopping after the current example; start again to resume.")
-    runs_section(store, run_id)
+    runs_section(store, run_id, model=selection.model)
 
 
-def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", only: str | None = None) -> None:
+def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", only: str | None = None,
+                 model: str | None = None) -> None:
     runs = [r for r in store.list_runs(KIND) if _is_faithfulness(r)
             and (only is None or only in r["config"].get("evaluators", []))]
-    if not runs:
-        st.caption("No faithfulness runs yet.")
+    chosen = run_picker(runs, run_id, key=f"{key}-show-run", model=model)
+    if chosen is None:
+        st.caption("No faithfulness runs of this model yet." if runs else "No faithfulness runs yet.")
         return
-    chosen = run_picker(runs, run_id, key=f"{key}-show-run")
     run_progress(store, chosen)
     report_view(store, chosen, key)
 
@@ -340,12 +348,10 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
                f"{'excluded' if removal.exclude_special else 'counted'} · seed {removal.seed} · random baseline: "
                f"{options.get('random_orderings', 0)} orderings per example · mean with percentile-bootstrap 95 % CI; "
                f"≈ random: the paired CI of (method - random) contains 0.")
-    st.dataframe(wide_table(table), key=f"{key}-run-table-{run_id}", width="stretch")
-    flagged = table[table.get("vs_random", pd.Series(dtype=str)) == NOT_DISTINGUISHABLE] \
-        if "vs_random" in table else table.iloc[0:0]
-    if len(flagged):
-        st.warning("Not distinguishable from random: " +
-                   "; ".join(f"{r.method} / {r.label}" for r in flagged.itertuples()))
+    show_table(labelled(wide_table(table), index=True), f"{key}-run-table-{run_id}", hide_index=False,
+               why_missing="no example of the run gave this method a value for this metric")
+    flagged = int((table["vs_random"] == NOT_DISTINGUISHABLE).sum()) if "vs_random" in table else 0
+    _random_marker_caption(flagged, "the paired CI of method - random contains 0")
     metrics = curve_metrics(store, run_id)
     if metrics:
         c1, c2 = st.columns([3, 2])
@@ -356,7 +362,8 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
         value = c2.radio("y axis", ("score", "change"), horizontal=True, key=f"{key}-run-value-{run_id}",
                          format_func=lambda v: "p(target) after removal" if v == "score" else "change from the input")
         curves = dataset_curves(store, run_id, shown, value)
-        st.plotly_chart(dataset_curve_figure(curves, f"{shown} over {rc['dataset']}", value),
+        bands = band_picker(list(curves["methods"]), f"{key}-run-bands-{run_id}")
+        st.plotly_chart(dataset_curve_figure(curves, f"{shown} over {rc['dataset']}", value, bands=bands),
                         key=f"{key}-run-chart-{run_id}-{shown}-{value}", width="stretch")
     _run_bias(store, run_id, rc, table)
     c1, c2 = st.columns(2)
@@ -424,4 +431,5 @@ def known_feature_section(choices: list[MethodChoice]) -> None:
         else:
             JOBS.start(store, run_id, cells, evaluate_example)
             st.session_state[RUN_KEY] = run_id
-    runs_section(store, st.session_state.get(RUN_KEY), key="faith-kf", only=known_feature.KNOWN)
+    runs_section(store, st.session_state.get(RUN_KEY), key="faith-kf", only=known_feature.KNOWN,
+                 model=str(known_feature.model_dir(recipe)))

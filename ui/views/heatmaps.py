@@ -207,8 +207,12 @@ def provenance_caption(explanation: Explanation, normalization: str | None = Non
 
 def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
                 human: list[int] | None = None, key: str = "rows") -> None:
-    """One heatmap row per method, grouped by family, each with its cost and provenance."""
+    """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
+    the scales in use above the rows."""
     st.html(CSS)
+    signs = [r.signed and not absolute and normalization != "abs-sum" for r in results.values()
+             if isinstance(r, Explanation)]
+    st.html(legend_html(signed=any(signs), unsigned=not all(signs)))
     for family, family_label in FAMILIES.items():
         members = [m for m in family_order(results) if REGISTRY[m].family == family]
         if not members:
@@ -231,5 +235,3 @@ def render_rows(results: dict[str, Explanation | Pending | str], level: str, nor
                 st.warning(warning)
             with st.expander(f"Provenance: {provenance_caption(result, normalization)}"):
                 st.json(result.provenance, expanded=False)
-    signed_any = any(isinstance(r, Explanation) and r.signed for r in results.values()) and not absolute
-    st.html(legend_html(signed_any))

@@ -7,6 +7,7 @@ threshold sweep and best-tau table, and exports. The numbers come from ``evaluat
 """
 from __future__ import annotations
 
+import html
 import json
 import logging
 
@@ -24,11 +25,12 @@ from evaluation.plausibility.metrics import (IOU_FROM, LABEL, METRIC_RECORDS, PR
 from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY, Explanation, ParamError
+from explainers import REGISTRY, Explanation, ParamError, label_for
 from models import UserFacingError
 
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
+from ui.widgets.tables import labelled, show_table
 from ui.views import heatmaps
 from ui.widgets.heatmap import CSS, heatmap_html, legend_html, provenance_line
 
@@ -128,6 +130,7 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
     st.html(CSS)
     st.caption(f"Underlined green: {source}. Rows: the method's heatmap, then its binarized versions "
                f"(purple = highlighted). {config_caption(config, preset)}.")
+    st.html(legend_html(signed=any(isinstance(r, Explanation) and r.signed for r in results.values())))
     rows, exported = [], []
     for method_id, result in results.items():
         label = REGISTRY[method_id].label
@@ -161,12 +164,11 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
         exported.append({"method": method_id, **scored.to_dict(),
                          "provenance": {key: p.get(key) for key in
                                         ("method", "preset", "params", "target", "seed", "sign")}})
-    st.html(legend_html(any(isinstance(r, Explanation) and r.signed for r in results.values())))
     if not rows:
         return
     st.markdown("##### Per-example scores (plausibility, not faithfulness)")
     table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True, key="plaus-example-table")
+    show_table(table, "plaus-example-table", why_missing="no seed: the method is deterministic")
     left, right = st.columns(2)
     left.download_button("Scores (CSV)", table.to_csv(index=False), "plausibility_example.csv", "text/csv",
                          key="plaus-example-csv")
@@ -201,7 +203,7 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
                       help="paper 000: the prediction; paper 002: the gold label (the prediction for an example "
                            "without one)")
     methods = _method_specs(choices)
-    st.caption(f"Methods: {', '.join(methods) or 'none'} (each with its chosen preset; individual parameter "
+    st.caption(f"Methods: {', '.join(map(label_for, methods)) or 'none'} (each with its chosen preset; individual parameter "
                f"changes apply to the example view only). {config_caption(config, preset)}.")
     # "predicted" is the runner's default: left out, so the run is the one `cli.py evaluate` makes by default
     run_options = {**options, "random_orderings": draws, **({"target": target} if target != targets.PREDICTED else {})}
@@ -221,10 +223,11 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
         JOBS.stop(run_id)
         st.toast("Stopping after the current example; start again to resume.")
     runs = [r for r in store.list_runs("evaluation") if set(EVALUATORS) <= set(r["config"].get("evaluators", []))]
-    if runs:
-        _run_view(store, run_picker(runs, run_id, key="plaus-show-run"))
+    chosen = run_picker(runs, run_id, key="plaus-show-run", model=selection.model)
+    if chosen is not None:
+        _run_view(store, chosen)
     else:
-        st.caption("No plausibility runs yet.")
+        st.caption("No plausibility runs of this model yet." if runs else "No plausibility runs yet.")
 
 
 def _run_view(store: ResultStore, run_id: str) -> None:
@@ -236,9 +239,10 @@ def sweep_figure(curves: pd.DataFrame, quantity: str = "f1") -> go.Figure:
     figure = go.Figure()
     for method, group in curves.groupby("method", sort=False):
         dash = "dot" if method == RANDOM_METHOD else "solid"
+        name = label_for(method)
         figure.add_trace(go.Scatter(x=group["tau"].tolist(), y=group[quantity].tolist(), mode="lines+markers",
-                                    name=method, line={"dash": dash},
-                                    hovertemplate=f"{method}<br>tau %{{x:.2f}}<br>{quantity} %{{y:.3f}}"
+                                    name=name, line={"dash": dash},
+                                    hovertemplate=f"{html.escape(name)}<br>tau %{{x:.2f}}<br>{quantity} %{{y:.3f}}"
                                                   "<extra></extra>"))
     figure.update_layout(height=360, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="threshold tau",
                          yaxis_title=quantity + (" (of the averaged P and R)" if quantity == "f1" else " (mean)"),
@@ -262,18 +266,19 @@ def report_view(store: ResultStore, run_id: str) -> None:
         st.caption("No results yet.")
         return
     st.caption(f"Model `{config['model']}` ({config['model_fingerprint']}) · dataset `{config['dataset']}` · "
-               f"methods {', '.join(config['methods'])} · target: "
+               f"methods {', '.join(map(label_for, config['methods']))} · target: "
                f"{targets.label(config['options'].get('target'))} · "
                f"{report['random_baseline']} · preset {report['preset']}.")
     frame = results_frame(store, run_id)
     table = pd.DataFrame(report["metrics"])
     st.markdown("##### Method x metric (mean [95 % bootstrap CI]); plausibility, not faithfulness")
-    st.dataframe(wide_table(table), key=f"plaus-wide-{run_id}")
+    show_table(labelled(wide_table(table), index=True), f"plaus-wide-{run_id}", hide_index=False,
+               why_missing="no example of the run gave this method a value for this metric")
     with st.expander("Long table (n, CI method, difference from random, verdict)"):
-        st.dataframe(table, hide_index=True, key=f"plaus-long-{run_id}")
+        show_table(labelled(table), f"plaus-long-{run_id}")
     st.markdown("##### Paper 000 protocol: each method at its best tau (F1 of the averaged precision and recall)")
     p000 = pd.DataFrame(report["paper000"])
-    st.dataframe(p000, hide_index=True, key=f"plaus-p000-{run_id}")
+    show_table(labelled(p000), f"plaus-p000-{run_id}")
     st.caption("tau is chosen per method on all examples (optimistic for every method, as in the paper); the CIs "
                "resample examples at that tau.")
     quantity = st.radio("Sweep curve", ("f1", "iou", "precision", "recall", "coverage"), horizontal=True,

@@ -22,10 +22,14 @@ from evaluation.roar.study import (FULL_RATIOS, KIND, MODES, PRESETS, TARGETS, b
                                    roar_cell, start_study)
 from evaluation.roar.training import INITS, TRAINABLE, Variant
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY, ParamError
+from explainers import REGISTRY, ParamError, label_for
 from models import UserFacingError
 
+from ui.figures.common import band_trace, rgba
+from ui.widgets.bands import band_picker
+from ui.widgets.run_picker import describe, mixed, of_model
 from ui.widgets.run_progress import run_progress, time_left
+from ui.widgets.tables import show_table
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +147,7 @@ def cost_panel(config) -> None:
                 f"{sum(cost['importance_seconds'].values()) / 60:.1f} min of importance).")
     st.caption(f"retrains = {counts['formula']} · variant: {config.variant.label()} · measured speed "
                f"{cost['tokens_per_second']:,.0f} tokens/s · estimates are rough; the job list shows the measured ETA.")
-    rows = [{"measure": k, "importance (s)": round(v, 1)} for k, v in cost["importance_seconds"].items()]
+    rows = [{"measure": label_for(k), "importance (s)": round(v, 1)} for k, v in cost["importance_seconds"].items()]
     with st.expander("Importance cost per measure"):
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="roar-cost-table")
 
@@ -162,11 +166,14 @@ def start_controls(store: ResultStore, config, executor: str, address: str | Non
 
 
 # ----- jobs ----------------------------------------------------------------------------------------------------
-def job_list(store: ResultStore) -> str | None:
-    """Every stored ROAR study with its progress; returns the one chosen for display."""
-    runs = store.list_runs(KIND)
+def job_list(store: ResultStore, model: str | None = None) -> str | None:
+    """The stored ROAR studies of ``model`` (or every model's, on request) with their progress; returns the one
+    chosen for display."""
+    every = store.list_runs(KIND)
+    runs = of_model(every, model, "roar-show")
     if not runs:
-        st.caption("No ROAR studies yet. Start one above, or import an exported study below.")
+        st.caption("No ROAR studies of this model yet. Start one above, or import an exported study below."
+                   if every else "No ROAR studies yet. Start one above, or import an exported study below.")
         return None
     def status(run: dict) -> str:
         if JOBS.is_running(run["id"]):
@@ -182,8 +189,7 @@ def job_list(store: ResultStore) -> str | None:
     ids = [r["id"] for r in runs]
     wanted = st.session_state.get(RUN_KEY)
     chosen = st.selectbox("Show study", ids, index=ids.index(wanted) if wanted in ids else 0, key="roar-show",
-                          format_func=lambda i: next(f"{r['title']} · {r['status']} · {r['done']}/{r['total']}"
-                                                     for r in runs if r["id"] == i))
+                          format_func=lambda i: describe(next(r for r in runs if r["id"] == i), mixed(runs)))
     run = next(r for r in runs if r["id"] == chosen)
     running = JOBS.is_running(chosen)
     c1, c2, c3 = st.columns(3)
@@ -226,8 +232,11 @@ def import_panel(store: ResultStore) -> None:
 
 
 # ----- results -------------------------------------------------------------------------------------------------
-def curve_figure(curves: pd.DataFrame, metric: str, floor: float | None) -> go.Figure:
-    """Mean curves with 95 % CI ribbons, ROAR and Recursive ROAR side by side, the 100 %-masked floor dashed."""
+def curve_figure(curves: pd.DataFrame, metric: str, floor: float | None, labels: dict[str, str] | None = None,
+                 bands: list[str] | None = None) -> go.Figure:
+    """Mean curves (named by ``labels``) with the 95 % CI ribbons of the measures in ``bands`` (all when None),
+    ROAR and Recursive ROAR side by side, the 100 %-masked floor dashed."""
+    labels = labels or {}
     modes = [m for m in ("roar", "recursive") if (curves["mode"] == m).any()]
     figure = make_subplots(rows=1, cols=len(modes), shared_yaxes=True, subplot_titles=[MODE_TITLES[m] for m in modes],
                            horizontal_spacing=0.06)
@@ -239,15 +248,15 @@ def curve_figure(curves: pd.DataFrame, metric: str, floor: float | None) -> go.F
             if data.empty:
                 continue
             colour = colours[measure]
-            x, low, high = list(data["ratio"]), list(data["low"]), list(data["high"])
-            figure.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], fill="toself", fillcolor=colour,
-                                        opacity=0.15, line=dict(width=0), hoverinfo="skip", showlegend=False,
-                                        name=f"{measure} 95 % CI"), row=1, col=col)
+            name = labels.get(measure) or label_for(measure)
+            if bands is None or measure in bands:
+                figure.add_trace(band_trace(data["ratio"], data["low"], data["high"], rgba(colour, 0.15),
+                                            f"{name} 95 % CI", measure), row=1, col=col)
             figure.add_trace(go.Scatter(
-                x=x, y=list(data["mean"]), mode="lines+markers", name=measure, legendgroup=measure,
+                x=list(data["ratio"]), y=list(data["mean"]), mode="lines+markers", name=name, legendgroup=measure,
                 showlegend=col == 1, line=dict(color=colour, dash="dash" if measure == "random" else "solid"),
                 customdata=list(zip(data["low"], data["high"], data["n"])),
-                hovertemplate=f"{measure}<br>%{{x:g}} % masked<br>{metric} %{{y:.3f}} "
+                hovertemplate=f"{html.escape(name)}<br>%{{x:g}} % masked<br>{metric} %{{y:.3f}} "
                               f"[%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}], %{{customdata[2]}} seeds<extra></extra>"),
                 row=1, col=col)
         if floor is not None:
@@ -289,6 +298,7 @@ def results(store: ResultStore, run_id: str) -> None:
                f"label · ranking {config['rank_by']} · count rule {config['count_rule']} · seeds "
                f"{', '.join(map(str, config['seeds']))} · variant: **{prov.get('variant', '?')}**")
     labels = {m["id"]: Measure.from_dict(m).label() for m in config.get("measures", [])}
+    labels.setdefault("random", "Random (ROAR baseline)")
     st.caption("Measures: " + "; ".join(f"**{k}** = {v}" for k, v in labels.items()) +
                "; **random** = uniform random word scores from (seed, sentence) (the ROAR baseline).")
     metric = st.radio("Performance", list(roar_scores.METRICS), key=f"roar-metric-{run_id}", horizontal=True,
@@ -299,7 +309,9 @@ def results(store: ResultStore, run_id: str) -> None:
     if curves.empty:
         st.caption("The curves appear once a measure's first cells and the anchors have finished.")
     else:
-        st.plotly_chart(curve_figure(curves, metric, floor), key=f"roar-curves-{run_id}-{metric}", width="stretch")
+        bands = band_picker(list(dict.fromkeys(curves["measure"])), f"roar-bands-{run_id}", labels)
+        st.plotly_chart(curve_figure(curves, metric, floor, labels, bands), key=f"roar-curves-{run_id}-{metric}",
+                        width="stretch")
         st.caption("Mean over seeds with a 95 % confidence ribbon (t-interval in logit space, paper 001). Lower than "
                    "random = the measure found words the task needs. Dotted: the 100 %-masked floor (dataset bias: "
                    "class prior, length).")
@@ -308,13 +320,15 @@ def results(store: ResultStore, run_id: str) -> None:
         st.markdown("##### Faithfulness (paper 001 Eq. 3: area between the curve and random, relative to the best "
                     "possible; higher = more faithful)")
         shown = summary.assign(**{"score (%)": (summary["score"] * 100).round(1), "95 % CI (%)": [
-            f"[{lo * 100:.1f}, {hi * 100:.1f}]" for lo, hi in zip(summary["low"], summary["high"])]})
-        st.dataframe(shown[["mode", "measure", "score (%)", "95 % CI (%)", "seeds", "verdict", "leakage",
-                            "floor_100"]],
-                     hide_index=True, key=f"roar-scores-{run_id}-{metric}", width="stretch")
+            f"[{lo * 100:.1f}, {hi * 100:.1f}]" for lo, hi in zip(summary["low"], summary["high"])],
+            "measure": [labels.get(m) or label_for(m) for m in summary["measure"]]})
+        show_table(shown[["mode", "measure", "score (%)", "95 % CI (%)", "seeds", "verdict", "leakage", "floor_100"]],
+                   f"roar-scores-{run_id}-{metric}",
+                   why_missing="not enough finished cells (seeds) for this number yet")
         for row in summary.itertuples():
             if row.leakage_significant:
-                st.warning(f"Possible class leakage ({row.mode}, {row.measure}): {metric} rises as more is masked "
+                name = labels.get(row.measure) or row.measure
+                st.warning(f"Possible class leakage ({row.mode}, {name}): {metric} rises as more is masked "
                            f"({row.leakage}). The masking pattern itself carries label information (paper 001 App. "
                            f"A); the score can only understate faithfulness here.")
         st.caption("Plain ROAR cannot prove a measure unfaithful: redundant words can keep accuracy up, so a low ROAR "
@@ -326,12 +340,16 @@ def results(store: ResultStore, run_id: str) -> None:
         if welch.empty:
             st.caption("Needs at least 2 seeds per measure.")
         else:
-            st.dataframe(welch, hide_index=True, key=f"roar-welch-{run_id}-{metric}")
+            named = welch.assign(**{c: [labels.get(m) or label_for(m) for m in welch[c]]
+                                    for c in ("measure_a", "measure_b")})
+            show_table(named, f"roar-welch-{run_id}-{metric}", why_missing="a measure with identical values in "
+                       "every seed has no t-test p-value")
     examples = [c for c in cells.values() if c.get("kind") in ("roar", "recursive") and c.get("examples")]
     if examples:
         with st.expander("Masked test sentences (what the retrained model saw)"):
             for cell in examples[:6]:
-                st.markdown(f"**{cell['measure']}** · {cell['ratio']:g} % · {cell['kind']} step {cell['step']} · "
+                name = labels.get(cell["measure"]) or cell["measure"]
+                st.markdown(f"**{name}** · {cell['ratio']:g} % · {cell['kind']} step {cell['step']} · "
                             f"seed {cell['seed']}")
                 for example in cell["examples"][:2]:
                     st.markdown(_masked_html(example), unsafe_allow_html=True)

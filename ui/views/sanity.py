@@ -22,14 +22,16 @@ from evaluation.sanity import dataset as sanity_dataset
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
-from explainers import Explainer, ParamError, create
+from explainers import Explainer, ParamError, create, label_for
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
 from models.metering import autorun_budget
 
+from ui.widgets.bands import band_picker
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
+from ui.widgets.tables import labelled, show_table
 from ui.views.heatmaps import MethodChoice
-from ui.figures.common import probability_bars
+from ui.figures.common import band_trace, probability_bars, rgba
 from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
 
 DEFAULT_METHODS = ("saliency", "input_x_gradient", "attention", "leave_one_out", "random")
@@ -38,6 +40,10 @@ MEASURE_LABELS = {"spearman": "Spearman ρ (signed)", "spearman_abs": "Spearman 
 RUN_KEY = "sanity_run"
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf"]
+# verdict badges in text and Material icons (shipped with Streamlit): emoji render as boxes without an emoji font
+BADGES = {"fails": ":red[:material/cancel: fails the check]", "passes": ":green[:material/check_circle: passes]",
+          "inconclusive": ":gray[:material/help: inconclusive]", "n/a": ":gray[n/a]"}
+NO_VALUE = "the measure is undefined here (see 'why'), e.g. for a method that gives every word the same score"
 
 
 def banner() -> None:
@@ -127,28 +133,27 @@ def _digest(*parts) -> str:
 
 # ----- figures ----------------------------------------------------------------------------------------------------
 def curve_figure(curves: pd.DataFrame, stage_names: list[str], measure: str, chance: dict | None = None,
-                 title: str = "") -> go.Figure:
-    """One line per method over the stages; ``curves`` has stage_index, method, mean and optional low/high.
-    ``chance`` (mean/low/high) draws the random baseline as a dotted line with a band."""
+                 title: str = "", bands: list[str] | None = None) -> go.Figure:
+    """One line per method (by its label) over the stages; ``curves`` has stage_index, method, mean and optional
+    low/high, shaded for the methods in ``bands`` (all when None). ``chance`` (mean/low/high) draws the random
+    baseline as a dotted line with a band."""
     figure = go.Figure()
     x = list(range(len(stage_names)))
     if chance is not None and np.isfinite(chance.get("mean", np.nan)):
-        figure.add_trace(go.Scatter(x=x + x[::-1], y=[chance["high"]] * len(x) + [chance["low"]] * len(x),
-                                    fill="toself", fillcolor="rgba(120,120,120,0.15)", line={"width": 0},
-                                    hoverinfo="skip", name=f"{one_input.CHANCE}, 95 % range", showlegend=True))
+        figure.add_trace(band_trace(x, [chance["low"]] * len(x), [chance["high"]] * len(x), "rgba(120,120,120,0.15)",
+                                    f"{one_input.CHANCE}, 95 % range", legend=True))
         figure.add_trace(go.Scatter(x=x, y=[chance["mean"]] * len(x), mode="lines", name=one_input.CHANCE,
                                     line={"dash": "dot", "color": "#555"}))
     for i, (method, group) in enumerate(curves.groupby("method", sort=False)):
         group = group.sort_values("stage_index")
         colour_ = COLOURS[i % len(COLOURS)]
-        if {"low", "high"} <= set(group.columns) and group["low"].notna().any():
-            figure.add_trace(go.Scatter(
-                x=list(group["stage_index"]) + list(group["stage_index"])[::-1],
-                y=list(group["high"]) + list(group["low"])[::-1], fill="toself", line={"width": 0},
-                fillcolor=_rgba(colour_, 0.15), hoverinfo="skip", showlegend=False, name=f"{method} CI"))
-        figure.add_trace(go.Scatter(x=group["stage_index"], y=group["mean"], mode="lines+markers", name=method,
-                                    line={"color": colour_},
-                                    hovertemplate=f"{html.escape(method)}<br>%{{text}}<br>{measure} "
+        label = label_for(method)
+        if {"low", "high"} <= set(group.columns) and group["low"].notna().any() and (bands is None or method in bands):
+            figure.add_trace(band_trace(group["stage_index"], group["low"], group["high"], rgba(colour_, 0.15),
+                                        f"{label} CI", method))
+        figure.add_trace(go.Scatter(x=group["stage_index"], y=group["mean"], mode="lines+markers", name=label,
+                                    line={"color": colour_}, legendgroup=method,
+                                    hovertemplate=f"{html.escape(label)}<br>%{{text}}<br>{measure} "
                                                   f"%{{y:.3f}}<extra></extra>",
                                     text=[stage_names[int(i)] for i in group["stage_index"]]))
     low = -1.05 if measure.startswith("spearman") else -0.02
@@ -163,9 +168,7 @@ def accuracy_figure(accuracy: pd.DataFrame, stage_names: list[str], majority: fl
                     num_labels: int) -> go.Figure:
     figure = go.Figure()
     x = list(accuracy["stage_index"])
-    figure.add_trace(go.Scatter(x=x + x[::-1], y=list(accuracy["high"]) + list(accuracy["low"])[::-1],
-                                fill="toself", fillcolor="rgba(33,102,172,0.15)", line={"width": 0},
-                                hoverinfo="skip", showlegend=False))
+    figure.add_trace(band_trace(x, accuracy["low"], accuracy["high"], "rgba(33,102,172,0.15)", "accuracy 95 % CI"))
     figure.add_trace(go.Scatter(x=x, y=accuracy["mean"], mode="lines+markers", name="accuracy",
                                 line={"color": "#2166ac"}, hovertemplate="%{y:.1%}<extra></extra>"))
     if majority is not None:
@@ -177,11 +180,6 @@ def accuracy_figure(accuracy: pd.DataFrame, stage_names: list[str], majority: fl
                          xaxis=dict(tickmode="array", tickvals=list(range(len(stage_names))), ticktext=stage_names,
                                     title="randomization stage"))
     return figure
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def grid_html(stage_names: list[str], words: list[str], matrix: np.ndarray, signed: bool,
@@ -213,7 +211,7 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
                   config: dict, level: str) -> one_input.SanityResult | None:
     explainers, errors = explainers_from(choices)
     for name, message in errors.items():
-        st.error(f"{name}: {message}")
+        st.error(f"{label_for(name)}: {message}")
     if not explainers:
         st.info("Choose at least one method.")
         return None
@@ -277,26 +275,26 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
                         width="stretch", config={"displayModeBar": False})
     verdicts = result.verdicts(config["measure"], config["threshold"])
     st.html(CSS)
+    st.html(legend_html(signed=any(result.signed.values()), unsigned=not all(result.signed.values())))
     for method in result.methods:
         if method in stage.errors or method in original.errors:
-            st.error(f"{method}: {stage.errors.get(method) or original.errors.get(method)}")
+            st.error(f"{label_for(method)}: {stage.errors.get(method) or original.errors.get(method)}")
             continue
         if method not in stage.explanations:
             continue
         row = frame[(frame["stage"] == chosen) & (frame["method"] == method)].iloc[0]
         verdict = verdicts.get(method, {})
-        badge = {"fails": "🔴 fails the check", "passes": "🟢 passes", "inconclusive": "⚪ inconclusive",
-                 "n/a": "⚪ n/a"}.get(verdict.get("status"), "")
-        st.markdown(f"**{html.escape(method)}** · ρ {_fmt(row['spearman'])} · ρ(|·|) {_fmt(row['spearman_abs'])} "
+        badge = BADGES.get(verdict.get("status"), "")
+        st.markdown(f"**{html.escape(label_for(method))}** · ρ {_fmt(row['spearman'])} · "
+                    f"ρ(|·|) {_fmt(row['spearman_abs'])} "
                     f"· top-k {_fmt(row['top_k'])} · {badge}")
         st.html("<div style='font-size:12px;color:#666'>original</div>"
                 + explanation_row_html(original.explanations[method], level)
                 + f"<div style='font-size:12px;color:#666'>randomized: {html.escape(chosen)}</div>"
                 + explanation_row_html(stage.explanations[method], level))
-        with st.expander(f"Provenance: {method} at {chosen}"):
+        with st.expander(f"Provenance: {label_for(method)} at {chosen}"):
             st.json({"randomization": result.provenance(), "stage": chosen, "stage_fingerprint": stage.fingerprint,
                      "explanation": stage.explanations[method].provenance}, expanded=False)
-    st.html(legend_html(any(result.signed.values())))
 
     st.markdown("##### Similarity to the original, stage by stage")
     measure = config["measure"]
@@ -305,9 +303,9 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
                     width="stretch")
     st.caption("Dotted: random rankings compared with each original explanation (the random baseline; its band is "
                "the 95 % range). A faithful method falls toward it; a method that stays near 1 ignores the model.")
-    verdict_rows = [{"method": m, "verdict": v["status"], measure: v["value"], "why": v["reason"]}
+    verdict_rows = [{"method": label_for(m), "verdict": v["status"], measure: v["value"], "why": v["reason"]}
                     for m, v in verdicts.items()]
-    st.dataframe(pd.DataFrame(verdict_rows), hide_index=True, key="sanity-verdicts")
+    show_table(pd.DataFrame(verdict_rows), "sanity-verdicts", why_missing=NO_VALUE)
 
     st.markdown("##### Degradation grid (rows = stages, columns = words; each row on its own colour scale)")
     for i, method in enumerate(result.methods):
@@ -315,7 +313,7 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
             continue
         stage_names, words, matrix = result.grid(method)
         values = frame[frame["method"] == method].set_index("stage")[measure].reindex(stage_names).to_numpy()
-        with st.expander(f"{method}", expanded=i == 0):
+        with st.expander(label_for(method), expanded=i == 0):
             st.html(grid_html(stage_names, words, matrix, result.signed[method], list(values)))
     _downloads(frame, result.provenance(), "layers")
 
@@ -354,7 +352,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
         return None
     explainers, errors = explainers_from(choices)
     for name, message in errors.items():
-        st.error(f"{name}: {message}")
+        st.error(f"{label_for(name)}: {message}")
     if not explainers:
         st.info("Choose at least one method.")
         return None
@@ -373,10 +371,11 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
         st.error(f"{where}: {message}")
     summary = result.summary()
     st.markdown(f"##### Share of words changing sign and mean |change| (randomized layer `{result.layer}`)")
-    st.dataframe(summary, hide_index=True, key="sanity-head-summary",
-                 column_config={"sign_change_mean": st.column_config.NumberColumn("words changing sign (mean)",
+    show_table(labelled(summary), "sanity-head-summary",
+               why_missing="sign changes are not defined for unsigned methods (they have no sign)",
+               column_config={"sign_change_mean": st.column_config.NumberColumn("words changing sign (mean)",
                                                                                   format="percent"),
-                                "sign_change_std": st.column_config.NumberColumn("± std", format="percent")})
+                              "sign_change_std": st.column_config.NumberColumn("± std", format="percent")})
     st.caption("Sign changes are n/a for unsigned methods. Paper 000 Table A5 (SST-2): LOOempty 71.4 % ± 17.1 "
                "sign changes, mean |change| 0.46 ± 0.18; IM 62.3 % and 0.31.")
     predictions = " · ".join(f"seed {s}: {result.labels[int(np.argmax(result.probabilities[s]))]} "
@@ -386,7 +385,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
     for method in result.methods:
         if method not in result.original:
             continue
-        st.markdown(f"**{html.escape(method)}**")
+        st.markdown(f"**{html.escape(label_for(method))}**")
         body = "<div style='font-size:12px;color:#666'>original</div>" + \
             explanation_row_html(result.original[method], level)
         for seed in result.seeds:
@@ -417,7 +416,7 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     seeds = seeds or list(one_input.PAPER_000_SEEDS)
     what = (f"{config['mode']} · {randomize.INITS[config['init']]} · seed {config['seed']}" if check == "layers"
             else f"head seeds {', '.join(map(str, seeds))} (Xavier uniform)")
-    st.caption(f"Methods: {', '.join(methods) or 'none'} (presets kept; individual parameter changes apply to the "
+    st.caption(f"Methods: {', '.join(map(label_for, methods)) or 'none'} (presets kept; individual parameter changes apply to the "
                f"single-input view only) · {what}.")
     store = ResultStore()
     start, stop = st.columns(2)
@@ -436,10 +435,10 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
         JOBS.stop(run_id)
         st.toast("Stopping after the current example; start again to resume.")
     runs = store.list_runs(sanity_dataset.KIND)
-    if not runs:
-        st.caption("No sanity runs yet.")
+    chosen = run_picker(runs, run_id, key="sanity-show-run", model=selection.model)
+    if chosen is None:
+        st.caption("No sanity runs of this model yet." if runs else "No sanity runs yet.")
         return
-    chosen = run_picker(runs, run_id, key="sanity-show-run")
     run_progress(store, chosen)
     report_view(store, chosen, config, num_labels)
 
@@ -474,24 +473,27 @@ def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) 
         measure = config["measure"]
         chance, methods_only = sanity_dataset.chance_band(sanity_dataset.curves(summary, names,
                                                                                 sanity_dataset.MEASURES[measure]))
+        bands = band_picker(list(dict.fromkeys(methods_only["method"])), f"sanity-run-bands-{run_id}")
         st.plotly_chart(curve_figure(methods_only, names, measure, chance,
-                                     title=f"{MEASURE_LABELS[measure]} per stage (mean, 95 % CI)"),
+                                     title=f"{MEASURE_LABELS[measure]} per stage (mean, 95 % CI)", bands=bands),
                         key=f"sanity-run-curve-{run_id}-{measure}", width="stretch")
         st.caption("Dotted: the random baseline (the mean similarity of random rankings, with its CI).")
         flags = one_input.verdicts(methods_only.rename(columns={"mean": measure}), rc["mode"], measure,
                                 config["threshold"], None if chance is None else chance["high"])
-        st.dataframe(pd.DataFrame([{"method": m, "verdict": v["status"], measure: v["value"], "why": v["reason"]}
-                                   for m, v in flags.items()]), hide_index=True, key=f"sanity-run-flags-{run_id}")
+        show_table(pd.DataFrame([{"method": label_for(m), "verdict": v["status"], measure: v["value"],
+                                  "why": v["reason"]} for m, v in flags.items()]), f"sanity-run-flags-{run_id}",
+                   why_missing=NO_VALUE)
     else:
         st.markdown("##### Paper 000 Table A5 layout (pooled over examples and head seeds)")
-        st.dataframe(sanity_dataset.head_table(frame), hide_index=True, key=f"sanity-run-head-{run_id}")
+        show_table(labelled(sanity_dataset.head_table(frame)), f"sanity-run-head-{run_id}",
+                   why_missing="sign changes are not defined for unsigned methods (they have no sign)")
     accuracy = sanity_dataset.accuracy_by_stage(summary, names)
     if not accuracy.empty:
         st.markdown("##### Accuracy of the randomized model, stage by stage")
         st.plotly_chart(accuracy_figure(accuracy, names, sanity_dataset.chance_level(store, run_id), num_labels),
                         key=f"sanity-run-accuracy-{run_id}", width="stretch")
     with st.expander("Every number (stage x method x metric)"):
-        st.dataframe(summary, hide_index=True, key=f"sanity-run-table-{run_id}")
+        show_table(labelled(summary), f"sanity-run-table-{run_id}")
     c1, c2 = st.columns(2)
     c1.download_button("Download the summary (CSV)", summary.to_csv(index=False), f"{run_id}.csv", "text/csv",
                        key=f"sanity-run-csv-{run_id}")

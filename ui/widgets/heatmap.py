@@ -23,7 +23,12 @@ CSS = """
 .xw-sep{color:#888;font-weight:700;margin:0 6px}
 .xw-special{color:#888;font-size:12px}
 .xw-human{text-decoration:underline;text-decoration-thickness:3px;text-decoration-color:#1b9e77}
-.xw-legend{font-size:12px;color:#555}
+.xw-legend{font-size:12px;color:#555;margin:2px 0 6px 0}
+.xw-bar{display:inline-block;width:90px;height:10px;vertical-align:middle;border:1px solid rgba(0,0,0,0.15);
+border-radius:2px}
+.xw-mid{color:#888}
+.xw-name{font-weight:600}
+.xw-prediction{font-size:14px;margin:4px 0 8px 0}
 </style>
 """
 
@@ -62,13 +67,30 @@ def heatmap_html(units: list[str], scores: np.ndarray, signed: bool, segments: l
     return f'<div class="xw-row">{" ".join(parts)}</div>'
 
 
-def legend_html(signed: bool) -> str:
+def _rgba(rgb: tuple[int, int, int], alpha: float) -> str:
+    return f"rgba({rgb[0]},{rgb[1]},{rgb[2]},{alpha})"
+
+
+SIGNED_SCALE = ("signed methods", "against the target", "0", "for the target")
+UNSIGNED_SCALE = ("unsigned methods", "0", "", "most important")
+
+
+def legend_html(signed: bool = True, unsigned: bool = True) -> str:
+    """The colour scales of the rows shown: signed (red against / blue for the target class) and unsigned
+    (purple importance); each row uses the full scale for its own largest |score|."""
+    scales = []
     if signed:
-        return ('<div class="xw-legend"><span class="xw-tok" style="background:rgba(178,24,43,0.7);color:#fff">'
-                'against the target</span> <span class="xw-tok">0</span> <span class="xw-tok" '
-                'style="background:rgba(33,102,172,0.7);color:#fff">for the target</span></div>')
-    return ('<div class="xw-legend"><span class="xw-tok">low</span> <span class="xw-tok" '
-            'style="background:rgba(106,61,154,0.7);color:#fff">high importance</span></div>')
+        gradient = f"{_rgba(NEGATIVE, 0.8)},rgba(255,255,255,0),{_rgba(POSITIVE, 0.8)}"
+        scales.append((SIGNED_SCALE, gradient))
+    if unsigned or not scales:
+        scales.append((UNSIGNED_SCALE, f"rgba(255,255,255,0),{_rgba(UNSIGNED, 0.8)}"))
+    parts = []
+    for (name, low, middle, high), gradient in scales:
+        parts.append(f'<span class="xw-scale"><span class="xw-name">{name}</span> {low} <span class="xw-bar" '
+                     f'style="background:linear-gradient(to right,{gradient})"></span> {high}'
+                     + (f' <span class="xw-mid">(white = {middle})</span>' if middle else "") + "</span>")
+    return ('<div class="xw-legend">Colour: ' + " &nbsp;·&nbsp; ".join(parts)
+            + " &nbsp;·&nbsp; each row scaled to its own largest |score|</div>")
 
 
 def explanation_row_html(explanation, level: str = "word", normalization: str = "none", absolute: bool = False,
@@ -109,15 +131,17 @@ def provenance_line(explanation, normalization: str = "none") -> str:
 
 
 def export_html(explanations, level: str = "word", normalization: str = "none", absolute: bool = False,
-                title: str = "Explanations", header: str = "") -> str:
-    """Every heatmap row with its provenance, as one self-contained HTML file (inline CSS, no scripts)."""
+                title: str = "Explanations", header: str = "", prediction: str = "") -> str:
+    """Every heatmap row with its provenance, as one self-contained HTML file (inline CSS, no scripts): the
+    prediction and both colour scales above the rows, so the file reads on its own."""
     rows = []
     for e in explanations:
         rows.append(f"<h2>{html.escape(e.method_label)}</h2><div class='meta'>"
                     f"{html.escape(provenance_line(e, normalization))}</div>"
                     + explanation_row_html(e, level, normalization, absolute))
         rows.extend(f"<div class='meta'>&#9888; {html.escape(w)}</div>" for w in e.warnings)
-    signed_any = any(e.signed for e in explanations) and not absolute
-    body = (f"<h1 style='font-size:20px'>{html.escape(title)}</h1><div class='meta'>{html.escape(header)}</div>"
-            + "".join(rows) + legend_html(signed_any))
+    shown = f"<div class='xw-prediction'>{html.escape(prediction)}</div>" if prediction else ""
+    body = (f"<h1 style='font-size:20px'>{html.escape(title)}</h1>{shown}"
+            f"<div class='meta'>{html.escape(header)}</div>" + legend_html(signed=True, unsigned=True)
+            + "".join(rows))
     return html_document(title, body)

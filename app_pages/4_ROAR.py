@@ -24,7 +24,7 @@ with new_tab:
                 roar.cost_panel(config)
                 roar.start_controls(store, config, chosen["executor"], chosen["address"])
 with studies_tab:
-    run_id = roar.job_list(store)
+    run_id = roar.job_list(store, model=None if selection is None else selection.model)
     if run_id is not None:
         roar.results(store, run_id)
     roar.import_panel(store)
