@@ -69,11 +69,11 @@ def label_for(spec: str, params: dict | None = None) -> str:
     brackets when it has them ("Saliency (gradient; output=l2)"). A name that is no registered method (the
     random baseline row of a metric, a ROAR alias) comes back unchanged, so tables can pass every row through it."""
     head, bracket, overrides = spec.strip().partition(" (")
-    method, _, preset = head.partition(":")
-    cls = REGISTRY.get(method.strip().lower())
+    method, preset = split_spec(head)
+    cls = REGISTRY.get(method)
     if cls is None:
         return spec
-    extra = [preset.strip()] if preset.strip() else []
+    extra = [preset] if preset else []
     extra += [overrides.removesuffix(")").strip()] if bracket else []
     extra += [f"{k}={v}" for k, v in sorted((params or {}).items())]
     if not extra:
