@@ -34,6 +34,7 @@ from models.training import TrainConfig
 from evaluation.faithfulness.curves import RemovalOptions, rank_words
 from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, register_evaluator
 from evaluation.statistics import bootstrap_ci
+from corpora import load_dataset
 
 REFERENCE = "paper 003 s. 2.2.3.1 and 3.1 (augmented SST; code metrics.ground_truth_overlap)"
 
@@ -118,7 +119,6 @@ def is_prepared(recipe: KnownFeatureRecipe = RECIPE) -> bool:
 
 
 def _examples(recipe: KnownFeatureRecipe, data: str, limit: int):
-    from corpora import load_dataset
 
     return make_known_feature(load_dataset(data)[:limit], seed=recipe.label_seed, label_words=recipe.label_words)
 

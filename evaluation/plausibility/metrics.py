@@ -42,6 +42,8 @@ import numpy as np
 
 from evaluation.metric import Evaluator, Metric, register_evaluator
 from explainers.params import coerce, param, validate
+from corpora.records import word_spans
+from corpora.records import split_words
 
 FAMILY = "plausibility"
 LABEL = "plausibility (agreement with people), not faithfulness"
@@ -361,7 +363,6 @@ class Aligned:
 
 def kept_word_indices(encoding) -> list[int]:
     """For each word of ``encoding.words`` its index among the words of text then pair (before truncation)."""
-    from corpora.records import word_spans
 
     text_spans = {span: i for i, span in enumerate(word_spans(encoding.text))}
     n_text = len(text_spans)
@@ -377,7 +378,6 @@ def kept_word_indices(encoding) -> list[int]:
 
 def align(encoding, word_scores, rationale, truncation: str = "drop") -> Aligned:
     """Put an explanation's word scores (over ``encoding.words``) and a rationale (over all words) side by side."""
-    from corpora.records import split_words
 
     all_words = split_words(encoding.text) + (split_words(encoding.pair) if encoding.pair else [])
     rationale = np.asarray(rationale, dtype=bool)

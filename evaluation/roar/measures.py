@@ -22,6 +22,7 @@ from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import Encoding, TextClassifier
 
 from evaluation.roar.masking import random_scores
+from evaluation.runs.jobs import CellStopped
 
 RANDOM = "random"
 ALIASES = {
@@ -122,7 +123,6 @@ def importance_scores(measure: Measure, classifier: TextClassifier, encodings: l
     between examples (finished examples stay in the explanation cache)."""
     if measure.is_random:
         return [random_scores(i, e.n_words, seed) for i, e in zip(example_ids, encodings)]
-    from evaluation.runs.jobs import CellStopped
 
     explainer = measure.explainer()
     out = []

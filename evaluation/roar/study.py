@@ -40,6 +40,9 @@ from evaluation.roar.masking import (COUNT_RULES, RANKINGS, SEGMENTS, check_oper
 from evaluation.roar.measures import SETTINGS, Measure, importance_scores, random_measure, resolve_measure
 from evaluation.roar.training import HEAD_FORWARD, TRAINABLE, Variant, retrain_and_evaluate, start_model, trainable_names
 from evaluation.runs.store import ResultStore
+from models.mlm import load_filler
+from models import runtime
+from corpora import DATASETS
 
 KIND = "roar"
 MODES = {"roar": "ROAR only", "recursive": "Recursive ROAR only", "both": "ROAR and Recursive ROAR"}
@@ -157,7 +160,6 @@ PRESETS = {
 
 def default_seeds() -> tuple[int, ...]:
     """3 seeds on a CPU, 5 on a GPU (the issue's defaults)."""
-    from models import runtime
 
     return (0, 1, 2, 3, 4) if runtime.choose_device().type == "cuda" else (0, 1, 2)
 
@@ -172,7 +174,6 @@ def build_config(model: str = "default", dataset: str | None = "sst2", train_dat
     study) and the datasets are checked to exist."""
     if train_data is None or test_data is None:
         name, _ = parse_dataset_id(dataset or "sst2")
-        from corpora import DATASETS
 
         splits = DATASETS[name].splits if name in DATASETS else ()
         train_data = train_data or (f"{name}:train" if "train" in splits else None)
@@ -266,13 +267,7 @@ def _filler(config: StudyConfig):
     """The masked-LM filler of the mlm operator (ROAR-BERT), or None for the other operators."""
     if config.operator != "mlm":
         return None
-    try:
-        from models.mlm import load_filler  # one masked LM per process (cached there)
-    except ImportError as error:
-        raise ModelError("The MLM-fill operator (ROAR-BERT) needs the masked-LM filler (models/mlm/filler.py, "
-                         f"load_filler), which this installation does not have ({error}). Choose the [MASK] or "
-                         "delete operator.") from error
-    return load_filler(config.filler)
+    return load_filler(config.filler)  # one masked LM per process (cached in models.mlm)
 
 
 SPLITS = ("train", "test")
@@ -446,7 +441,6 @@ def study_cells(config: StudyConfig) -> list[Cell]:
 
 def roar_cell(spec: dict) -> dict:
     """The work of one cell (runs in this process or on a Ray worker; depends only on ``spec``)."""
-    from models import runtime
 
     config = StudyConfig.from_dict(spec["config"])
     data = study_data(config)

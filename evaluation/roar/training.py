@@ -26,6 +26,10 @@ from models.errors import ModelError
 from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
 
 import torch  # noqa: E402
+from models.prepare import RECIPES, base_model_dir
+from models.architectures import architecture_of, get_module
+from models import runtime
+from evaluation.runs.jobs import CellStopped
 
 TRAINABLE = {"head": "frozen encoder, trained head", "last-k": "last k blocks + head trained", "all": "full fine-tune"}
 DEFAULT_LR = {"head": 2e-3, "last-k": 2e-4, "all": 5e-5}
@@ -80,7 +84,6 @@ class Variant:
 
 def _reinit_head(model: torch.nn.Module, seed: int) -> None:
     """A new head from the seed (normal(0, initializer_range) weights, zero biases), as a fresh fine-tune has."""
-    from models.architectures import architecture_of, get_module
 
     arch = architecture_of(model)
     if arch is None:
@@ -106,7 +109,6 @@ def _reinit_head(model: torch.nn.Module, seed: int) -> None:
 def start_model(classifier: TextClassifier, variant: Variant, seed: int) -> torch.nn.Module:
     """The model a retrain starts from (a copy: the classifier is never changed)."""
     if variant.init == "base":
-        from models.prepare import RECIPES, base_model_dir
 
         if classifier.name not in RECIPES:
             raise ModelError(f"Start point 'base' needs a built-in model ({', '.join(RECIPES)}); '{classifier.name}' "
@@ -202,7 +204,6 @@ def retrain_and_evaluate(classifier: TextClassifier, train: TokenBatch, train_la
                          test_labels: list[int], variant: Variant, seed: int, should_stop=None,
                          device=None) -> tuple[torch.nn.Module, dict]:
     """Train a fresh model on the (masked) training data and score it on the (masked) test data."""
-    from models import runtime
 
     started = time.perf_counter()
     device = device or runtime.choose_device()
@@ -216,7 +217,6 @@ def retrain_and_evaluate(classifier: TextClassifier, train: TokenBatch, train_la
                                   should_stop=should_stop, device=device)
         record["head_training"] = "full forward passes"
     if record["stopped"]:
-        from evaluation.runs.jobs import CellStopped
 
         raise CellStopped("retraining was stopped")
     trained = time.perf_counter()

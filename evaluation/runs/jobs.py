@@ -20,6 +20,7 @@ from typing import Callable
 from models.metering import cells_left_seconds
 
 from evaluation.runs.store import ResultStore
+from evaluation.runs.ray_executor import run_on_ray
 
 Work = Callable[[dict], dict]
 Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left
@@ -121,7 +122,6 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
 def _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
                 runtime_env=None):
     """Cells as Ray tasks (evaluation/runs/ray_executor.py: address, worker environment, failures, cancelling)."""
-    from evaluation.runs.ray_executor import run_on_ray
 
     return run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
                       runtime_env, safe=_safe, eta=_eta)

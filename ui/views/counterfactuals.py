@@ -18,6 +18,7 @@ from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, Masked
 
 from ui.views.heatmaps import MethodChoice
 from ui.widgets.heatmap import CSS
+from explainers import Explanation
 
 OTHER = "other: a folder or hub id"
 BERT_REFERENCE = ("bert-base-uncased recovers 48.9 % of SST words as its top-1 (mean likelihood 0.82 of those "
@@ -209,7 +210,6 @@ def comparison_choices(name: str, key: str = "cf") -> list[MethodChoice]:
 
 def im_word_table(results: dict, rows: list[WordCandidates], threshold: float) -> pd.DataFrame | None:
     """Per word: each method's score next to the masked LM's verdict (predictable or not)."""
-    from explainers import Explanation
 
     done = {m: r for m, r in results.items() if isinstance(r, Explanation)}
     if "input_marginalization" not in done:

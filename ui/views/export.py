@@ -12,6 +12,7 @@ from explainers.export import scores_csv, scores_json
 
 from ui.widgets.heatmap import export_html
 from ui.figures.heatmap_png import heatmap_png
+from ui.views.heatmaps import probabilities_of
 
 STATE_KEY = "heatmaps:export"
 
@@ -67,7 +68,6 @@ class ExportBundle:
 
 def page_context(classifier, encoding, target: int) -> dict:
     """Model and input facts every export starts with."""
-    from ui.views.heatmaps import probabilities_of
 
     probabilities = probabilities_of(classifier, encoding)
     return {"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,

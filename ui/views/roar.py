@@ -30,6 +30,7 @@ from ui.widgets.bands import band_picker
 from ui.widgets.run_picker import describe, mixed, of_model
 from ui.widgets.run_progress import run_progress, time_left
 from ui.widgets.tables import show_table
+from evaluation.roar.study import StudyConfig
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,6 @@ def config_for(kwargs: dict):
 
 @st.cache_data(show_spinner="Estimating the cost ...", max_entries=16)
 def _estimate(config_json: str) -> dict:
-    from evaluation.roar.study import StudyConfig
 
     return estimate(StudyConfig.from_dict(json.loads(config_json)))
 
