@@ -1,75 +1,28 @@
 """End to end (issue 20): a user file whose label matches no label of the model, opened from the sidebar in a real
 browser, gets a one-line message naming the user's file, the row and the labels to use; a correct file with
 differently capitalised names then opens with the model's labels. The real Streamlit server and headless Debian
-Chromium, started as in test_e2e_browser.py, on a cache folder of its own (uploads are written there; the
+Chromium, started by e2e_support.py, on a cache folder of its own (uploads are written there; the
 prepared models are linked in)."""
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
 
-from conftest import ROOT
-from test_e2e_browser import ARTIFACTS, CHROMIUM, FLAGS
+from e2e_support import ARTIFACTS, MARKS, browser_page, private_cache, streamlit_server
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-if CHROMIUM is None:
-    pytestmark.append(pytest.mark.skip(reason="Debian chromium is not installed (make test installs it)"))
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def server(quick_classifier, tmp_path_factory):
-    from models.prepare import find_prepared
-
-    cache = tmp_path_factory.mktemp("e2e-bad-input-cache")
-    (cache / "models").mkdir()
-    real = find_prepared("default-quick")
-    (cache / "models" / real.name).symlink_to(real, target_is_directory=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "EXWB_MODEL": "default-quick", "EXWB_THREADS": "1", "HF_HUB_OFFLINE": "1",
-           "OMP_WAIT_POLICY": "PASSIVE", "EXWB_CACHE_DIR": str(cache)}
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "e2e-bad-input-server.log", "w")
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                                "--server.port", str(port), "--server.address", "127.0.0.1",
-                                "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
-                               stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(300):
-        try:
-            if urllib.request.urlopen(url + "_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.terminate()
-        pytest.fail("the Streamlit server did not become healthy; see artifacts/e2e-bad-input-server.log")
-    yield url
-    process.terminate()
-    process.wait(20)
-    log.close()
+    cache = private_cache(tmp_path_factory.mktemp("e2e-bad-input-cache"))
+    with streamlit_server("e2e-bad-input-server.log", EXWB_CACHE_DIR=str(cache)) as url:
+        yield url
 
 
 @pytest.fixture()
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1600})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(server)
+    with browser_page(server) as page:
         yield page
-        assert not errors, f"JavaScript errors in the page: {errors}"
-        browser.close()
 
 
 def _open_your_file(page) -> None:

@@ -1,74 +1,26 @@
 """End to end in a real browser: the real Streamlit server, headless Debian Chromium driven by Playwright.
 
-Saves screenshots to artifacts/ (the README shows one). Chromium comes from Debian (`make test` installs it);
-Playwright never downloads a browser.
+Saves screenshots to artifacts/ (the README shows one). Server and browser start in e2e_support.py.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
 
-from conftest import ROOT
+from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-ARTIFACTS = ROOT / "artifacts"
-
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-if CHROMIUM is None:
-    pytestmark.append(pytest.mark.skip(reason="Debian chromium is not installed (make test installs it)"))
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def server(quick_classifier):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "EXWB_MODEL": "default-quick", "EXWB_THREADS": "1", "HF_HUB_OFFLINE": "1",
-           "OMP_WAIT_POLICY": "PASSIVE"}
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "e2e-server.log", "w")
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                                "--server.port", str(port), "--server.address", "127.0.0.1",
-                                "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
-                               stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(300):
-        try:
-            if urllib.request.urlopen(url + "_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.terminate()
-        pytest.fail("the Streamlit server did not become healthy; see artifacts/e2e-server.log")
-    yield url
-    process.terminate()
-    process.wait(20)
-    log.close()
+    with streamlit_server("e2e-server.log") as url:
+        yield url
 
 
 @pytest.fixture()
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1600})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(server)
+    with browser_page(server) as page:
         yield page
-        assert not errors, f"JavaScript errors in the page: {errors}"
-        browser.close()
 
 
 def test_type_a_sentence_and_read_the_heatmaps(page):
