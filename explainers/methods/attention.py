@@ -64,10 +64,15 @@ class Attention(Explainer):
                                  f"(0..{n_layers - 1}, or -1 for the last).")
             layer = self.params.layer % n_layers
             matrix, layers = attention[layer], f"layer {layer} of {n_layers}"
-        if self.params.query == "cls":
-            query = summary_index(classifier, encoding)
-            scores, rows = matrix[query], f"row of token {query} ({encoding.tokens[query]})"
-        else:
-            scores, rows = matrix.mean(axis=0), "mean over all query tokens"
+        scores, rows = query_scores(classifier, encoding, matrix, self.params.query)
         return Attribution(token_scores=scores, baseline="n/a (attention weights)",
                            details={"layers": layers, "query": rows, "heads": "mean over heads"})
+
+
+def query_scores(classifier, encoding, matrix: np.ndarray, query: str) -> tuple[np.ndarray, str]:
+    """The row of an attention (or rollout) matrix read as token scores: the summary token's row (``cls``), or the
+    mean over every query token; with a description for the provenance."""
+    if query == "cls":
+        index = summary_index(classifier, encoding)
+        return matrix[index], f"row of token {index} ({encoding.tokens[index]})"
+    return matrix.mean(axis=0), "mean over all query tokens"

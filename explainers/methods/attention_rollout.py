@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explainers.methods.attention import QUERIES, head_mean_attention, summary_index
+from explainers.methods.attention import QUERIES, head_mean_attention, query_scores
 from explainers.base import Attribution, Explainer
 from explainers.params import param
 from explainers.registry import register
@@ -58,11 +58,7 @@ class AttentionRollout(Explainer):
 
     def attribute(self, classifier, encoding, target):
         matrix = rollout(head_mean_attention(classifier, encoding), residual=self.params.variant == "residual")
-        if self.params.query == "cls":
-            query = summary_index(classifier, encoding)
-            scores, rows = matrix[query], f"row of token {query} ({encoding.tokens[query]})"
-        else:
-            scores, rows = matrix.mean(axis=0), "mean over all query tokens"
+        scores, rows = query_scores(classifier, encoding, matrix, self.params.query)
         return Attribution(token_scores=scores, baseline="n/a (attention weights)",
                            details={"variant": self.params.variant, "query": rows,
                                     "max_row_sum_error": float(np.abs(matrix.sum(axis=1) - 1).max())})

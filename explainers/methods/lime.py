@@ -73,6 +73,17 @@ def surrogate_model(kind: str, alpha: float):
     return SkLearnLinearRegression()
 
 
+def fit_lime(forward, encoding, p) -> torch.Tensor:
+    """Captum's LIME over the words of ``encoding`` with the sampler, surrogate and kernel of params ``p``, all
+    samples in one batch, seeded (shared by LIME and LIME-BERT: they differ only in the forward)."""
+    perturb = uniform_count_sampler if p.sampling == "uniform-count" else None
+    lime = CaptumLime(forward, interpretable_model=surrogate_model(p.surrogate, p.alpha),
+                      similarity_func=kernel_function(p.kernel, p.kernel_width), perturb_func=perturb)
+    with seeded(p.seed):
+        return lime.attribute(word_input(encoding), baselines=0.0, n_samples=p.n_samples,
+                              perturbations_per_eval=p.n_samples)
+
+
 @register
 class LimeExplainer(Explainer):
     id = "lime"
@@ -115,12 +126,7 @@ class LimeExplainer(Explainer):
     def attribute(self, classifier, encoding, target):
         p = self.params
         forward = MaskForward(classifier, encoding, p.operator, target, p.score)
-        perturb = uniform_count_sampler if p.sampling == "uniform-count" else None
-        lime = CaptumLime(forward, interpretable_model=surrogate_model(p.surrogate, p.alpha),
-                          similarity_func=kernel_function(p.kernel, p.kernel_width), perturb_func=perturb)
-        with seeded(p.seed):
-            scores = lime.attribute(word_input(encoding), baselines=0.0, n_samples=p.n_samples,
-                                    perturbations_per_eval=p.n_samples)
+        scores = fit_lime(forward, encoding, p)
         warnings = []
         if not scores.abs().sum():
             warnings.append("Every coefficient of the surrogate is 0 (the regularization removed all words); "

@@ -15,18 +15,16 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from captum.attr import Lime as CaptumLime
 
 from models import Operator
 from models.mlm.filler import BUILT_IN_MLM, FILL_MODES
 
 from explainers.base import Attribution
 from explainers.methods.input_marginalization import MASKED_LM_HELP, MaskedLMMethod
-from explainers.methods.lime import LimeExplainer, kernel_function, surrogate_model, uniform_count_sampler
-from explainers.mask_forward import MaskForward, word_input
+from explainers.methods.lime import LimeExplainer, fit_lime
+from explainers.mask_forward import MaskForward
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seeded
 
 
 def _like(name: str, default):
@@ -99,12 +97,7 @@ class LimeBert(MaskedLMMethod, LimeExplainer):
         p = self.params
         filler = self.filler()
         forward = FilledMaskForward(classifier, encoding, filler, target, p.score)
-        perturb = uniform_count_sampler if p.sampling == "uniform-count" else None
-        lime = CaptumLime(forward, interpretable_model=surrogate_model(p.surrogate, p.alpha),
-                          similarity_func=kernel_function(p.kernel, p.kernel_width), perturb_func=perturb)
-        with seeded(p.seed):
-            scores = lime.attribute(word_input(encoding), baselines=0.0, n_samples=p.n_samples,
-                                    perturbations_per_eval=p.n_samples)
+        scores = fit_lime(forward, encoding, p)
         warnings = self.stand_in_warning()
         if not scores.abs().sum():
             warnings.append("Every coefficient of the surrogate is 0 (the regularization removed all words); "

@@ -28,6 +28,7 @@ from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, ParamError, label_for
 from models import UserFacingError
 
+from ui.widgets.method_run import pending_row
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table
@@ -112,15 +113,6 @@ def human_mask(selection) -> tuple[tuple[int, ...] | None, str]:
     return tuple(int(i in set(chosen)) for i in range(len(words))), "rationale marked here"
 
 
-def _pending(pending) -> None:
-    st.info(f"Not run yet: about {pending.forward} forward and {pending.backward} backward passes, estimated "
-            f"{pending.seconds:.0f} s on this machine.")
-    if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)",
-                 key=f"plaus-run-{pending.approval_key}"):
-        st.session_state.setdefault("approved_runs", set()).add(pending.approval_key)
-        st.rerun()
-
-
 def example_section(selection, classifier, encoding, choices, config, preset: str) -> None:
     mask, source = human_mask(selection)
     if mask is None:
@@ -139,7 +131,7 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
             if isinstance(result, str):
                 st.error(result)
             else:
-                _pending(result)
+                pending_row(result, key="plaus-run")
             continue
         try:
             scored = score_example(encoding, result.word_scores, mask, config)

@@ -93,6 +93,16 @@ def explainers_from(choices: list[MethodChoice]) -> tuple[dict[str, Explainer], 
     return out, errors
 
 
+def chosen_explainers(choices: list[MethodChoice]) -> dict[str, Explainer]:
+    """The chosen methods' explainers; an error line for each that could not be created, a hint when none is left."""
+    explainers, errors = explainers_from(choices)
+    for name, message in errors.items():
+        st.error(f"{label_for(name)}: {message}")
+    if not explainers:
+        st.info("Choose at least one method.")
+    return explainers
+
+
 def _run_gate(label: str, key: str, missing: int, seconds: float) -> bool:
     """Whether to compute now: cheap work runs at once; costly or stopped work waits for a click."""
     approved = st.session_state.setdefault("sanity-approved", set())
@@ -209,11 +219,8 @@ def grid_html(stage_names: list[str], words: list[str], matrix: np.ndarray, sign
 # ----- one input: layer randomization -----------------------------------------------------------------------------
 def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[MethodChoice], target: int,
                   config: dict, level: str) -> one_input.SanityResult | None:
-    explainers, errors = explainers_from(choices)
-    for name, message in errors.items():
-        st.error(f"{label_for(name)}: {message}")
+    explainers = chosen_explainers(choices)
     if not explainers:
-        st.info("Choose at least one method.")
         return None
     try:
         missing, seconds = one_input.missing_work(classifier, encoding, explainers, config["mode"], config["init"],
@@ -350,11 +357,8 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
     if message:
         st.error(message)
         return None
-    explainers, errors = explainers_from(choices)
-    for name, message in errors.items():
-        st.error(f"{label_for(name)}: {message}")
+    explainers = chosen_explainers(choices)
     if not explainers:
-        st.info("Choose at least one method.")
         return None
     seconds = sum(estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens, method=e.id)
                   for e in explainers.values()) * (len(seeds) + 1)
