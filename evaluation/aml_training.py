@@ -105,7 +105,10 @@ def validation_score(classifier: TextClassifier, model: AttributionModel, inputs
     with torch.no_grad():
         for start in range(0, len(inputs), batch_size):
             chunk = inputs[start:start + batch_size]
-            encodings = [classifier.encode(text, pair) for text, pair in chunk]
+            encodings = [e for e in (classifier.encode(text, pair) for text, pair in chunk)
+                         if e.n_words and e.n_tokens < classifier.max_length]  # G needs one more position
+            if not encodings:
+                continue
             probabilities = torch.as_tensor(np.stack([classifier.proba_of(e) for e in encodings]),
                                             dtype=torch.float32, device=device)
             y = conditioning(probabilities, probabilities.argmax(1), recipe.prediction_target)
@@ -114,8 +117,6 @@ def validation_score(classifier: TextClassifier, model: AttributionModel, inputs
             maps = torch.sigmoid(model(batch["input_ids"], batch["attention_mask"], y,
                                        batch.get("token_type_ids"))).cpu().double().numpy()
             for row, encoding in enumerate(encodings):
-                if encoding.n_words == 0:
-                    continue
                 words = aggregate_to_words(maps[row, :encoding.n_tokens], encoding.token_word, encoding.n_words,
                                            "max")
                 values.append(float(metric_values(classifier, encoding, [words], metric)[0]))
@@ -142,7 +143,8 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
     best = {"score": None, "step": 0, "state": None}
 
     def loss_of(indices: list[int]) -> torch.Tensor:
-        batch = collate(data.batch, indices, classifier.tokenizer.pad_token_id, classifier.max_length, device)
+        # one position is left for G's prediction encoding (an input cut this way loses its final [SEP])
+        batch = collate(data.batch, indices, classifier.tokenizer.pad_token_id, classifier.max_length - 1, device)
         probabilities = data.probabilities[indices].to(device)
         labels = data.labels[indices].to(device)
         y = conditioning(probabilities, labels, recipe.prediction_target)

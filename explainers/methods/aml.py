@@ -96,6 +96,10 @@ class AML(Explainer):
         metric = metric_named(p.tuned_for)
         if encoding.n_words == 0:
             raise InputError("The input has no words the model can read, so there is nothing to attribute.")
+        if encoding.n_tokens >= classifier.max_length:  # G appends the prediction encoding as one more position
+            raise InputError(f"AML's attribution model reads the input plus one position for the prediction, and this "
+                             f"input fills all {classifier.max_length} positions the model has: shorten it by a word "
+                             f"or two.")
         folder, manifest, warnings = resolve_checkpoint(classifier, metric, p.checkpoint, p.source_fingerprint)
         model = load_attribution_model(classifier, folder)
         mask_id, note = mask_token_id(classifier, p.mask_token)

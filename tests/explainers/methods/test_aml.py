@@ -240,3 +240,10 @@ def test_prepare_aml_command_errors_are_one_line_messages(random_classifier):
         parse_lambdas("1,10")
     with pytest.raises(UserFacingError, match="--data"):
         training_inputs(random_classifier, None)  # a model without a manifest naming its training data
+
+
+def test_an_input_filling_every_position_gets_a_message(keyword_classifier, trained):
+    encoding = keyword_classifier.encode(" ".join(["the movie was excellent"] * 30))
+    assert encoding.n_tokens == keyword_classifier.max_length
+    with pytest.raises(UserFacingError, match="shorten it"):
+        create("aml").explain(keyword_classifier, encoding)
