@@ -98,7 +98,8 @@ def mask_token_id(classifier: TextClassifier, choice: str = "mask") -> tuple[int
     for fallback in ("unk", "pad"):
         if ids[fallback] is not None:
             return int(ids[fallback]), (f"The tokenizer of '{classifier.name}' has no [{choice.upper()}] token; AML "
-                                        f"masks toward [{fallback.upper()}] instead (paper 004 uses [UNK] for decoders).")
+                                        f"masks toward [{fallback.upper()}] instead (paper 004 uses [UNK] for "
+                                        f"decoders).")
     raise ModelError(f"The tokenizer of '{classifier.name}' has none of [MASK], [UNK], [PAD]; AML cannot mask.")
 
 

@@ -5,7 +5,8 @@ inside an explainer, and explainers may not import ``evaluation``, so the five m
 computed here directly through the one perturbation engine (``models.perturb``), with the definitions of
 ``evaluation/faithfulness/presets.py`` (a test checks both give the same numbers): words are the unit,
 k % of n words is floor(k n / 100) words, the ranking is by signed score with a seeded tie-break, the
-class read is the predicted one, Comp / Suff delete words and LO replaces them by [MASK].
+class read is the explained one (the predicted one for pAML's checkpoints), Comp / Suff delete words and
+LO replaces them by [MASK].
 """
 from __future__ import annotations
 
@@ -66,11 +67,12 @@ def ranking(scores, seed: int = 0) -> np.ndarray:
 
 
 def metric_values(classifier: TextClassifier, encoding: Encoding, candidates: list, metric: SelectionMetric,
-                  seed: int = 0) -> np.ndarray:
-    """The metric of every candidate word-score vector, all perturbed copies in one engine call."""
+                  target: int | None = None, seed: int = 0) -> np.ndarray:
+    """The metric of every candidate word-score vector for the explained class (default: the predicted one),
+    all perturbed copies in one engine call."""
     n = encoding.n_words
     logits0 = classifier.logits_of(encoding)
-    target = int(np.argmax(logits0))
+    target = int(np.argmax(logits0)) if target is None else int(target)
     counts = [int(np.floor(round(f * n, 9))) for f in metric.fractions]
     rows, layout = [], []
     for scores in candidates:

@@ -141,7 +141,7 @@ class AML(Explainer):
         if len(token_maps) > 1:
             words = [aggregate_to_words(m, encoding.token_word, encoding.n_words, self.word_aggregation)
                      for m in token_maps]
-            values = metric_values(classifier, encoding, words, metric)
+            values = metric_values(classifier, encoding, words, metric, target)
             chosen = best_index(values, metric)
         selected_on = manifest.get("tuned_for", {}).get("label", metric.label)
         details = {

@@ -174,7 +174,8 @@ def test_manifest_and_tuned_for_badge(keyword_classifier, trained):
     assert manifest["validation_score"] == pytest.approx(best, abs=1e-6)
     explanation = create("aml").explain(keyword_classifier, keyword_classifier.encode("the film was excellent"))
     details = explanation.provenance["details"]
-    assert details["badge"] == "tuned for Comprehensiveness (AOPC)" and details["tuned_for"] == "comprehensiveness-eraser"
+    assert details["badge"] == "tuned for Comprehensiveness (AOPC)"
+    assert details["tuned_for"] == "comprehensiveness-eraser"
     assert details["trained_for_fingerprint"] == keyword_classifier.fingerprint and details["mode"] == "pAML"
 
 
