@@ -248,3 +248,9 @@ def test_an_input_filling_every_position_gets_a_message(keyword_classifier, trai
     assert encoding.n_tokens == keyword_classifier.max_length
     with pytest.raises(UserFacingError, match="shorten it"):
         create("aml").explain(keyword_classifier, encoding)
+
+
+def test_one_word_input(keyword_classifier, trained):
+    for preset in ("pAML", "fAML"):
+        explanation = create("aml", preset=preset).explain(keyword_classifier, keyword_classifier.encode("excellent"))
+        assert explanation.word_scores.shape == (1,) and 0 <= explanation.word_scores[0] <= 1

@@ -255,3 +255,8 @@ def test_long_text_is_optimized_in_segments_not_truncated(keyword_classifier):
     assert keyword >= encoding.n_words  # the keyword lies beyond what truncation would have kept ...
     scores = np.asarray(details["full_text_word_scores"])
     assert scores[keyword] >= np.quantile(scores, 0.9)  # ... and the segments still find it
+
+
+def test_one_word_input(keyword_classifier):
+    explanation = create("marc", max_steps=20).explain(keyword_classifier, keyword_classifier.encode("excellent"))
+    assert explanation.word_scores.shape == (1,) and 0 <= explanation.word_scores[0] <= 1
