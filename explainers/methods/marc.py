@@ -40,7 +40,7 @@ from explainers.base import Attribution, Explainer
 from explainers.embedding_forward import baseline_ids
 from explainers.mask_learning.kernel import SIGMA_FORMS, kernel_mask
 from explainers.mask_learning.progress import MaskProgress, ProgressCallback, StopCheck
-from explainers.mask_learning.segments import Segment, blend, plan_segments, whole_input
+from explainers.mask_learning.segments import Segment, blend, plan_segments
 from explainers.params import param
 from explainers.registry import register
 from explainers.seeding import seed_param_help
@@ -267,8 +267,7 @@ class MaRC(Explainer):
         if p.scoring == "log-softmax" and classifier.num_labels < 2:
             raise InputError("log-softmax scoring needs at least two classes; use log-sigmoid scoring.")
         full = full_text(classifier, encoding)
-        segments = plan_segments(full, classifier.max_length, p.segment_overlap) if full is not encoding \
-            or encoding.n_tokens > classifier.max_length else whole_input(encoding)
+        segments = plan_segments(full, classifier.max_length, p.segment_overlap)  # one segment when it fits
         batch = segment_batch(classifier, full, segments)
         result = self._optimize(classifier, batch, full.n_words, encoding.n_words, target)
         warnings = list(result.pop("warnings"))
