@@ -1,0 +1,108 @@
+"""The metric an AML map or checkpoint is selected on (paper 004 s. 3.1: "metric-adapted explanations").
+
+pAML keeps the checkpoint and fAML the per-input map that score best on one faithfulness metric. fAML selects
+inside an explainer, and explainers may not import ``evaluation``, so the five metrics of paper 004 are
+computed here directly through the one perturbation engine (``models.perturb``), with the definitions of
+``evaluation/faithfulness/presets.py`` (a test checks both give the same numbers): words are the unit,
+k % of n words is floor(k n / 100) words, the ranking is by signed score with a seeded tie-break, the
+class read is the explained one (the predicted one for pAML's checkpoints), Comp / Suff delete words and
+LO replaces them by [MASK].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models import Encoding, TextClassifier
+from models.perturb import perturbed_logits
+
+ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
+
+
+@dataclass(frozen=True)
+class SelectionMetric:
+    id: str  # the id of the same metric in evaluation/faithfulness/presets.py
+    name: str  # what `prepare-aml --tune` accepts
+    label: str
+    higher_is_better: bool
+    mode: str  # "remove" the top words or "keep" only them
+    fractions: tuple[float, ...]
+    operator: str
+    value: str  # "delta" p(x) - p(x'), "log-change" log p(x') - log p(x)
+    aopc: bool = False  # sum over the bins / (bins + 1) (ERASER / paper 004 code)
+
+
+METRICS = {m.name: m for m in [
+    SelectionMetric("comprehensiveness-004", "comprehensiveness", "Comprehensiveness @20 %", True, "remove", (0.2,),
+                    "delete", "delta"),
+    SelectionMetric("sufficiency-004", "sufficiency", "Sufficiency @20 %", False, "keep", (0.2,), "delete", "delta"),
+    SelectionMetric("log-odds-004", "log-odds", "Log-odds @20 % [MASK]", False, "remove", (0.2,), "mask",
+                    "log-change"),
+    SelectionMetric("comprehensiveness-eraser", "aopc-comprehensiveness", "Comprehensiveness (AOPC)", True, "remove",
+                    ERASER_BINS, "delete", "delta", aopc=True),
+    SelectionMetric("sufficiency-eraser", "aopc-sufficiency", "Sufficiency (AOPC)", False, "keep", ERASER_BINS,
+                    "delete", "delta", aopc=True),
+]}
+DEFAULT_METRIC = "aopc-comprehensiveness"  # paper 004 Table 3 selects on AOPC-Comp
+
+
+def metric_named(name: str) -> SelectionMetric:
+    from models import UserFacingError
+
+    if name in METRICS:
+        return METRICS[name]
+    by_id = {m.id: m for m in METRICS.values()}
+    if name in by_id:
+        return by_id[name]
+    raise UserFacingError(f"Unknown AML selection metric '{name}'; choose one of {', '.join(METRICS)}.")
+
+
+def ranking(scores, seed: int = 0) -> np.ndarray:
+    """Word indices by descending score; ties in a seeded random order (evaluation's ``rank_words``)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    key = np.where(np.isnan(scores), -np.inf, scores)
+    tie = np.random.default_rng(seed).permutation(len(key))
+    return np.lexsort((tie, -key))
+
+
+def metric_values(classifier: TextClassifier, encoding: Encoding, candidates: list, metric: SelectionMetric,
+                  target: int | None = None, seed: int = 0) -> np.ndarray:
+    """The metric of every candidate word-score vector for the explained class (default: the predicted one),
+    all perturbed copies in one engine call."""
+    n = encoding.n_words
+    logits0 = classifier.logits_of(encoding)
+    target = int(np.argmax(logits0)) if target is None else int(target)
+    counts = [int(np.floor(round(f * n, 9))) for f in metric.fractions]
+    rows, layout = [], []
+    for scores in candidates:
+        order = ranking(scores, seed)
+        rank_of = np.empty(n, dtype=int)
+        rank_of[order] = np.arange(n)
+        for count in counts:
+            top = rank_of < count
+            layout.append(count)
+            rows.append(~top if metric.mode == "remove" else top)
+    keep = np.array(rows, dtype=bool).reshape(len(rows), n)
+    run = (np.array(layout) > 0) & ~keep.all(axis=1)  # an empty bin is never run; keeping every word is x itself
+    logits = np.tile(logits0, (len(rows), 1))
+    if run.any():
+        logits[run] = perturbed_logits(classifier, encoding, keep[run], metric.operator)
+    log_p = logits - logits.max(axis=1, keepdims=True)
+    log_p = log_p - np.log(np.exp(log_p).sum(axis=1, keepdims=True))
+    log_p0 = logits0 - logits0.max() - np.log(np.exp(logits0 - logits0.max()).sum())
+    if metric.value == "delta":
+        values = np.exp(log_p0[target]) - np.exp(log_p[:, target])
+    else:
+        values = log_p[:, target] - log_p0[target]
+    values = np.where(np.array(layout) == 0, 0.0, values)  # an empty bin counts 0 (paper 004 code)
+    values = values.reshape(len(candidates), len(counts))
+    if metric.aopc:
+        return values.sum(axis=1) / (len(counts) + 1)
+    return values.mean(axis=1)
+
+
+def best_index(values: np.ndarray, metric: SelectionMetric) -> int:
+    """The first candidate with the best value (highest or lowest, by the metric's direction)."""
+    values = np.asarray(values, dtype=np.float64)
+    return int(np.argmax(values) if metric.higher_is_better else np.argmin(values))

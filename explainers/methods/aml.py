@@ -1,0 +1,161 @@
+"""AML (paper 004, Barkan et al.): an attribution model G trained once to predict faithful masks (pAML), optionally
+fine-tuned for a few steps on the input itself (fAML), selected on the metric of interest.
+
+- pAML (s. 3.1-3.2): one forward pass of the G built by ``cli.py prepare-aml`` (``evaluation/aml_training.py``)
+  for this exact model, plus one of the classifier for y_v; the checkpoint was the best on one validation
+  metric, named in every explanation ("tuned for ...").
+- fAML (s. 3.1): from that G, ``finetune_steps`` AdamW steps on the loss of Eq. 4-7 for this input alone (G in
+  eval mode, z_0 and the class embeddings frozen, as coded), keeping the map that scores best on the same
+  metric. The reference code builds its per-input schedule with zero total steps, which leaves the learning
+  rate at 0 (the map never changes); here the rate is constant.
+
+The attribution model and its loss: ``explainers/mask_learning/aml_model.py``. Token scores are in [0, 1]
+(G's sigmoid; special tokens get scores too) and a word gets its largest sub-word score (the paper's rule for
+merging tokens, footnote 6). A score computed on the metric it was selected on is optimistic by construction.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from models import InputError
+
+from explainers.aggregate import aggregate_to_words
+from explainers.base import Attribution, Explainer
+from explainers.mask_learning.aml_model import MASK_TOKENS, PREDICTION_TARGETS, aml_terms, conditioning, mask_token_id
+from explainers.mask_learning.aml_store import load_attribution_model, resolve_checkpoint
+from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, best_index, metric_named, metric_values
+from explainers.params import param
+from explainers.registry import register
+
+
+@register
+class AML(Explainer):
+    id = "aml"
+    label = "AML (attributive masking learning)"
+    family = "perturbation"
+    description = "A trained attribution model predicts which words carry the prediction in one pass (pAML), " \
+                  "optionally fine-tuned on this input for a few steps (fAML); selected on one faithfulness metric."
+    reference = "Barkan et al., paper 004 s. 3.1-3.3 (Eq. 1-7)"
+    needs_gradients = True  # fAML backpropagates through the classifier
+    trains = True  # needs an attribution model trained for this model (cli.py prepare-aml)
+    word_aggregation = "max"
+
+    @dataclass(frozen=True)
+    class Params:
+        tuned_for: str = param(DEFAULT_METRIC, "Selected on", "The metric the attribution model (and fAML's map) was "
+                               "selected on; its scores on this metric are optimistic.", choices=tuple(METRICS))
+        finetune_steps: int = param(0, "fAML steps", "0 = pAML (one forward pass); fAML: steps on this input "
+                                    "(reference code: 5).", min=0, max=200)
+        finetune_lr: float = param(4e-5, "fAML learning rate", "Constant rate of the per-input steps (the "
+                                   "reference code's pretraining rate, 4e-5).", min=0.0, max=1.0)
+        lambda_p: float = param(-1.0, "lambda_p", "Weight of L_p in fAML's loss (-1 = the checkpoint's).",
+                                min=-1.0, max=1000.0)
+        lambda_a: float = param(-1.0, "lambda_a", "Weight of L_a (-1 = the checkpoint's).", min=-1.0, max=1000.0)
+        lambda_inv: float = param(-1.0, "lambda_inv", "Weight of L_inv (-1 = the checkpoint's).", min=-1.0,
+                                  max=1000.0)
+        prediction_target: str = param("soft", "y_v", "soft: F's probabilities (paper Eq. 5); argmax: one-hot "
+                                       "(reference code). Explaining another class than the predicted one always "
+                                       "conditions on that class.", choices=PREDICTION_TARGETS)
+        mask_token: str = param("mask", "Mask token", "The embedding masked words move toward ([MASK] in the paper; "
+                                "[UNK] where a tokenizer has no [MASK]).", choices=MASK_TOKENS)
+        checkpoint: str = param("", "Checkpoint folder", "Empty: the one prepared for this model and metric.")
+        source_fingerprint: str = param("", "Trained for (fingerprint)", "Use the attribution model trained for this "
+                                        "model fingerprint (e.g. the original of a randomized copy); the explanation "
+                                        "says so.")
+
+    presets = {
+        "pAML": {"finetune_steps": 0},
+        "fAML": {"finetune_steps": 5, "finetune_lr": 4e-5},
+    }
+
+    def lambdas(self, manifest: dict) -> tuple[float, float, float]:
+        """fAML's loss weights: the parameters where given (>= 0), else those the checkpoint was trained with."""
+        trained = manifest.get("lambdas", {})
+        chosen = [getattr(self.params, name) for name in ("lambda_p", "lambda_a", "lambda_inv")]
+        p, a, inv = (float(v) if v >= 0 else float(trained.get(name, 1.0))
+                     for v, name in zip(chosen, ("lambda_p", "lambda_a", "lambda_inv")))
+        return p, a, inv
+
+    def is_signed(self) -> bool:
+        return False
+
+    def sign_convention(self) -> str:
+        return "mask value in [0, 1] predicted by the attribution model: 1 = needed for the target class"
+
+    def estimate_passes(self, encoding):
+        steps = self.params.finetune_steps
+        selection = (steps + 1) * 5 if steps else 0
+        return 1 + 2 * steps + selection, 2 * steps
+
+    def attribute(self, classifier, encoding, target):
+        p = self.params
+        metric = metric_named(p.tuned_for)
+        if encoding.n_words == 0:
+            raise InputError("The input has no words the model can read, so there is nothing to attribute.")
+        if encoding.n_tokens >= classifier.max_length:  # G appends the prediction encoding as one more position
+            raise InputError(f"AML's attribution model reads the input plus one position for the prediction, and this "
+                             f"input fills all {classifier.max_length} positions the model has: shorten it by a word "
+                             f"or two.")
+        folder, manifest, warnings = resolve_checkpoint(classifier, metric, p.checkpoint, p.source_fingerprint)
+        model = load_attribution_model(classifier, folder)
+        mask_id, note = mask_token_id(classifier, p.mask_token)
+        warnings += [note] if note else []
+        tensors = classifier.tensors(encoding)
+        ids, attention, types = tensors["input_ids"], tensors["attention_mask"], tensors.get("token_type_ids")
+        probabilities = torch.as_tensor(classifier.proba_of(encoding)[None], dtype=torch.float32,
+                                        device=classifier.device)
+        label = torch.tensor([target], device=classifier.device)
+        predicted = int(probabilities.argmax())
+        y = conditioning(probabilities, label, p.prediction_target if target == predicted else "argmax")
+        with torch.no_grad():
+            maps = [torch.sigmoid(model(ids, attention, y, types))[0]]
+        losses, steps_note = [], {}
+        if p.finetune_steps:
+            tuned = copy.deepcopy(model)
+            tuned.eval()  # the reference code fine-tunes without dropout
+            for parameter in tuned.parameters():
+                parameter.requires_grad_(True)
+            tuned.freeze_embeddings()
+            tuned.freeze_prediction_encoding()
+            optimizer = torch.optim.AdamW([q for q in tuned.parameters() if q.requires_grad], lr=p.finetune_lr)
+            lambdas = self.lambdas(manifest)
+            for _ in range(p.finetune_steps):
+                terms = aml_terms(classifier, tuned, ids, attention, types, y, label, mask_id, lambdas)
+                loss = sum(terms.values())
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                losses.append(round(float(loss.detach()), 6))
+                with torch.no_grad():
+                    maps.append(torch.sigmoid(tuned(ids, attention, y, types))[0])
+            change = [round(float((m - maps[0]).abs().max()), 8) for m in maps[1:]]
+            steps_note = {"finetune_losses": losses, "finetune_lambdas": list(lambdas),
+                          "finetune_map_change": change}  # largest |a_t - a_pAML| after each step
+        token_maps = [m.detach().cpu().double().numpy() for m in maps]
+        chosen = 0
+        values = None
+        if len(token_maps) > 1:
+            words = [aggregate_to_words(m, encoding.token_word, encoding.n_words, self.word_aggregation)
+                     for m in token_maps]
+            values = metric_values(classifier, encoding, words, metric, target)
+            chosen = best_index(values, metric)
+        selected_on = manifest.get("tuned_for", {}).get("label", metric.label)
+        details = {
+            "tuned_for": metric.id, "badge": f"tuned for {metric.label}", "checkpoint": str(folder),
+            "checkpoint_selected_on": selected_on, "checkpoint_validation_score": manifest.get("validation_score"),
+            "trained_for_fingerprint": manifest.get("explained_model", {}).get("fingerprint"),
+            "lambdas": manifest.get("lambdas"), "mode": "fAML" if p.finetune_steps else "pAML",
+            "selected_step": chosen, **steps_note,
+        }
+        if values is not None:
+            details["selection_values"] = [round(float(v), 6) for v in values]
+        if target != predicted:
+            warnings.append("AML was trained on the model's predicted classes; this explains another class "
+                            "(conditioned on it as a one-hot y_v).")
+        return Attribution(token_scores=np.asarray(token_maps[chosen]), details=details, warnings=warnings,
+                           baseline=f"soft masking toward the {classifier.tokenizer.convert_ids_to_tokens(mask_id)} "
+                                    f"embedding")
