@@ -24,6 +24,7 @@ FAMILIES = {
     "perturbation": "Perturbation-based",
     "attention": "Attention-based",
     "mlm": "Masked-LM counterfactuals",
+    "mask_learning": "Learned masks (MaRC, AML)",
     "baseline": "Baselines",
     "ensemble": "Ensembles",
 }

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import Encoding, TextClassifier
+from models import Encoding, TextClassifier, UserFacingError
 from models.perturb import perturbed_logits
 
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
@@ -48,8 +48,6 @@ DEFAULT_METRIC = "aopc-comprehensiveness"  # paper 004 Table 3 selects on AOPC-C
 
 
 def metric_named(name: str) -> SelectionMetric:
-    from models import UserFacingError
-
     if name in METRICS:
         return METRICS[name]
     by_id = {m.id: m for m in METRICS.values()}

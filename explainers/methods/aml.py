@@ -36,7 +36,7 @@ from explainers.registry import register
 class AML(Explainer):
     id = "aml"
     label = "AML (attributive masking learning)"
-    family = "perturbation"
+    family = "mask_learning"  # optimized or learned masks: no ensemble member by default (tens of seconds)
     description = "A trained attribution model predicts which words carry the prediction in one pass (pAML), " \
                   "optionally fine-tuned on this input for a few steps (fAML); selected on one faithfulness metric."
     reference = "Barkan et al., paper 004 s. 3.1-3.3 (Eq. 1-7)"

@@ -183,7 +183,7 @@ def full_text(classifier: TextClassifier, encoding: Encoding) -> Encoding:
 class MaRC(Explainer):
     id = "marc"
     label = "MaRC (mask optimization)"
-    family = "perturbation"
+    family = "mask_learning"  # optimized or learned masks: no ensemble member by default (tens of seconds)
     description = "A smooth word mask optimized for this input: the kept words alone must keep the prediction, the " \
                   "rest must lose it, and the mask must be small and span-like. Scores are mask values in [0, 1]."
     reference = "Brinner & Zarrieß, paper 002 s. 3.1-3.2 (Eq. 1-8) and App. A.1; early stop and 900-step cap " \

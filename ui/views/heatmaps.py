@@ -22,8 +22,9 @@ FOUNDATION_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "l
 
 
 def page_methods() -> tuple[str, ...]:
-    """Every registered method except those that need a masked LM or train something (opt-in)."""
-    return tuple(m for m, cls in REGISTRY.items() if not cls.needs_mlm and not cls.trains)
+    """The methods shown when the page opens: every registered method except those that need a masked LM, train
+    something, or take tens of seconds per input (MaRC): those are opt-in in the picker, and then wait for a click."""
+    return tuple(m for m, cls in REGISTRY.items() if not (cls.needs_mlm or cls.trains or cls.expensive))
 
 
 def family_order(method_ids) -> list[str]:
