@@ -44,7 +44,8 @@ FOUNDATION = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one
 
 
 def method_specs(quick: bool) -> list[tuple[str, str | None]]:
-    specs = [(m, None) for m, cls in REGISTRY.items() if not cls.needs_mlm and not cls.trains]
+    # the page's methods; MaRC and AML have their own benchmark (bench/bench_mask_learning.py)
+    specs = [(m, None) for m, cls in REGISTRY.items() if not (cls.needs_mlm or cls.trains or cls.expensive)]
     if not quick:
         specs.append(("lime", "paper-000"))
     return specs
