@@ -28,4 +28,6 @@ def test_untrained_head_and_unknown_words_are_warned_about_on_the_page(tmp_path,
     warnings = [w.value for w in at.warning]
     assert any("head looks untrained" in w for w in warnings), warnings
     assert any("read as [UNK]: '😀'" in w for w in warnings), warnings
+    sidebar = [w.value for w in at.sidebar.warning]  # the model warning also sits under the model, on every page
+    assert any("head looks untrained" in w for w in sidebar), sidebar
     cache.DEFAULT_CACHE.clear()

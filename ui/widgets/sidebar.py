@@ -137,6 +137,8 @@ def render() -> state.Selection | None:
                        f"labels: {', '.join(classifier.labels)}")
             if classifier.manifest.get("accuracy") is not None:
                 st.caption(f"{classifier.manifest['eval_data']} accuracy: {classifier.manifest['accuracy']:.1%}")
+            for warning in classifier.warnings:  # about the model itself (e.g. an untrained head), on every page
+                st.warning(warning, icon=":material/warning:")
         picked = _input_picker(classifier.labels if classifier is not None else None)
         labels = classifier.labels if classifier is not None else []
         target = kept(st.selectbox, "Explain the class", f"target-{spec}", None, [None] + list(range(len(labels))),
