@@ -6,9 +6,10 @@
 """
 from __future__ import annotations
 
-import json
+import sys
 from dataclasses import replace
 
+import pandas as pd
 from tqdm import tqdm
 
 from corpora import load_dataset
@@ -16,6 +17,8 @@ from evaluation.aml_training import AMLRecipe, prepare_aml
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
 from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, metric_named
 from models import UserFacingError, load_classifier
+
+from commands.common import add_output_options, check_out, print_json, write_out
 
 
 def add_parser(subparsers) -> None:
@@ -35,7 +38,18 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--search-trials", type=int, default=0,
                         help="search the lambdas with Optuna TPE first (paper: 40 trials; needs optuna)")
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
+    add_output_options(parser, "the attribution model's manifest", json="the manifest",
+                       csv="one row: folder, tuned_for, validation_score, ...")
     parser.set_defaults(handler=handle)
+
+
+def report(folder, manifest: dict, args, out) -> None:
+    """The manifest by the output convention (a short summary on the terminal otherwise)."""
+    data = {"folder": str(folder), **manifest}
+    if out:
+        write_out(out, data, pd.json_normalize(data))
+    if args.json:
+        print_json(data)
 
 
 def parse_lambdas(value: str | None) -> dict:
@@ -58,6 +72,7 @@ def training_inputs(classifier, data: str | None) -> tuple[str, list]:
 
 
 def handle(args) -> int:
+    out = check_out(args.out)
     metric = metric_named(args.tune)
     recipe = replace(AMLRecipe(), tune=metric.name, train_size=args.train_size,
                      validation_size=args.validation_size, epochs=args.epochs, **parse_lambdas(args.lambdas))
@@ -66,7 +81,8 @@ def handle(args) -> int:
     if cached is not None and not args.force:
         manifest = read_manifest(cached)
         print(f"AML for '{classifier.name}' tuned for {metric.name} is already prepared: {cached} (validation "
-              f"{manifest['validation_score']:.4f}).")
+              f"{manifest['validation_score']:.4f}).", file=sys.stderr if args.json else sys.stdout)
+        report(cached, manifest, args, out)
         return 0
     data, inputs = training_inputs(classifier, args.data)
     bar = tqdm(total=None, desc="prepare-aml", unit="step")
@@ -83,6 +99,8 @@ def handle(args) -> int:
                          search_trials=args.search_trials, log=tqdm.write)
     bar.close()
     manifest = read_manifest(folder)
-    print(json.dumps({k: manifest[k] for k in ("explained_model", "tuned_for", "validation_score", "lambdas",
-                                               "train_inputs", "validation_inputs", "seconds")}, indent=2))
+    print(f"AML for '{classifier.name}' tuned for {manifest['tuned_for']}: validation {manifest['validation_score']:.4f}, "
+          f"lambdas {manifest['lambdas']}, {manifest['seconds']:.0f} s -> {folder}",
+          file=sys.stderr if args.json else sys.stdout)
+    report(folder, manifest, args, out)
     return 0

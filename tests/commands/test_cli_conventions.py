@@ -23,7 +23,7 @@ SUB_COMMANDS = _names()
 
 
 def test_every_command_module_is_a_sub_command():
-    assert len(SUB_COMMANDS) == len(COMMANDS) == 8
+    assert len(SUB_COMMANDS) == len(COMMANDS) == 9  # prepare-aml is the ninth
 
 
 @pytest.mark.parametrize("command", SUB_COMMANDS)
