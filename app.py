@@ -18,5 +18,5 @@ FAVICON = settings.ROOT / "assets" / "favicon.png"  # shipped: a Material-icon f
 st.set_page_config(page_title=settings.PRODUCT, page_icon=str(FAVICON), layout="wide")
 
 PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
-st.navigation([st.Page(str(path), default=(i == 0))
-               for i, path in enumerate(sorted(PAGES_DIR.glob("[0-9]*_*.py")))]).run()
+PAGES = sorted(PAGES_DIR.glob("[0-9]*_*.py"), key=lambda path: int(path.name.split("_")[0]))  # 10 after 9
+st.navigation([st.Page(str(path), default=(i == 0)) for i, path in enumerate(PAGES)]).run()
