@@ -35,6 +35,17 @@ def reduce_hidden(gradient: torch.Tensor, reduction: str, embedding_matrix: torc
     raise ValueError(f"unknown reduction {reduction}")
 
 
+VANISHING_SUM = ("The signed sum of the gradient over the hidden units is float noise on this model: a LayerNorm "
+                 "right after the embeddings makes every token's input gradient sum to 0 (BERT, RoBERTa, MiniLM). "
+                 "The scores rank nothing; use the l2 or l1 reduction (paper 003's code summed).")
+
+
+def _sums_vanish(gradient: torch.Tensor) -> bool:
+    """Every token's signed gradient sum is below float32 noise relative to the gradient's size."""
+    norms = gradient.norm(dim=-1)
+    return bool(norms.max() > 0 and (gradient.sum(dim=-1).abs() <= 1e-4 * norms.max()).all())
+
+
 @register
 class Saliency(Explainer):
     id = "saliency"
@@ -68,7 +79,11 @@ class Saliency(Explainer):
         gradient = CaptumSaliency(forward).attribute(embeddings.clone().requires_grad_(), target=target, abs=False)
         matrix = classifier.model.get_input_embeddings().weight.detach() if self.params.reduction == "onehot-l2" else None
         scores = reduce_hidden(gradient[0], self.params.reduction, matrix)
-        return Attribution(token_scores=scores.detach().cpu().numpy(), baseline="none (local gradient)")
+        warnings = []
+        if self.params.reduction == "sum" and _sums_vanish(gradient[0]):
+            warnings.append(VANISHING_SUM)
+        return Attribution(token_scores=scores.detach().cpu().numpy(), baseline="none (local gradient)",
+                           warnings=warnings)
 
     @property
     def word_aggregation(self):  # norms combine as a norm, signed sums as a sum

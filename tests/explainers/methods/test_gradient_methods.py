@@ -12,6 +12,7 @@ from captum.attr import NoiseTunnel
 from captum.attr import Saliency as CaptumSaliency
 
 from explainers import create
+from explainers.methods.saliency import VANISHING_SUM
 from explainers.embedding_forward import baseline_embeddings, embedding_function
 from tolerances import float32_tolerance
 
@@ -199,3 +200,14 @@ def test_deeplift_warns_on_this_transformer(quick_classifier):
     assert (abs(error) > 0.05 * abs(explanation.provenance["details"]["f(input) - f(baseline)"])) == any(
         "completeness error" in w for w in explanation.warnings)
 
+
+
+def test_signed_gradient_sum_on_a_layernormed_embedding_is_flagged_as_noise(random_classifier):
+    """paper 003's "sum" reduction: a LayerNorm on the embeddings makes each token's input gradient sum to 0, so the
+    scores are float noise; the explanation says so instead of showing a heatmap that looks meaningful."""
+    encoding = random_classifier.encode("a good film with a great cast")
+    summed = create("saliency", preset="paper-003").explain(random_classifier, encoding)
+    assert VANISHING_SUM in summed.warnings
+    assert float(np.abs(summed.token_scores).max()) < 1e-4 * float(np.abs(
+        create("saliency").explain(random_classifier, encoding).token_scores).max())
+    assert VANISHING_SUM not in create("saliency").explain(random_classifier, encoding).warnings
