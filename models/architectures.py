@@ -35,6 +35,8 @@ ARCHITECTURES = {a.model_type: a for a in [
                  ("classifier",), position_offset=2),
     Architecture("distilbert", "distilbert.transformer.layer", ("distilbert.embeddings",),
                  ("pre_classifier", "classifier")),
+    Architecture("causal-bert", "bert.encoder.layer", ("bert.embeddings",), ("bert.pooler", "classifier"),
+                 summary_token="last"),
     Architecture("gpt2", "transformer.h", ("transformer.wte", "transformer.wpe"), ("transformer.ln_f", "score"),
                  summary_token="last"),
 ]}

