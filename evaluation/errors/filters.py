@@ -70,6 +70,8 @@ def confident_errors_first(frame: pd.DataFrame) -> pd.DataFrame:
 def confusion(frame: pd.DataFrame, n_labels: int) -> np.ndarray:
     """Counts (gold, predicted) over the labelled rows."""
     labelled = frame[frame["gold"].notna()]
+    if labelled.empty:  # sklearn refuses empty input
+        return np.zeros((n_labels, n_labels), dtype=np.int64)
     return confusion_matrix(labelled["gold"].astype(int), labelled["prediction"].astype(int),
                             labels=list(range(n_labels)))
 
@@ -77,3 +79,9 @@ def confusion(frame: pd.DataFrame, n_labels: int) -> np.ndarray:
 def cell_rows(frame: pd.DataFrame, gold: int, predicted: int) -> pd.DataFrame:
     """The rows of one confusion-matrix cell."""
     return frame[frame["gold"].eq(gold).fillna(False).astype(bool) & frame["prediction"].eq(predicted)]
+
+
+def correct_rows(frame: pd.DataFrame, exclude: list[int], n: int) -> pd.DataFrame:
+    """Up to ``n`` correctly classified rows not in ``exclude`` (dataset order): what a slice is compared with."""
+    correct = frame[frame["correct"].eq(True).fillna(False).astype(bool) & ~frame["index"].isin(exclude)]
+    return correct.head(n)

@@ -61,3 +61,8 @@ def test_confusion_matrix_and_its_cells():
     assert list(cell_rows(table(), 0, 1)["index"]) == [1, 3]
     assert list(cell_rows(table(), 1, 1)["index"]) == [0, 6]
     assert matrix.sum() == table()["gold"].notna().sum()
+
+
+def test_the_confusion_matrix_of_no_row_is_zero():
+    empty = apply_filters(table(), Filters(search="nothing like this"))
+    assert empty.empty and np.array_equal(confusion(empty, 2), np.zeros((2, 2)))
