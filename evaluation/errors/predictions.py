@@ -52,6 +52,7 @@ class PredictionTable:
     dataset: str
     model: str
     seconds: float  # computing (or reopening) time
+    computed: int = 0  # examples predicted by this call (0: every prediction was read from the store)
 
     @property
     def has_labels(self) -> bool:
@@ -99,6 +100,7 @@ def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset
     run_id = store.create_run(KIND, run_config(classifier, examples), total=len(examples),
                               title=f"predictions of {model} on {dataset} ({len(examples)} examples)")
     cells = store.cells(run_id)
+    computed = 0
     if sum(len(c["rows"]) for c in cells.values()) < len(examples):
         encodings = [classifier.encode(e.text, e.pair) for e in examples]
         chunks = _chunks([e.n_tokens for e in encodings])
@@ -119,11 +121,13 @@ def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset
             cells[key] = {"rows": rows}
             store.put_cell(run_id, key, cells[key], seconds=time.perf_counter() - chunk_started)
             done += len(chunk)
+            computed += len(chunk)
             if progress:
                 progress(done, len(examples))
         store.set_status(run_id, "done")
     frame = table_frame(examples, cells, classifier.labels)
-    return PredictionTable(frame, list(classifier.labels), run_id, dataset, model, time.perf_counter() - started)
+    return PredictionTable(frame, list(classifier.labels), run_id, dataset, model, time.perf_counter() - started,
+                           computed)
 
 
 def table_frame(examples: list[Example], cells: dict, labels: list[str]) -> pd.DataFrame:

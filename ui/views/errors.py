@@ -63,7 +63,11 @@ def predictions(classifier: TextClassifier, model: str, dataset_id: str,
                 examples: list[Example]) -> PredictionTable | None:
     """The stored table, or computed here with a progress bar (a big dataset waits for a click)."""
     store = ResultStore()
-    if stored_run(store, classifier, examples) is None and len(examples) > AUTO_PREDICT and not st.button(
+    stored = stored_run(store, classifier, examples)
+    kept_table = st.session_state.get("errors:table")
+    if stored is not None and kept_table is not None and kept_table.run_id == stored:
+        return kept_table  # every rerun (a filter changed) reuses the table read once
+    if stored is None and len(examples) > AUTO_PREDICT and not st.button(
             f"Predict all {len(examples):,} examples", key="errors-predict"):
         st.info(f"{len(examples):,} examples: predicting them takes a while on this machine. They are stored when "
                 f"done and reopen instantly.")
@@ -80,6 +84,7 @@ def predictions(classifier: TextClassifier, model: str, dataset_id: str,
         st.warning(str(stopped))
         return None
     bar.empty()
+    st.session_state["errors:table"] = table
     return table
 
 
@@ -91,8 +96,9 @@ def summary(table: PredictionTable) -> None:
         errors = int(frame["correct"].eq(False).sum())
         c2.metric("Accuracy", f"{table.accuracy:.1%}")
         c3.metric("Errors", f"{errors:,}")
-    st.caption(f"Predictions of {table.model} on {table.dataset}, stored in the result store (run {table.run_id}); "
-               f"{'reopened' if table.seconds < 1 else 'computed'} in {table.seconds:.2f} s.")
+    how = "reopened from the store" if table.computed == 0 else f"{table.computed:,} predicted"
+    st.caption(f"Predictions of {table.model} on {table.dataset}, kept in the result store (run {table.run_id}): "
+               f"{how} in {table.seconds:.2f} s.")
 
 
 # ----- filters, the confusion matrix, the table -----------------------------------------------------------------

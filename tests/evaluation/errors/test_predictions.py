@@ -58,7 +58,7 @@ def test_chunks_resume_after_a_stop_and_reopen_without_a_forward_pass(keyword_cl
     seen.clear()
     with metered() as meter:
         table = predict_dataset(keyword_classifier, data, "kw", store=store, progress=lambda d, t: seen.append(d))
-    assert meter.forward_passes == 14  # only the chunks not stored
+    assert meter.forward_passes == 14 == table.computed  # only the chunks not stored
     assert seen == [6, 12, 18, 20] and store.get_run(table.run_id)["done"] == 4
     assert stored_run(store, keyword_classifier, data) == table.run_id
     # the chunks are cut by token length: each holds the next-shortest inputs
@@ -67,7 +67,7 @@ def test_chunks_resume_after_a_stop_and_reopen_without_a_forward_pass(keyword_cl
     assert sorted(sum(chunk_lengths, [])) == sum(sorted(chunk_lengths, key=min), [])
     with metered() as meter:
         again = predict_dataset(keyword_classifier, data, "kw", store=store)
-    assert meter.forward_passes == 0 and again.run_id == table.run_id
+    assert meter.forward_passes == 0 == again.computed and again.run_id == table.run_id
     assert again.frame.equals(table.frame)
 
 
