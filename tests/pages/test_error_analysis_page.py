@@ -49,8 +49,9 @@ def write_file(tmp_path, labelled: bool = True):
     path = tmp_path / ("reviews.csv" if labelled else "unlabelled.csv")
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["text", "label"] if labelled else ["text"])
-        writer.writerows(ROWS if labelled else [(text,) for text, _ in ROWS])
+        writer.writerow(["text", "label", "rationale"] if labelled else ["text"])
+        # the rationale marks each text's second word
+        writer.writerows([(text, label, "1") for text, label in ROWS] if labelled else [(text,) for text, _ in ROWS])
     return path
 
 
@@ -120,11 +121,13 @@ def test_table_filters_confusion_cell_and_open_an_example(page_cache, tmp_path, 
     assert not at.exception, at.exception
     selection = at.session_state["selection"]
     assert selection.text == ROWS[chosen][0] and selection.example.label == gold[chosen]
+    assert selection.example.rationale == tuple(int(i == 1) for i in range(len(ROWS[chosen][0].split())))
     assert at.radio(key="input_source").value == "Dataset"
     at.switch_page("app_pages/6_Counterfactuals.py")
     at.run()
     assert not at.exception, at.exception
     assert at.session_state["selection"].text == ROWS[chosen][0]
+    assert at.session_state["selection"].example.rationale == selection.example.rationale
 
     # a second session reopens the stored table
     again = open_page(tmp_path / "reviews.csv")
