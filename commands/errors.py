@@ -87,9 +87,10 @@ def print_summary(report) -> None:
     for row in rows[rows["correct"].eq(False)].head(SHOWN).itertuples():
         print(f"  #{row.index} gold {row.gold_label}, predicted {row.predicted_label} ({row.confidence:.2f}): "
               f"{row.text[:70]} -> [{row.top_words or ''}]")
-    print("\nWords pushing toward each class (errors vs correctly classified):")
-    for word in report.summary.words.head(2 * SHOWN).itertuples():
-        print(f"  {word[1]}: {word.word} {word.slice_count} vs {word.correct_count}")
+    print("\nWords pushing toward each class (in how many explained errors vs correctly classified examples):")
+    for label, group in report.summary.words.groupby("class", sort=False):
+        print(f"  {label}: " + ", ".join(f"{w.word} {w.slice_count} vs {w.correct_count}"
+                                         for w in group.head(SHOWN).itertuples()))
     shortcuts = report.shortcuts
     significant = shortcuts[shortcuts["significant"]] if shortcuts is not None else []
     print(f"\nShortcut words (Fisher's exact test, Benjamini-Hochberg q <= 0.05): {len(significant)}")
