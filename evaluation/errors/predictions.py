@@ -19,7 +19,7 @@ import pandas as pd
 
 from corpora import Example
 from models import TextClassifier
-from models.metering import WorkStopped
+from models.metering import WorkStopped, estimate_seconds
 
 from evaluation.runs.store import ResultStore, run_id_for
 
@@ -85,6 +85,16 @@ def stored_run(store: ResultStore, classifier: TextClassifier, examples: list[Ex
     """The id of the finished predictions of this model on this dataset, or None."""
     run = store.get_run(run_id_for(KIND, run_config(classifier, examples)))
     return run["id"] if run is not None and run["status"] == "done" else None
+
+
+def estimated_seconds(classifier: TextClassifier, examples: list[Example]) -> float:
+    """The cost model's estimate of predicting ``examples`` (one forward pass each, at their mean token length)."""
+    if not examples:
+        return 0.0
+    pairs = [e.pair for e in examples]
+    batch = classifier.tokenize_texts([e.text for e in examples], pairs if all(p is not None for p in pairs) else None)
+    mean_tokens = float(np.mean([len(ids) for ids in batch.input_ids]))
+    return estimate_seconds(classifier, forward=len(examples), backward=0, n_tokens=mean_tokens)
 
 
 def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset: str,

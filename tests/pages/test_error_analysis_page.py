@@ -155,3 +155,17 @@ def test_a_file_without_labels_gets_predictions_only(page_cache, tmp_path):
     assert any("needs labels" in i.value for i in at.info)
     assert len(table_of(at)) == len(ROWS)
     assert not [c for c in at.get("plotly_chart")]  # no confusion matrix without labels
+
+
+def test_work_above_the_autorun_budget_waits_for_a_click(page_cache, tmp_path, monkeypatch):
+    from evaluation.runs.store import ResultStore
+
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")
+    at = open_page(write_file(tmp_path))
+    assert any(i.value.startswith(f"Predicting {len(ROWS)} examples takes about") for i in at.info)
+    assert not ResultStore().list_runs("predictions") and not at.metric
+    at.button(key="errors-predict").click().run()
+    assert not at.exception, at.exception
+    assert len(table_of(at)) == len(ROWS) and ResultStore().list_runs("predictions")[0]["status"] == "done"
+    at.toggle(key="errors-misclassified").set_value(True).run()  # the stored table: no second click
+    assert not at.exception and len(table_of(at)) < len(ROWS)

@@ -9,12 +9,13 @@ import streamlit as st
 
 from corpora import DATASETS, DataError, Example
 from evaluation.errors import (LABELS_NEEDED, FilterError, Filters, PredictionTable, apply_filters, cell_rows,
-                               confident_errors_first, confusion, correct_rows, predict_dataset, shortcut_words,
-                               stored_run, summarize_slice)
+                               confident_errors_first, confusion, correct_rows, estimated_seconds, predict_dataset,
+                               shortcut_words, stored_run, summarize_slice)
 from evaluation.errors.slices import ALPHA, MIN_COUNT, TOP_K
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, label_for
 from models import TextClassifier, UserFacingError, WorkStopped
+from models.metering import autorun_budget
 
 from ui.figures.errors import confusion_figure
 from ui.widgets import loaders, sidebar
@@ -23,7 +24,6 @@ from ui.widgets.tables import show_table
 from ui.widgets.uploads import save_upload
 
 YOUR_FILE = sidebar.YOUR_FILE
-AUTO_PREDICT = 2_000  # examples predicted as the page opens; a larger dataset waits for a click
 EVERY_CELL = "every cell"
 TABLE_COLUMNS = ["index", "text", "pair", "gold_label", "predicted_label", "confidence", "correct", "length"]
 SLICE_METHODS = ("leave_one_out", "lime", "integrated_gradients", "saliency", "occlusion", "kernel_shap")
@@ -61,16 +61,18 @@ def examples_of(dataset_id: str, classifier: TextClassifier) -> list[Example]:
 
 def predictions(classifier: TextClassifier, model: str, dataset_id: str,
                 examples: list[Example]) -> PredictionTable | None:
-    """The stored table, or computed here with a progress bar (a big dataset waits for a click)."""
+    """The stored table, or computed here with a progress bar; work the cost model estimates above the autorun
+    budget (EXWB_AUTORUN_SECONDS) waits for a click."""
     store = ResultStore()
     stored = stored_run(store, classifier, examples)
     kept_table = st.session_state.get("errors:table")
     if stored is not None and kept_table is not None and kept_table.run_id == stored:
         return kept_table  # every rerun (a filter changed) reuses the table read once
-    if stored is None and len(examples) > AUTO_PREDICT and not st.button(
-            f"Predict all {len(examples):,} examples", key="errors-predict"):
-        st.info(f"{len(examples):,} examples: predicting them takes a while on this machine. They are stored when "
-                f"done and reopen instantly.")
+    seconds = estimated_seconds(classifier, examples) if stored is None else 0.0
+    if seconds > autorun_budget() and not st.button(f"Predict all {len(examples):,} examples", key="errors-predict",
+                                                    icon=":material/play_arrow:"):
+        st.info(f"Predicting {len(examples):,} examples takes about {seconds:.0f} s on this machine. The predictions "
+                f"are stored as they finish and reopen instantly afterwards.")
         return None
     bar = st.empty()
 
