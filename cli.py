@@ -4,6 +4,7 @@
     python cli.py prepare [--model default|default-quick|default-nli]
     python cli.py explain --model default --text "..." [--pair "..."] --methods all --json
     python cli.py methods            # every method with its parameters and presets
+    python cli.py errors --model default --dataset sst2:dev --method lime   # error analysis
 
 Each sub-command lives in commands/<name>.py. Every one writes its result with --out FILE (.csv or .json, by the
 extension) and prints it as JSON with --json; flags are never abbreviated.

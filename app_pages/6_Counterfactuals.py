@@ -1,4 +1,5 @@
-"""Counterfactuals: the masked LM's replacement words for every word, and Input Marginalization next to LOO."""
+"""Counterfactuals: the masked LM's replacement words for every word, Input Marginalization next to LOO, and the
+minimal-flip search (the fewest words to remove or replace to change the prediction)."""
 import streamlit as st
 
 from ui.views import counterfactuals
@@ -14,24 +15,26 @@ filler, mlm_name = counterfactuals.masked_lm_picker()
 if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
-if filler is None:
-    st.stop()
 
 classifier, encoding = heatmaps.classifier_and_encoding(selection)
 target = heatmaps.prediction_panel(classifier, encoding, selection)
 
-st.subheader("Candidate inspector")
-rows, threshold = counterfactuals.inspector(filler, encoding)
+if filler is not None:
+    st.subheader("Candidate inspector")
+    rows, threshold = counterfactuals.inspector(filler, encoding)
 
-st.subheader("Input Marginalization next to leave-one-out")
-counterfactuals.model_note(classifier)
-choices = counterfactuals.comparison_choices(mlm_name)
-cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target, key="cf-cost")
-results = heatmaps.compute(choices, classifier, encoding, selection.target)
-heatmaps.cost_settled(cost, choices, results, classifier, encoding)
-heatmaps.render_rows(results, selection.level, "none", False, key="cf-rows")
-frame = counterfactuals.im_word_table(results, rows, threshold)
-if frame is not None:
-    st.dataframe(frame, hide_index=True, key="cf-scores", width="stretch")
-    st.download_button("Download the scores (CSV)", frame.to_csv(index=False), file_name="im_vs_loo.csv",
-                       mime="text/csv", key="cf-scores-csv")
+    st.subheader("Input Marginalization next to leave-one-out")
+    counterfactuals.model_note(classifier)
+    choices = counterfactuals.comparison_choices(mlm_name)
+    cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target, key="cf-cost")
+    results = heatmaps.compute(choices, classifier, encoding, selection.target)
+    heatmaps.cost_settled(cost, choices, results, classifier, encoding)
+    heatmaps.render_rows(results, selection.level, "none", False, key="cf-rows")
+    frame = counterfactuals.im_word_table(results, rows, threshold)
+    if frame is not None:
+        st.dataframe(frame, hide_index=True, key="cf-scores", width="stretch")
+        st.download_button("Download the scores (CSV)", frame.to_csv(index=False), file_name="im_vs_loo.csv",
+                           mime="text/csv", key="cf-scores-csv")
+
+st.subheader("Minimal flip: the fewest words that change the prediction")
+counterfactuals.minimal_flip_panel(classifier, encoding, filler)

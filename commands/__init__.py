@@ -1,4 +1,6 @@
 """Command-line sub-commands, one module each, listed in the order `cli.py --help` shows them."""
-from commands import adversarial, evaluate, explain, known_feature, methods, prepare, prepare_aml, prepare_mlm, roar, sanity
+from commands import (adversarial, errors, evaluate, explain, known_feature, methods, prepare, prepare_aml, prepare_mlm,
+                      roar, sanity)
 
-COMMANDS = [prepare, prepare_mlm, prepare_aml, explain, methods, evaluate, known_feature, sanity, roar, adversarial]
+COMMANDS = [prepare, prepare_mlm, prepare_aml, explain, methods, evaluate, known_feature, sanity, roar, adversarial,
+            errors]

@@ -118,3 +118,35 @@ def test_inspector_flags_predictable_words_and_im_gives_them_zero(monkeypatch, p
     at.slider(key="cf-threshold").set_value(0.05).run()
     assert not at.exception, at.exception
     assert at.metric[0].value == "2 / 10"
+
+
+def test_minimal_flip_without_a_masked_lm_removes_words(monkeypatch, page_cache, quick_classifier):
+    from evaluation.errors import minimal_flip
+
+    at = _open(monkeypatch)
+    assert not at.exception and not at.error
+    expected = minimal_flip(quick_classifier, quick_classifier.encode(TEXT))
+    assert at.radio(key="cf-flip-mode").options == ["remove words (deleted, the rest re-tokenized)"]
+    diff = next(h.proto.body for h in at.get("html") if 'class="xw-flip"' in h.proto.body)
+    assert diff.count("<del") == expected.size
+    for status, word, _ in expected.diff():
+        if status == "removed":
+            assert f">{html.escape(word)}</del>" in diff
+    if expected.found:
+        assert any(m.value.startswith(f"**Removing {expected.size} word(s)**") for m in at.markdown)
+    else:
+        assert any("No change of at most" in w.value for w in at.warning)
+
+
+def test_minimal_flip_with_the_masked_lm_replaces_words(monkeypatch, page_cache):
+    install_tiny_mlm()
+    at = _open(monkeypatch)
+    mode = at.radio(key="cf-flip-mode")
+    assert len(mode.options) == 2
+    mode.set_value("replace").run()
+    assert not at.exception and not at.error, at.exception
+    diff = next(h.proto.body for h in at.get("html") if 'class="xw-flip"' in h.proto.body)
+    if any(m.value.startswith("**Replacing") for m in at.markdown):
+        assert diff.count("<ins") >= 1 and diff.count("<ins") == diff.count("<del")
+    else:
+        assert any("No change of at most" in w.value for w in at.warning)

@@ -10,10 +10,11 @@ from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 import settings
 from conftest import ROOT
 
-PAGE_TITLES = ["Heatmaps", "Faithfulness", "Sanity checks", "ROAR", "Plausibility", "Counterfactuals"]
+PAGE_TITLES = ["Heatmaps", "Faithfulness", "Sanity checks", "ROAR", "Plausibility", "Counterfactuals",
+               "Error analysis"]
 HEADINGS = {"1_Heatmaps.py": "Heatmaps", "2_Faithfulness.py": "Faithfulness", "3_Sanity_checks.py": "Sanity checks",
             "4_ROAR.py": "ROAR: remove and retrain", "5_Plausibility.py": "Plausibility",
-            "6_Counterfactuals.py": "Masked-LM counterfactuals"}
+            "6_Counterfactuals.py": "Masked-LM counterfactuals", "7_Error_analysis.py": "Error analysis"}
 
 
 @pytest.fixture()

@@ -16,6 +16,9 @@ from models import Encoding, TextClassifier, UserFacingError
 from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, MaskedLMFiller, WordCandidates,
                         find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm)
 
+from evaluation.errors import Flip, minimal_flip, mlm_candidates
+from evaluation.errors.counterfactual import BUDGET, REMOVE, REPLACE
+
 from ui.views.heatmaps import MethodChoice
 from ui.widgets.heatmap import CSS
 from explainers import Explanation
@@ -227,3 +230,57 @@ def im_word_table(results: dict, rows: list[WordCandidates], threshold: float) -
 def model_note(classifier: TextClassifier) -> None:
     st.caption(f"Classifier: {classifier.name} ({classifier.fingerprint}). Scores in log2-odds of the explained "
                f"class (paper 000 Eq. 4); IM and LOO are signed: > 0 supports the class.")
+
+
+# ----- the minimal-flip search ----------------------------------------------------------------------------------
+FLIP_MODES = {REMOVE: "remove words (deleted, the rest re-tokenized)",
+              REPLACE: "replace words with the masked LM's top-3 candidates"}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _flip(_classifier: TextClassifier, fingerprint: str, _encoding: Encoding, encoding_key: str, mode: str,
+          budget: int, _filler: MaskedLMFiller | None, filler_key: str | None) -> Flip:
+    candidates = mlm_candidates(_filler, _encoding) if mode == REPLACE else None
+    return minimal_flip(_classifier, _encoding, mode=mode, candidates=candidates, budget=budget)
+
+
+def flip_diff_html(flip: Flip) -> str:
+    """The input as a diff: removed words struck through, replacements after the word they replace (escaped)."""
+    parts = []
+    for status, word, replacement in flip.diff():
+        if status == "kept":
+            parts.append(html.escape(word))
+        elif status == "removed":
+            parts.append(f'<del style="color:#b2182b;background:#fddbc7">{html.escape(word)}</del>')
+        else:
+            parts.append(f'<del style="color:#b2182b;background:#fddbc7">{html.escape(word)}</del> '
+                         f'<ins style="color:#1b7837;background:#d9f0d3;text-decoration:none">'
+                         f'{html.escape(replacement)}</ins>')
+    return f'<div class="xw-flip" style="font-size:1.05em;line-height:1.8">{" ".join(parts)}</div>'
+
+
+def minimal_flip_panel(classifier: TextClassifier, encoding: Encoding, filler: MaskedLMFiller | None) -> Flip | None:
+    """Search for the fewest words to remove (or replace) so that the prediction changes; show it as a diff."""
+    c1, c2 = st.columns([3, 1])
+    modes = [REMOVE, REPLACE] if filler is not None else [REMOVE]
+    mode = c1.radio("Change words by", modes, key="cf-flip-mode", format_func=FLIP_MODES.get, horizontal=True)
+    budget = int(c2.number_input("Budget (inputs classified)", 10, 5000, BUDGET, step=50, key="cf-flip-budget"))
+    if filler is None:
+        c1.caption("Replacing words needs a masked LM (above).")
+    filler_key = json.dumps(filler.identity(), sort_keys=True) if filler is not None and mode == REPLACE else None
+    with st.spinner("Searching ..."):
+        flip = _flip(classifier, classifier.fingerprint, encoding, encoding.key, mode, budget,
+                     filler if mode == REPLACE else None, filler_key)
+    labels = classifier.labels
+    was = f"{labels[flip.original_class]} ({flip.original_probability:.1%})"
+    if flip.found:
+        verb = "removing" if mode == REMOVE else "replacing"
+        st.markdown(f"**{verb.capitalize()} {flip.size} word(s)** changes the prediction from {was} to "
+                    f"**{labels[flip.new_class]}** (p({labels[flip.original_class]}) = {flip.new_probability:.1%}).")
+    else:
+        st.warning(f"No change of at most {flip.size or 'any'} word(s) found that flips {was} within the budget of "
+                   f"{budget} classified inputs; raise the budget, or try replacing words.")
+    st.html(flip_diff_html(flip))
+    st.caption(f"Greedy search seeded by leave-one-out (the most influential words are tried first); "
+               f"{flip.evaluated} perturbed inputs classified. It finds a small flip, not always the smallest.")
+    return flip

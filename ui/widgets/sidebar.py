@@ -11,7 +11,7 @@ import re
 import streamlit as st
 
 import settings
-from corpora import DATASETS, DataError, normalize_typed_text
+from corpora import DATASETS, DataError, normalize_typed_text, parse_dataset_id
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 
@@ -81,6 +81,20 @@ def _dataset_picker(labels: list[str] | None):
     gold = f" · gold: {example.label_name}" if example.label is not None else ""
     st.caption(f"`{example.id}`{gold}")
     return example.text, example.pair, example.id, example
+
+
+def open_dataset_example(dataset_id: str, index: int) -> None:
+    """Make row ``index`` of ``dataset_id`` (``name:split`` or ``file:<path>``) the input of every page, with its
+    gold label and rationale: the sidebar's dataset widgets are set to it (call it in a button's ``on_click``)."""
+    name, split = parse_dataset_id(dataset_id)
+    state.set_kept("input_source", "Dataset")
+    if name == "file":
+        state.set_kept("dataset_name", YOUR_FILE)
+        st.session_state["keep:dataset_file"] = dataset_id
+    else:
+        state.set_kept("dataset_name", name)
+        state.set_kept(f"dataset_split_{name}", split)
+    state.set_kept(f"dataset_index_{dataset_id}", int(index))
 
 
 def _code(text: str) -> str:

@@ -43,6 +43,14 @@ def kept(widget, label: str, key: str, default, options=None, **kwargs):
     return result
 
 
+def set_kept(key: str, value) -> None:
+    """Give the kept widget ``key`` a new value from code (call it in a button's ``on_click``, before the widget is
+    drawn): its stored value changes and its own state is dropped, so it is drawn afresh from the new value."""
+    st.session_state[f"keep:{key}"] = value
+    if key in st.session_state:
+        del st.session_state[key]
+
+
 def current() -> Selection | None:
     return st.session_state.get(KEY)
 
