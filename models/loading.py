@@ -25,6 +25,7 @@ from models import runtime
 from models.classifier import TextClassifier, generic_label_names
 from models.errors import ModelError, ModelNotPrepared
 from models.prepare import RECIPES, find_prepared
+from models.prompted import load_prompted
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
@@ -162,7 +163,10 @@ def untrained_head_warning(model) -> str | None:
 
 
 def load_classifier(spec: str, device: str | None = None) -> TextClassifier:
-    """Load a classifier by built-in name, folder path or hub id (hub only with EXWB_ALLOW_HUB=1)."""
+    """Load a classifier by built-in name, folder path or hub id (hub only with EXWB_ALLOW_HUB=1), or a prompted
+    causal LM described by a JSON file (``models/prompted.py``)."""
+    if spec.endswith(".json") and Path(spec).is_file():
+        return load_prompted(Path(spec), runtime.choose_device(device))
     resolved = resolve_spec(spec, {name: (lambda name=name: find_prepared(name)) for name in BUILT_IN},
                             ModelNotPrepared)
     chosen = runtime.choose_device(device)
