@@ -2,10 +2,14 @@
 method's own batches and a Stop), or stopped / failed (Run again). Shared by every page that explains one input."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from explainers import REGISTRY
+from explainers.mask_learning.progress import MaskProgress
 from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, Pending
+
+from ui.widgets.heatmap import CSS, heatmap_html
 
 POLL_SECONDS = 1.0
 STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
@@ -38,7 +42,9 @@ def job_row(job: MethodJob, key: str = "job") -> None:
     if job.running:
         _running(job, key)
         return
-    if job.status == STOPPED:
+    if job.partial is not None:
+        st.info(f"Stopped: {progress_text(job)}. The row shows the last mask; it is not cached.")
+    elif job.status == STOPPED:
         st.info(f"Stopped: {progress_text(job)}. Nothing of this method is kept; the methods that finished stay "
                 f"shown.")
     elif job.status == FAILED:
@@ -54,6 +60,8 @@ def _running(job: MethodJob, key: str) -> None:
         if not job.running:  # finished, stopped or failed since the last look: redraw the page with its result
             st.rerun(scope="app")
         st.progress(job.progress().fraction, text=progress_text(job))
+        if job.live is not None:
+            live_mask(job)
         if job.stopping:
             st.caption("Stopping after the current batch ...")
         else:
@@ -61,6 +69,21 @@ def _running(job: MethodJob, key: str) -> None:
                       help="Stops this method at its next batch; the methods that finished stay shown.")
 
     live()
+
+
+def live_text(progress: MaskProgress) -> str:
+    text = (f"Step {progress.step} of {progress.max_steps} · loss {progress.loss:.4f} · mean mask "
+            f"{progress.mean_mask:.3f}")
+    return text + (f" · {progress.note}" if progress.note else "")
+
+
+def live_mask(job: MethodJob) -> None:
+    """The mask being carved down: step, loss and mean mask, and the current mask as a heatmap row."""
+    progress = job.live
+    st.caption(live_text(progress))
+    encoding = job.encoding
+    st.html(CSS + heatmap_html(list(encoding.words), np.asarray(progress.mask, dtype=float), signed=False,
+                               segments=list(encoding.word_segment)))
 
 
 def status_row(result, key: str = "run") -> None:
