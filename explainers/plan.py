@@ -33,6 +33,7 @@ from models.metering import (BACKWARD_FACTOR, CostMeter, WorkStopped, autorun_bu
 from explainers.base import FAMILIES, Explainer
 from explainers.cache import cache_key, cached_only, explain_cached, is_partial
 from explainers.explanation import Explanation
+from explainers.mask_learning.aml_store import AMLNotPrepared
 from explainers.mask_learning.progress import MaskProgress
 from explainers.params import ParamError
 from explainers.registry import REGISTRY, create
@@ -87,7 +88,17 @@ class Planned:
         return REGISTRY[self.method_id].family == "ensemble"
 
 
-Result = Union[Explanation, Pending, "MethodJob", str]
+@dataclass
+class NeedsTraining:
+    """A method that needs a model trained for this classifier first (AML's attribution model): the page says so
+    and offers to build it (``evaluation/aml_build.py``)."""
+
+    method_id: str
+    message: str
+    tune: str  # the metric the model to build is selected on
+
+
+Result = Union[Explanation, Pending, NeedsTraining, "MethodJob", str]
 
 
 @dataclass
@@ -124,6 +135,19 @@ def _message(method_id: str, error: Exception, what: str) -> str:
     return f"{REGISTRY[method_id].label} {what} ({type(error).__name__}: {error})."
 
 
+def missing_training(explainer: Explainer, classifier: TextClassifier) -> NeedsTraining | None:
+    """For a method that trains something per classifier (``trains``, AML), whether that is still to be built; a
+    checkpoint of another model is an error (raised, then shown as the method's message)."""
+    check = getattr(explainer, "checkpoint_for", None)
+    if not explainer.trains or check is None:
+        return None
+    try:
+        check(classifier)
+    except AMLNotPrepared as error:
+        return NeedsTraining(explainer.id, str(error), explainer.params.tuned_for)
+    return None
+
+
 def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
               approved: set[str] | frozenset = frozenset(), budget: float | None = None, background: bool = False,
               jobs: "MethodJobs | None" = None) -> Plan:
@@ -147,6 +171,10 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
                 continue
             if job is not None and job.status in (STOPPED, FAILED):  # the page offers to run it again
                 plan.results[method_id] = job
+                continue
+            missing = missing_training(explainer, classifier)
+            if missing is not None:
+                plan.results[method_id] = missing
                 continue
             measure_throughput(classifier, encoding)
             forward, backward, seconds = estimate(explainer, classifier, encoding)
@@ -223,6 +251,8 @@ def settled_rows(rows: list[dict], choices: list[MethodChoice], results: dict[st
             row["status"] = {RUNNING: "running", STOPPED: "stopped", FAILED: "failed"}.get(result.status,
                                                                                            result.status)
             running += result.status == RUNNING
+        elif isinstance(result, NeedsTraining):
+            row["status"] = "needs its attribution model built first"
         elif isinstance(result, str):
             row["status"] = result
         out.append(row)

@@ -3,6 +3,7 @@ live steps and Stop (the last mask kept with a note, never cached), AML's build 
 exists, the "tuned for" badge, and a clear message for each bad input."""
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -135,3 +136,54 @@ def test_a_completed_marc_run_is_shown_and_cached(page_env, background_jobs):
     assert [e.method_id for e in shown] == ["marc"]
     np.testing.assert_array_equal(shown[0].word_scores, explanation.word_scores)
     assert not [w for w in at.warning if w.value.startswith("Stopped at step")]
+
+
+# ----- AML: build the attribution model from the page, then the badge -------------------------------------------
+AML = "AML (attributive masking learning)"
+TINY_BUDGET = "train_size=16,validation_size=8,epochs=1"  # one training step: the flow, not the recipe
+
+
+@pytest.fixture()
+def aml_cache(page_env, tmp_path, monkeypatch):
+    """A cache folder without any AML attribution model; the prepared default-quick is linked into it."""
+    from models.prepare import find_prepared
+
+    models = tmp_path / "cache" / "models"
+    models.mkdir(parents=True)
+    prepared = find_prepared("default-quick")
+    (models / prepared.name).symlink_to(prepared)
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EXWB_AML_BUDGET", TINY_BUDGET)
+    return models
+
+
+def wait_for_builds() -> None:
+    from evaluation.runs.jobs import JOBS
+
+    wait_for(lambda: not any(JOBS.is_running(r) for r in list(JOBS._threads)), seconds=300)
+
+
+def test_aml_without_an_attribution_model_offers_to_build_it_then_explains_with_its_badge(aml_cache):
+    from explainers.mask_learning.aml_store import read_manifest
+
+    at = open_page(methods=["aml"])
+    notes = [i.value for i in at.info if i.value.startswith(f"{AML} needs an attribution model")]
+    assert len(notes) == 1 and "Comprehensiveness (AOPC)" in notes[0] and "none exists yet" in notes[0]
+    build = [b.label for b in at.button if b.label.startswith("Build the attribution model (about ")]
+    assert len(build) == 1 and build[0].endswith(" min)")
+    assert not at.error and not at.exception
+    click(at, "Build the attribution model")
+    assert any(p.text.startswith("0 of 1 builds") for p in at.get("progress"))  # the run's progress, while it trains
+    wait_for_builds()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    folders = [f for f in aml_cache.iterdir() if f.name.startswith("aml-")]
+    assert len(folders) == 1 and read_manifest(folders[0])["train_inputs"] == 16  # the test's budget, not the recipe
+    shown = at.session_state["heatmaps:export"].explanations
+    assert [e.method_id for e in shown] == ["aml"]
+    title = [m.value for m in at.markdown if m.value.startswith(f"**{AML} <span class='xw-badge'")]
+    assert len(title) == 1 and ">tuned for Comprehensiveness (AOPC)</span>" in title[0]
+    assert any(e.label.startswith("Provenance: tuned for Comprehensiveness (AOPC) · ") for e in at.expander)
+    assert not [b for b in at.button if b.label.startswith("Build the attribution model")]
+    exported = json.loads(at.session_state["heatmaps:export"].json())
+    assert exported["explanations"][0]["provenance"]["details"]["badge"] == "tuned for Comprehensiveness (AOPC)"

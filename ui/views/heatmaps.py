@@ -208,9 +208,11 @@ def provenance_caption(explanation: Explanation, normalization: str | None = Non
 
 
 def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
-                human: list[int] | None = None, key: str = "rows") -> None:
+                human: list[int] | None = None, key: str = "rows", model: str | None = None,
+                classifier: TextClassifier | None = None) -> None:
     """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
-    the scales in use above the rows."""
+    the scales in use above the rows. ``model`` (the spec) and ``classifier`` let a method that needs training
+    (AML) offer to build what it needs."""
     st.html(CSS)
     signs = [r.signed and not absolute and normalization != "abs-sum" for r in results.values()
              if isinstance(r, Explanation)]
@@ -230,7 +232,7 @@ def render_rows(results: dict[str, Explanation | Pending | str], level: str, nor
             if isinstance(result, str):
                 st.error(result)
             elif not isinstance(result, Explanation):
-                method_run.status_row(result)
+                method_run.status_row(result, model=model, classifier=classifier)
 
 
 def row_title(explanation: Explanation) -> str:

@@ -7,9 +7,14 @@ import streamlit as st
 
 from explainers import REGISTRY
 from explainers.mask_learning.progress import MaskProgress
-from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, Pending
+from evaluation import aml_build
+from evaluation.runs.jobs import JOBS
+from explainers.mask_learning.selection import metric_named
+from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, NeedsTraining, Pending
+from models import TextClassifier, UserFacingError
 
 from ui.widgets.heatmap import CSS, heatmap_html
+from ui.widgets.run_progress import run_progress
 
 POLL_SECONDS = 1.0
 STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
@@ -17,6 +22,9 @@ STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch
 
 def pending_row(pending: Pending, key: str = "run") -> None:
     """The estimate and a Run button; a click approves the method for this session and reruns the page."""
+    if not isinstance(pending, Pending):  # views that poll no jobs still meet a method that needs training
+        status_row(pending, key=key)
+        return
     st.info(f"Not run yet: about {pending.forward} forward and {pending.backward} backward passes, estimated "
             f"{pending.seconds:.0f} s on this machine.")
     if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)",
@@ -86,9 +94,47 @@ def live_mask(job: MethodJob) -> None:
                                segments=list(encoding.word_segment)))
 
 
-def status_row(result, key: str = "run") -> None:
-    """The row of a method that has no heatmap yet: a Pending or a background job."""
+def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key: str = "build") -> None:
+    """AML without an attribution model for this classifier: say so, offer to build it (a background run with
+    progress and Stop, evaluation/aml_build.py); the method runs once it exists."""
+    st.info(f"{REGISTRY[needs.method_id].label} needs an attribution model trained for this model "
+            f"({classifier.name}), selected on {metric_named(needs.tune).label}; none exists yet.")
+    try:
+        recipe = aml_build.build_recipe(needs.tune)
+        minutes = max(1, round(aml_build.estimate_build_seconds(classifier, recipe) / 60))
+        store, run_id, cells = aml_build.start_build(model, classifier, needs.tune)
+    except UserFacingError as error:
+        st.error(str(error))
+        return
+    running = JOBS.is_running(run_id)
+    if not running and st.button(f"Build the attribution model (about {minutes} min)", key=f"{key}-{run_id}",
+                                 help=f"Trains it on {recipe.train_size} inputs for {recipe.epochs:g} epochs, once "
+                                      f"for this model (like `python cli.py prepare-aml`)."):
+        JOBS.start(store, run_id, cells, aml_build.build_cell)
+        running = True
+    if running:
+        run_progress(store, run_id, unit="builds")
+        if st.button("Stop building", key=f"{key}-stop-{run_id}"):
+            JOBS.stop(run_id)
+            st.toast("Stopping at the next training step; nothing is saved.")
+    else:
+        run = store.get_run(run_id)
+        errors = [c["error"] for c in store.cells(run_id).values() if "error" in c]
+        if errors:
+            st.error(f"Building the attribution model failed: {errors[-1]}")
+        elif run is not None and run["status"] == "cancelled":
+            st.info("The last build was stopped before it finished; nothing was saved.")
+
+
+def status_row(result, key: str = "run", model: str | None = None, classifier: TextClassifier | None = None) -> None:
+    """The row of a method that has no heatmap yet: a Pending, a background job, or one that needs training (its
+    build button needs the page's ``model`` spec and ``classifier``)."""
     if isinstance(result, MethodJob):
         job_row(result, key=f"{key}-job")
+    elif isinstance(result, NeedsTraining):
+        if model is None or classifier is None:
+            st.info(result.message)
+        else:
+            build_row(result, model, classifier, key=f"{key}-build")
     else:
         pending_row(result, key=key)
