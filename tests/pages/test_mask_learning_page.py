@@ -187,3 +187,63 @@ def test_aml_without_an_attribution_model_offers_to_build_it_then_explains_with_
     assert not [b for b in at.button if b.label.startswith("Build the attribution model")]
     exported = json.loads(at.session_state["heatmaps:export"].json())
     assert exported["explanations"][0]["provenance"]["details"]["badge"] == "tuned for Comprehensiveness (AOPC)"
+
+
+@pytest.fixture(scope="module")
+def quick_aml(page_env, tmp_path_factory):
+    """An attribution model of default-quick (a tiny budget) in a cache folder of this module."""
+    from corpora import load_dataset
+    from evaluation.aml_training import AMLRecipe, prepare_aml
+    from explainers.cache import DEFAULT_CACHE
+    from models.prepare import find_prepared
+
+    cache = tmp_path_factory.mktemp("aml-pages") / "cache"
+    (cache / "models").mkdir(parents=True)
+    prepared = find_prepared("default-quick")
+    (cache / "models" / prepared.name).symlink_to(prepared)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXWB_CACHE_DIR", str(cache))
+        inputs = [(e.text, e.pair) for e in load_dataset("sst2:dev", limit=24)]
+        folder = prepare_aml(page_env, inputs, AMLRecipe(train_size=16, validation_size=8, epochs=1.0),
+                             data_id="sst2:dev", log=lambda _: None)
+        DEFAULT_CACHE.clear()  # explanations of another test's attribution model
+        yield folder
+
+
+def open_other_page(page: str, **state):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["keep:input_source"] = "Your text"
+    at.session_state["keep:text"] = TEXT
+    at.session_state["methods"] = ["random"]  # the first page explains only the random baseline
+    at.run()
+    at.switch_page(page)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_faithfulness_warns_where_aml_is_scored_on_the_metric_it_was_selected_on(quick_aml):
+    at = open_other_page("app_pages/2_Faithfulness.py", **{"faith-methods": ["aml"], "faith-metrics": ["eraser"]})
+    warnings = [w.value for w in at.warning if "optimistic by construction" in w.value]
+    assert warnings == [f"{AML} is tuned for Comprehensiveness (AOPC): its Comprehensiveness (AOPC) score is "
+                        f"optimistic by construction (it was selected on that metric); compare methods on another one."]
+    at.session_state["faith-metrics"] = ["deletion"]  # a metric AML was not selected on: no warning
+    at.run()
+    assert not at.exception and not [w for w in at.warning if "optimistic by construction" in w.value]
+
+
+def test_sanity_page_labels_aml_on_randomized_copies_as_the_original_models_g(quick_aml, page_env):
+    at = open_other_page("app_pages/3_Sanity_checks.py", **{"sanity-methods": ["aml"]})
+    notes = {i.value for i in at.info if "on the randomized copies" in i.value}  # in the layer and head sections
+    assert notes == {f"{AML} on the randomized copies: labelled as the original model's G ({page_env.fingerprint}), "
+                     f"not retrained for the copy; choose the fAML preset to fine-tune it on each copy."}
+    assert not at.error, [e.value for e in at.error]  # no stage fails for want of a G trained for the copy
+    rows = [m.value for m in at.markdown if m.value.startswith(f"**{AML}** · ρ")]
+    assert len(rows) == 1
+    shown = json.loads(next(j.proto.body for j in at.get("json") if '"stage_fingerprint"' in j.proto.body))
+    assert shown["stage_fingerprint"] != page_env.fingerprint  # a randomized copy ...
+    assert shown["explanation"]["details"]["trained_for_fingerprint"] == page_env.fingerprint  # ... the original's G
