@@ -103,7 +103,11 @@ class AML(Explainer):
         metric = metric_named(p.tuned_for)
         if encoding.n_words == 0:
             raise InputError("The input has no words the model can read, so there is nothing to attribute.")
-        if encoding.n_tokens >= classifier.max_length:  # G appends the prediction encoding as one more position
+        if encoding.truncated_tokens:  # G appends the prediction encoding as one more position
+            raise InputError(f"This text is longer than the {classifier.max_length} tokens the model reads, and AML's "
+                             f"attribution model needs one position more: shorten it (MaRC explains long texts "
+                             f"in overlapping segments).")
+        if encoding.n_tokens >= classifier.max_length:
             raise InputError(f"AML's attribution model reads the input plus one position for the prediction, and this "
                              f"input fills all {classifier.max_length} positions the model has: shorten it by a word "
                              f"or two.")
