@@ -19,7 +19,7 @@ from models import ModelError, TextClassifier, UserFacingError, cached_classifie
 
 from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.runs.jobs import Cell, CellStopped, stop_requested
-from evaluation.runs.store import ResultStore
+from evaluation.runs.store import ResultStore, run_id_for
 
 KIND = "aml-build"
 BUDGET_ENV = "EXWB_AML_BUDGET"
@@ -61,14 +61,31 @@ def estimate_build_seconds(classifier: TextClassifier, recipe: AMLRecipe) -> flo
     return estimate_seconds(classifier, forward, backward, TYPICAL_TOKENS)
 
 
-def training_data(classifier: TextClassifier, data: str | None = None) -> tuple[str, list]:
-    """(dataset id, (text, pair) inputs) to train G on: the data the model was trained on, unless named."""
-    data = data or classifier.manifest.get("train_data")
+def training_data_id(classifier: TextClassifier) -> str:
+    """The dataset to train G on: the data the model was trained on (its manifest says which)."""
+    data = classifier.manifest.get("train_data")
     if not data:
         raise UserFacingError(f"'{classifier.name}' does not say which data it was trained on, so the app cannot "
                               f"build its AML attribution model; run `python cli.py prepare-aml --model ... --data "
                               f"DATASET:SPLIT`.")
+    return data
+
+
+def training_data(classifier: TextClassifier, data: str | None = None) -> tuple[str, list]:
+    """(dataset id, (text, pair) inputs) to train G on: the data the model was trained on, unless named."""
+    data = data or training_data_id(classifier)
     return data, [(e.text, e.pair) for e in load_dataset(data)]
+
+
+def build_config(model: str, classifier: TextClassifier, tune: str) -> dict:
+    """What identifies a build (the run id is its hash): the model, the metric, the data and the recipe."""
+    return {"model": model, "model_fingerprint": classifier.fingerprint, "tune": metric_named(tune).name,
+            "data": training_data_id(classifier), "recipe": asdict(build_recipe(tune))}
+
+
+def build_run_id(model: str, classifier: TextClassifier, tune: str) -> str:
+    """The id of the build run of this model and metric, whether it was started or not (nothing is written)."""
+    return run_id_for(KIND, build_config(model, classifier, tune))
 
 
 def start_build(model: str, classifier: TextClassifier, tune: str,
@@ -76,12 +93,9 @@ def start_build(model: str, classifier: TextClassifier, tune: str,
     """The run (one cell) that builds the attribution model of ``model`` selected on ``tune``; a finished run whose
     checkpoint is gone is started afresh."""
     store = store or ResultStore()
-    recipe = build_recipe(tune)
     metric = metric_named(tune)
-    data, _ = training_data(classifier)
-    config = {"model": model, "model_fingerprint": classifier.fingerprint, "tune": metric.name, "data": data,
-              "recipe": asdict(recipe)}
-    estimate = estimate_build_seconds(classifier, recipe)
+    config = build_config(model, classifier, tune)
+    estimate = estimate_build_seconds(classifier, build_recipe(tune))
     meta = {"estimated_cell_seconds": estimate}
     run_id = store.create_run(KIND, config, total=1, meta=meta,
                               title=f"AML attribution model of {model} tuned for {metric.label}")

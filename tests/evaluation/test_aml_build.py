@@ -8,7 +8,7 @@ from dataclasses import asdict
 import pytest
 
 from evaluation.aml_build import (BUDGET_ENV, CLASSIFIER_PASSES, SELECTION_FORWARDS, TYPICAL_TOKENS, build_cell,
-                                  build_recipe, estimate_build_seconds, start_build, training_data)
+                                  build_recipe, build_run_id, estimate_build_seconds, start_build, training_data)
 from evaluation.aml_training import AMLRecipe
 from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore
@@ -67,7 +67,10 @@ def quick_cache(quick_classifier, tmp_path, monkeypatch):
 def test_a_stopped_build_saves_nothing_and_a_finished_one_is_found_again(quick_classifier, quick_cache, monkeypatch):
     monkeypatch.setenv(BUDGET_ENV, "train_size=40,validation_size=8,epochs=1")  # two steps
     store = ResultStore(quick_cache.parent / "results.sqlite")
+    planned_id = build_run_id("default-quick", quick_classifier, "aopc-comprehensiveness")
+    assert store.get_run(planned_id) is None  # a page that only offers the build writes nothing
     store, run_id, cells = start_build("default-quick", quick_classifier, "aopc-comprehensiveness", store)
+    assert run_id == planned_id
     assert [c.spec["recipe"] for c in cells] == [asdict(build_recipe("aopc-comprehensiveness"))]
     polls = []
     summary = run_cells(store, run_id, cells, build_cell, should_stop=lambda: polls.append(1) or len(polls) > 1)

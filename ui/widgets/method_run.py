@@ -1,14 +1,18 @@
 """A method's row before its heatmap exists: waiting for a Run click, running in the background (progress from the
-method's own batches and a Stop), or stopped / failed (Run again). Shared by every page that explains one input."""
+method's own batches and a Stop; MaRC also its steps and the mask being carved down), or stopped / failed (Run
+again; a stopped MaRC keeps its last mask), or needing a model built first (AML: a Build button with progress).
+Shared by every page that explains one input."""
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from explainers import REGISTRY
-from explainers.mask_learning.progress import MaskProgress
+from corpora import DataError
 from evaluation import aml_build
 from evaluation.runs.jobs import JOBS
+from evaluation.runs.store import ResultStore
+from explainers import REGISTRY
+from explainers.mask_learning.progress import MaskProgress
 from explainers.mask_learning.selection import metric_named
 from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, NeedsTraining, Pending
 from models import TextClassifier, UserFacingError
@@ -102,14 +106,20 @@ def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key:
     try:
         recipe = aml_build.build_recipe(needs.tune)
         minutes = max(1, round(aml_build.estimate_build_seconds(classifier, recipe) / 60))
-        store, run_id, cells = aml_build.start_build(model, classifier, needs.tune)
+        run_id = aml_build.build_run_id(model, classifier, needs.tune)  # nothing is written before the click
     except UserFacingError as error:
         st.error(str(error))
         return
+    store = ResultStore()
     running = JOBS.is_running(run_id)
     if not running and st.button(f"Build the attribution model (about {minutes} min)", key=f"{key}-{run_id}",
                                  help=f"Trains it on {recipe.train_size} inputs for {recipe.epochs:g} epochs, once "
                                       f"for this model (like `python cli.py prepare-aml`)."):
+        try:
+            store, run_id, cells = aml_build.start_build(model, classifier, needs.tune, store)
+        except (UserFacingError, DataError) as error:
+            st.error(str(error))
+            return
         JOBS.start(store, run_id, cells, aml_build.build_cell)
         running = True
     if running:
@@ -117,13 +127,13 @@ def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key:
         if st.button("Stop building", key=f"{key}-stop-{run_id}"):
             JOBS.stop(run_id)
             st.toast("Stopping at the next training step; nothing is saved.")
-    else:
-        run = store.get_run(run_id)
-        errors = [c["error"] for c in store.cells(run_id).values() if "error" in c]
-        if errors:
-            st.error(f"Building the attribution model failed: {errors[-1]}")
-        elif run is not None and run["status"] == "cancelled":
-            st.info("The last build was stopped before it finished; nothing was saved.")
+        return
+    run = store.get_run(run_id)
+    errors = [c["error"] for c in store.cells(run_id).values() if "error" in c] if run is not None else []
+    if errors:
+        st.error(f"Building the attribution model failed: {errors[-1]}")
+    elif run is not None and run["status"] == "cancelled":
+        st.info("The last build was stopped before it finished; nothing was saved.")
 
 
 def status_row(result, key: str = "run", model: str | None = None, classifier: TextClassifier | None = None) -> None:
