@@ -22,7 +22,8 @@ if human is not None:
     st.caption("Underlined words: the human rationale of this dataset example.")
 if encoding.pair is not None:
     st.caption("Sentence pair: scores cover both segments; ‖ marks the boundary between them.")
-heatmaps.render_rows(results, selection.level, normalization, absolute, human=human)
+heatmaps.render_rows(results, selection.level, normalization, absolute, human=human, model=selection.model,
+                     classifier=classifier)
 
 explanations = compare.finished(results)
 compare.agreement_panel(explanations)

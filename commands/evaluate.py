@@ -18,6 +18,7 @@ from tqdm import tqdm
 from explainers import ParamError
 from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError
+from evaluation.faithfulness.selection_bias import selection_warnings
 from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.random_band import MIN_ORDERINGS
@@ -123,6 +124,8 @@ def handle(args) -> int:
     if table.empty:
         raise UserFacingError(f"No metric applied to any example of {args.dataset}: known-feature needs the "
                               f"known-feature dataset, plausibility needs human rationales (see --list-metrics).")
+    for message in selection_warnings(methods, table["metric"].unique()):  # AML scored on its own metric
+        print(f"warning: {message}", file=sys.stderr)
     columns = [c for c in SUMMARY_COLUMNS if c in table.columns]
     table = table[columns]
     if out:

@@ -39,6 +39,13 @@ def cache_key(classifier: TextClassifier, encoding: Encoding, explainer: Explain
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def is_partial(explanation: Explanation) -> bool:
+    """A run stopped half-way (MaRC's Stop keeps its last mask): shown with its note, never cached, because the
+    same request run to the end gives another answer."""
+    details = explanation.provenance.get("details") if isinstance(explanation.provenance, dict) else None
+    return isinstance(details, dict) and details.get("stop_reason") == "stopped"
+
+
 @dataclass(frozen=True)
 class Request:
     """What a cached explanation must be an explanation of."""
@@ -77,6 +84,8 @@ def problem_with(explanation: Explanation, request: Request | None = None) -> st
         return f"a target that is not a class index ({explanation.target!r})"
     if request is None:
         return None
+    if is_partial(explanation):
+        return "a run stopped half-way (its mask is not the method's answer)"
     encoding = request.encoding
     if explanation.method_id != request.method_id:
         return f"an explanation by '{explanation.method_id}', not '{request.method_id}'"
@@ -211,7 +220,7 @@ def cached_only(explainer: Explainer, classifier: TextClassifier, encoding: Enco
 def explain_cached(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None = None,
                    cache: ExplanationCache | None = DEFAULT_CACHE) -> Explanation:
     """``explainer.explain`` through the content cache (``cache=None`` computes afresh); a cached entry that does
-    not check out is recomputed and replaced."""
+    not check out is recomputed and replaced; a stopped run (``is_partial``) is returned but not stored."""
     if cache is None:
         return explainer.explain(classifier, encoding, target)
     key = cache_key(classifier, encoding, explainer, target)
@@ -219,5 +228,6 @@ def explain_cached(explainer: Explainer, classifier: TextClassifier, encoding: E
     if hit is not None:
         return hit
     explanation = explainer.explain(classifier, encoding, target)
-    cache.put(key, explanation)
+    if not is_partial(explanation):
+        cache.put(key, explanation)
     return explanation

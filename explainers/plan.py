@@ -19,6 +19,7 @@ one batch of the input (``measure_throughput``), and every method run here teach
 """
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -30,8 +31,10 @@ from models.metering import (BACKWARD_FACTOR, CostMeter, WorkStopped, autorun_bu
                              metered, work_left_seconds)
 
 from explainers.base import FAMILIES, Explainer
-from explainers.cache import cache_key, cached_only, explain_cached
+from explainers.cache import cache_key, cached_only, explain_cached, is_partial
 from explainers.explanation import Explanation
+from explainers.mask_learning.aml_store import AMLNotPrepared
+from explainers.mask_learning.progress import MaskProgress
 from explainers.params import ParamError
 from explainers.registry import REGISTRY, create
 
@@ -85,7 +88,17 @@ class Planned:
         return REGISTRY[self.method_id].family == "ensemble"
 
 
-Result = Union[Explanation, Pending, "MethodJob", str]
+@dataclass
+class NeedsTraining:
+    """A method that needs a model trained for this classifier first (AML's attribution model): the page says so
+    and offers to build it (``evaluation/aml_build.py``)."""
+
+    method_id: str
+    message: str
+    tune: str  # the metric the model to build is selected on
+
+
+Result = Union[Explanation, Pending, NeedsTraining, "MethodJob", str]
 
 
 @dataclass
@@ -122,6 +135,19 @@ def _message(method_id: str, error: Exception, what: str) -> str:
     return f"{REGISTRY[method_id].label} {what} ({type(error).__name__}: {error})."
 
 
+def missing_training(explainer: Explainer, classifier: TextClassifier) -> NeedsTraining | None:
+    """For a method that trains something per classifier (``trains``, AML), whether that is still to be built; a
+    checkpoint of another model is an error (raised, then shown as the method's message)."""
+    check = getattr(explainer, "checkpoint_for", None)
+    if not explainer.trains or check is None:
+        return None
+    try:
+        check(classifier)
+    except AMLNotPrepared as error:
+        return NeedsTraining(explainer.id, str(error), explainer.params.tuned_for)
+    return None
+
+
 def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
               approved: set[str] | frozenset = frozenset(), budget: float | None = None, background: bool = False,
               jobs: "MethodJobs | None" = None) -> Plan:
@@ -145,6 +171,10 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
                 continue
             if job is not None and job.status in (STOPPED, FAILED):  # the page offers to run it again
                 plan.results[method_id] = job
+                continue
+            missing = missing_training(explainer, classifier)
+            if missing is not None:
+                plan.results[method_id] = missing
                 continue
             measure_throughput(classifier, encoding)
             forward, backward, seconds = estimate(explainer, classifier, encoding)
@@ -221,6 +251,8 @@ def settled_rows(rows: list[dict], choices: list[MethodChoice], results: dict[st
             row["status"] = {RUNNING: "running", STOPPED: "stopped", FAILED: "failed"}.get(result.status,
                                                                                            result.status)
             running += result.status == RUNNING
+        elif isinstance(result, NeedsTraining):
+            row["status"] = "needs its attribution model built first"
         elif isinstance(result, str):
             row["status"] = result
         out.append(row)
@@ -287,6 +319,7 @@ class MethodJob:
         self.result: Explanation | None = None
         self.error: str | None = None
         self.meter: CostMeter | None = None
+        self.live: MaskProgress | None = None  # the latest step of a method that reports its steps (MaRC)
         self._clock = clock
         self.started = clock()
         self.ended: float | None = None
@@ -311,18 +344,38 @@ class MethodJob:
         """Asked to stop and still in its current batch."""
         return self.running and self._stop.is_set()
 
+    def _hooked(self) -> Explainer:
+        """The planned explainer, or for a method that reports its steps (``live_progress``, MaRC) a copy wired to
+        this job: every step lands in ``self.live`` and Stop is polled before every step, so the last mask is
+        kept (with a note) instead of being thrown away at the next batch."""
+        explainer = self.planned.explainer
+        if not getattr(explainer, "live_progress", False):
+            return explainer
+        hooked = copy.copy(explainer)
+        hooked.progress = self._record
+        hooked.should_stop = self._stop.is_set
+        return hooked
+
+    def _record(self, progress: MaskProgress) -> None:
+        self.live = progress
+
     def _run(self) -> None:
         try:
             for other in self._wait_for:  # an ensemble waits for its members' jobs, then reads them from the cache
                 while other.running and not self._stop.is_set():
                     other.wait(0.2)
-            with metered(should_stop=self._stop.is_set) as meter:
+            explainer = self._hooked()
+            stops_itself = explainer is not self.planned.explainer
+            with metered(should_stop=None if stops_itself else self._stop.is_set) as meter:
                 self.meter = meter
                 if self._stop.is_set():
                     raise WorkStopped("stopped before it started")
-                explanation = explain_cached(self.planned.explainer, self.classifier, self.encoding, self.target)
-            _learn(self.planned, self.classifier, self.encoding, explanation)
+                explanation = explain_cached(explainer, self.classifier, self.encoding, self.target)
             self.result = explanation
+            if is_partial(explanation):  # stopped half-way: shown with its note, not cached, never handed over
+                self.status = STOPPED
+                return
+            _learn(self.planned, self.classifier, self.encoding, explanation)
             self.status = DONE
         except WorkStopped:
             self.status = STOPPED
@@ -331,6 +384,11 @@ class MethodJob:
             self.status = FAILED
         finally:
             self.ended = self._clock()
+
+    @property
+    def partial(self) -> Explanation | None:
+        """The last mask of a method stopped half-way (MaRC), or None."""
+        return self.result if self.status == STOPPED and self.result is not None else None
 
     def start(self) -> "MethodJob":
         self._thread.start()
@@ -355,6 +413,9 @@ class MethodJob:
         end = self.ended if self.ended is not None else (self._clock() if now is None else now)
         elapsed = max(0.0, end - self.started)
         fraction = 1.0 if self.status == DONE else min(done / total, 0.99) if total > 0 else 0.0
+        live = self.live
+        if live is not None and self.status != DONE:  # steps are the better measure (early stop ends it sooner)
+            fraction = min(live.step / max(1, live.max_steps), 0.99)
         left = 0.0 if not self.running else work_left_seconds(done, total, elapsed, self.planned.seconds)
         return JobProgress(forward, backward, fraction, elapsed, left)
 

@@ -80,6 +80,13 @@ class AML(Explainer):
                      for v, name in zip(chosen, ("lambda_p", "lambda_a", "lambda_inv")))
         return p, a, inv
 
+    def checkpoint_for(self, classifier) -> tuple:
+        """(folder, manifest, warnings) of the attribution model that explains ``classifier``; ``AMLNotPrepared``
+        when none was built yet (a page offers to build it, explainers/plan.py), ``ModelError`` for a checkpoint
+        of another model."""
+        p = self.params
+        return resolve_checkpoint(classifier, metric_named(p.tuned_for), p.checkpoint, p.source_fingerprint)
+
     def is_signed(self) -> bool:
         return False
 
@@ -96,11 +103,15 @@ class AML(Explainer):
         metric = metric_named(p.tuned_for)
         if encoding.n_words == 0:
             raise InputError("The input has no words the model can read, so there is nothing to attribute.")
-        if encoding.n_tokens >= classifier.max_length:  # G appends the prediction encoding as one more position
+        if encoding.truncated_tokens:  # G appends the prediction encoding as one more position
+            raise InputError(f"This text is longer than the {classifier.max_length} tokens the model reads, and AML's "
+                             f"attribution model needs one position more: shorten it (MaRC explains long texts "
+                             f"in overlapping segments).")
+        if encoding.n_tokens >= classifier.max_length:
             raise InputError(f"AML's attribution model reads the input plus one position for the prediction, and this "
                              f"input fills all {classifier.max_length} positions the model has: shorten it by a word "
                              f"or two.")
-        folder, manifest, warnings = resolve_checkpoint(classifier, metric, p.checkpoint, p.source_fingerprint)
+        folder, manifest, warnings = self.checkpoint_for(classifier)
         model = load_attribution_model(classifier, folder)
         mask_id, note = mask_token_id(classifier, p.mask_token)
         warnings += [note] if note else []

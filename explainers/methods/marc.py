@@ -191,6 +191,7 @@ class MaRC(Explainer):
     needs_gradients = True
     stochastic = True
     expensive = True
+    live_progress = True  # takes ``progress`` / ``should_stop`` hooks (explainers/plan.py wires them to its jobs)
 
     @dataclass(frozen=True)
     class Params:
@@ -305,8 +306,8 @@ class MaRC(Explainer):
             if self.should_stop is not None and self.should_stop():
                 step -= 1
                 reason = "stopped"
-                warnings.append(f"Stopped at step {step} of at most {p.max_steps}: the scores are the last mask, not a "
-                                f"converged one.")
+                warnings.append(f"Stopped at step {step} of {p.max_steps}: the scores are the last mask, not a "
+                                f"converged one (not cached; run it again for the full result).")
                 break
             word_masks = [frozen[s] if frozen[s] is not None else kernel_mask(weights[s], sigmas[s], p.sigma_form)
                           for s in range(n_segments)]

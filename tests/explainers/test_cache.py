@@ -142,3 +142,23 @@ def test_the_predicted_class_entry_is_checked_without_a_fixed_target(setting):
     assert first.target == int(np.argmax(classifier.logits_of(encoding)))
     assert explain_cached(explainer, classifier, encoding, None, cache=cache).provenance["cache"] == "memory"
     assert cache.rejected == 0
+
+
+def test_a_stopped_marc_run_is_returned_but_not_cached_and_a_completed_one_is(keyword_classifier, tmp_path):
+    from explainers.cache import is_partial
+
+    encoding = keyword_classifier.encode(TEXT)
+    cache = ExplanationCache(directory=tmp_path / "explanations")
+    steps = []
+    stopped_explainer = create("marc", max_steps=50, progress=steps.append, should_stop=lambda: len(steps) >= 3)
+    stopped = explain_cached(stopped_explainer, keyword_classifier, encoding, 1, cache=cache)
+    assert is_partial(stopped) and stopped.provenance["details"]["steps"] == 3
+    key = cache_key(keyword_classifier, encoding, stopped_explainer, 1)
+    assert cache.get(key) is None and not list((tmp_path / "explanations").rglob("*.json"))
+    # a partial record that reached a cache file some other way is refused, not served
+    assert "stopped half-way" in problem_with(stopped, Request.of(keyword_classifier, encoding, stopped_explainer, 1))
+    completed = explain_cached(create("marc", max_steps=4), keyword_classifier, encoding, 1, cache=cache)
+    assert not is_partial(completed) and completed.provenance["details"]["stop_reason"] == "step cap"
+    served = explain_cached(create("marc", max_steps=4), keyword_classifier, encoding, 1, cache=cache)
+    assert served.provenance["cache"] == "memory"
+    np.testing.assert_array_equal(served.word_scores, completed.word_scores)

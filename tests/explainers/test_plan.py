@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from explainers import Explanation, create
@@ -169,3 +170,46 @@ def test_a_job_stopped_before_it_starts_does_no_work(classifier):
     job.start().wait(60)
     assert job.status == STOPPED and job.meter.forward_passes == 0
     assert cached_only(saliency, classifier, encoding, None) is None
+
+
+# ----- MaRC in the background: live steps, Stop keeps the last mask (not cached) --------------------------------
+def marc_planned(classifier, encoding, **params) -> Planned:
+    marc = create("marc", **params)
+    forward, backward, seconds = estimate(marc, classifier, encoding)
+    return Planned(MethodChoice("marc", None, params), marc, cache_key(classifier, encoding, marc, None), forward,
+                   backward, seconds)
+
+
+def test_a_stopped_marc_job_keeps_its_last_mask_with_a_note_and_is_not_cached(classifier):
+    encoding = classifier.encode(TEXT)
+    planned = marc_planned(classifier, encoding, max_steps=5000, early_stop=False)
+    jobs = MethodJobs()
+    job = jobs.start(planned, classifier, encoding, None)
+    wait_until(lambda: job.live is not None and job.live.step >= 3)
+    live = job.live
+    assert live.max_steps == 5000 and live.mask.shape == (encoding.n_words,)
+    assert job.progress().fraction == pytest.approx(live.step / 5000, abs=1 / 5000)  # steps, not passes
+    job.stop(wait=60)
+    assert job.status == STOPPED and job.partial is not None
+    partial = job.partial
+    steps = partial.provenance["details"]["steps"]
+    assert partial.provenance["details"]["stop_reason"] == "stopped" and steps >= 3
+    assert any(f"Stopped at step {steps} of 5000" in w for w in partial.warnings)
+    np.testing.assert_allclose(partial.word_scores, job.live.mask, rtol=1e-12)  # the mask of the last step shown
+    assert cached_only(planned.explainer, classifier, encoding, None) is None  # not written to the cache
+    again = make_plan([planned.choice], classifier, encoding, None, {planned.key}, budget=0, background=True,
+                      jobs=jobs)
+    assert again.results["marc"] is job  # the stopped row (last mask, Run again), not restarted
+
+
+def test_a_completed_marc_job_is_cached_and_handed_over(classifier):
+    encoding = classifier.encode(TEXT)
+    planned = marc_planned(classifier, encoding, max_steps=6, early_stop=False)
+    jobs = MethodJobs()
+    job = jobs.start(planned, classifier, encoding, None)
+    job.wait(120)
+    assert job.status == DONE and job.partial is None and job.live.step == 6
+    assert job.result.provenance["details"]["stop_reason"] == "step cap"
+    cached = cached_only(planned.explainer, classifier, encoding, None)
+    assert cached is not None
+    np.testing.assert_array_equal(cached.word_scores, job.result.word_scores)

@@ -20,6 +20,7 @@ from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sw
 from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS, removal_metrics_of
 from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
+from evaluation.faithfulness.selection_bias import selection_warnings
 from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table, wide_table
 from evaluation.runs.jobs import JOBS
 from evaluation.metric import EVALUATORS
@@ -144,7 +145,7 @@ def explanations_for(choices: list[MethodChoice], classifier, encoding, target) 
             st.error(f"{label_for(names[method_id])}: {result}")
         else:
             st.markdown(f"**{label_for(names[method_id])}**")
-            method_run.pending_row(result)
+            method_run.status_row(result)
     return ready
 
 
@@ -173,6 +174,8 @@ def input_section(classifier, encoding, explanations: dict[str, Explanation], co
     if not metric_ids:
         st.info("Pick at least one metric.")
         return
+    for message in selection_warnings(explanations.values(), metric_ids):  # AML scored on its own metric
+        st.warning(message)
     example = selection.example
     try:
         report = _memo(["input", *_identity(classifier, encoding, explanations), metric_ids, config["options"],
@@ -348,6 +351,8 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
                f"{'excluded' if removal.exclude_special else 'counted'} · seed {removal.seed} · random baseline: "
                f"{options.get('random_orderings', 0)} orderings per example · mean with percentile-bootstrap 95 % CI; "
                f"≈ random: the paired CI of (method - random) contains 0.")
+    for message in selection_warnings(rc.get("methods", []), metric_ids_of(rc.get("evaluators", []))):
+        st.warning(message)  # AML scored on the metric it was selected on
     show_table(labelled(wide_table(table), index=True), f"{key}-run-table-{run_id}", hide_index=False,
                why_missing="no example of the run gave this method a value for this metric")
     flagged = int((table["vs_random"] == NOT_DISTINGUISHABLE).sum()) if "vs_random" in table else 0

@@ -1,6 +1,7 @@
 """Heatmap-page building blocks: the input check, the prediction, method settings, rows with provenance."""
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ from models.metering import autorun_budget
 from ui.widgets import loaders, method_run
 from ui.widgets.controls import method_controls
 from ui.figures.common import probability_bars
-from ui.widgets.heatmap import CSS, explanation_row_html, legend_html, provenance_line
+from ui.widgets.heatmap import CSS, badge_of, explanation_row_html, legend_html, provenance_line
 from ui.widgets.state import Selection
 
 FOUNDATION_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention")
@@ -207,9 +208,11 @@ def provenance_caption(explanation: Explanation, normalization: str | None = Non
 
 
 def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
-                human: list[int] | None = None, key: str = "rows") -> None:
+                human: list[int] | None = None, key: str = "rows", model: str | None = None,
+                classifier: TextClassifier | None = None) -> None:
     """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
-    the scales in use above the rows."""
+    the scales in use above the rows. ``model`` (the spec) and ``classifier`` let a method that needs training
+    (AML) offer to build what it needs."""
     st.html(CSS)
     signs = [r.signed and not absolute and normalization != "abs-sum" for r in results.values()
              if isinstance(r, Explanation)]
@@ -221,18 +224,32 @@ def render_rows(results: dict[str, Explanation | Pending | str], level: str, nor
         st.markdown(f"#### {family_label}")
         for method_id in members:
             result = results[method_id]
-            if not isinstance(result, Explanation):
+            partial = result.partial if isinstance(result, MethodJob) else None
+            if isinstance(result, Explanation) or partial is not None:
+                explanation_row(partial or result, level, normalization, absolute, human)
+            else:
                 st.markdown(f"**{REGISTRY[method_id].label}**")
-                if isinstance(result, str):
-                    st.error(result)
-                else:
-                    method_run.status_row(result)
-                continue
-            st.markdown(f"**{result.method_label}** <span style='color:#777;font-size:13px'>"
-                        f"{cost_caption(result)}</span>", unsafe_allow_html=True)
-            st.html(explanation_row_html(result, level, normalization, absolute,
-                                         human=human if level == "word" else None))
-            for warning in result.warnings:
-                st.warning(warning)
-            with st.expander(f"Provenance: {provenance_caption(result, normalization)}"):
-                st.json(result.provenance, expanded=False)
+            if isinstance(result, str):
+                st.error(result)
+            elif not isinstance(result, Explanation):
+                method_run.status_row(result, model=model, classifier=classifier)
+
+
+def row_title(explanation: Explanation) -> str:
+    """The method's label, and the badge of a method selected on a metric (AML: "tuned for ...")."""
+    badge = badge_of(explanation)
+    style = "background:#efe7f7;color:#4b2a7a;border-radius:8px;padding:1px 7px;font-size:12px;font-weight:500"
+    return html.escape(explanation.method_label, quote=False) + (
+        f" <span class='xw-badge' style='{style}'>{html.escape(badge)}</span>" if badge else "")
+
+
+def explanation_row(explanation: Explanation, level: str, normalization: str, absolute: bool,
+                    human: list[int] | None) -> None:
+    st.markdown(f"**{row_title(explanation)}** <span style='color:#777;font-size:13px'>"
+                f"{cost_caption(explanation)}</span>", unsafe_allow_html=True)
+    st.html(explanation_row_html(explanation, level, normalization, absolute,
+                                 human=human if level == "word" else None))
+    for warning in explanation.warnings:
+        st.warning(warning)
+    with st.expander(f"Provenance: {provenance_caption(explanation, normalization)}"):
+        st.json(explanation.provenance, expanded=False)

@@ -22,6 +22,7 @@ from evaluation.sanity import dataset as sanity_dataset
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
+from evaluation.sanity.trained_methods import for_randomized_copies
 from explainers import Explainer, ParamError, create, label_for
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
 from models.metering import autorun_budget
@@ -93,13 +94,18 @@ def explainers_from(choices: list[MethodChoice]) -> tuple[dict[str, Explainer], 
     return out, errors
 
 
-def chosen_explainers(choices: list[MethodChoice]) -> dict[str, Explainer]:
-    """The chosen methods' explainers; an error line for each that could not be created, a hint when none is left."""
+def chosen_explainers(choices: list[MethodChoice], classifier: TextClassifier | None = None) -> dict[str, Explainer]:
+    """The chosen methods' explainers; an error line for each that could not be created, a hint when none is left.
+    With the ``classifier`` being randomized, AML is pointed at its G and a line says how (trained_methods.py)."""
     explainers, errors = explainers_from(choices)
     for name, message in errors.items():
         st.error(f"{label_for(name)}: {message}")
     if not explainers:
         st.info("Choose at least one method.")
+    if classifier is not None:
+        explainers, notes = for_randomized_copies(explainers, classifier)
+        for note in notes.values():
+            st.info(note)
     return explainers
 
 
@@ -219,7 +225,7 @@ def grid_html(stage_names: list[str], words: list[str], matrix: np.ndarray, sign
 # ----- one input: layer randomization -----------------------------------------------------------------------------
 def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[MethodChoice], target: int,
                   config: dict, level: str) -> one_input.SanityResult | None:
-    explainers = chosen_explainers(choices)
+    explainers = chosen_explainers(choices, classifier)
     if not explainers:
         return None
     try:
@@ -357,7 +363,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
     if message:
         st.error(message)
         return None
-    explainers = chosen_explainers(choices)
+    explainers = chosen_explainers(choices, classifier)
     if not explainers:
         return None
     seconds = sum(estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens, method=e.id)

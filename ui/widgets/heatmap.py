@@ -114,10 +114,19 @@ def html_document(title: str, body: str) -> str:
             f"<body>{body}</body></html>")
 
 
+def badge_of(explanation) -> str | None:
+    """The badge of an explanation selected on a metric (AML: "tuned for <metric>"), from its provenance."""
+    details = explanation.provenance.get("details")
+    badge = details.get("badge") if isinstance(details, dict) else None
+    return badge if isinstance(badge, str) and badge else None
+
+
 def provenance_line(explanation, normalization: str = "none") -> str:
     """target, baseline, operator, sign, normalization, seed, preset and cost of one explanation (plain text)."""
     p = explanation.provenance
     parts = [f"target: {p['target']['label']} ({p['target']['how']})", f"baseline: {p['baseline']}"]
+    if badge_of(explanation):
+        parts.insert(0, badge_of(explanation))
     if p.get("removal_operator"):
         parts.append(f"operator: {p['removal_operator']}")
     parts.append(p["sign"].split(":")[0])

@@ -1,11 +1,24 @@
 """A method's row before its heatmap exists: waiting for a Run click, running in the background (progress from the
-method's own batches and a Stop), or stopped / failed (Run again). Shared by every page that explains one input."""
+method's own batches and a Stop; MaRC also its steps and the mask being carved down), or stopped / failed (Run
+again; a stopped MaRC keeps its last mask), or needing a model built first (AML: a Build button with progress).
+Shared by every page that explains one input."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
+from corpora import DataError
+from evaluation import aml_build
+from evaluation.runs.jobs import JOBS
+from evaluation.runs.store import ResultStore
 from explainers import REGISTRY
-from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, Pending
+from explainers.mask_learning.progress import MaskProgress
+from explainers.mask_learning.selection import metric_named
+from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, NeedsTraining, Pending
+from models import TextClassifier, UserFacingError
+
+from ui.widgets.heatmap import CSS, heatmap_html
+from ui.widgets.run_progress import run_progress
 
 POLL_SECONDS = 1.0
 STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
@@ -13,6 +26,9 @@ STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch
 
 def pending_row(pending: Pending, key: str = "run") -> None:
     """The estimate and a Run button; a click approves the method for this session and reruns the page."""
+    if not isinstance(pending, Pending):  # views that poll no jobs still meet a method that needs training
+        status_row(pending, key=key)
+        return
     st.info(f"Not run yet: about {pending.forward} forward and {pending.backward} backward passes, estimated "
             f"{pending.seconds:.0f} s on this machine.")
     if st.button(f"Run {REGISTRY[pending.method_id].label} (~{pending.seconds:.0f} s)",
@@ -38,7 +54,9 @@ def job_row(job: MethodJob, key: str = "job") -> None:
     if job.running:
         _running(job, key)
         return
-    if job.status == STOPPED:
+    if job.partial is not None:
+        st.info(f"Stopped: {progress_text(job)}. The row shows the last mask; it is not cached.")
+    elif job.status == STOPPED:
         st.info(f"Stopped: {progress_text(job)}. Nothing of this method is kept; the methods that finished stay "
                 f"shown.")
     elif job.status == FAILED:
@@ -54,6 +72,8 @@ def _running(job: MethodJob, key: str) -> None:
         if not job.running:  # finished, stopped or failed since the last look: redraw the page with its result
             st.rerun(scope="app")
         st.progress(job.progress().fraction, text=progress_text(job))
+        if job.live is not None:
+            live_mask(job)
         if job.stopping:
             st.caption("Stopping after the current batch ...")
         else:
@@ -63,9 +83,68 @@ def _running(job: MethodJob, key: str) -> None:
     live()
 
 
-def status_row(result, key: str = "run") -> None:
-    """The row of a method that has no heatmap yet: a Pending or a background job."""
+def live_text(progress: MaskProgress) -> str:
+    text = (f"Step {progress.step} of {progress.max_steps} · loss {progress.loss:.4f} · mean mask "
+            f"{progress.mean_mask:.3f}")
+    return text + (f" · {progress.note}" if progress.note else "")
+
+
+def live_mask(job: MethodJob) -> None:
+    """The mask being carved down: step, loss and mean mask, and the current mask as a heatmap row."""
+    progress = job.live
+    st.caption(live_text(progress))
+    encoding = job.encoding
+    st.html(CSS + heatmap_html(list(encoding.words), np.asarray(progress.mask, dtype=float), signed=False,
+                               segments=list(encoding.word_segment)))
+
+
+def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key: str = "build") -> None:
+    """AML without an attribution model for this classifier: say so, offer to build it (a background run with
+    progress and Stop, evaluation/aml_build.py); the method runs once it exists."""
+    st.info(f"{REGISTRY[needs.method_id].label} needs an attribution model trained for this model "
+            f"({classifier.name}), selected on {metric_named(needs.tune).label}; none exists yet.")
+    try:
+        recipe = aml_build.build_recipe(needs.tune)
+        minutes = max(1, round(aml_build.estimate_build_seconds(classifier, recipe) / 60))
+        run_id = aml_build.build_run_id(model, classifier, needs.tune)  # nothing is written before the click
+    except UserFacingError as error:
+        st.error(str(error))
+        return
+    store = ResultStore()
+    running = JOBS.is_running(run_id)
+    if not running and st.button(f"Build the attribution model (about {minutes} min)", key=f"{key}-{run_id}",
+                                 help=f"Trains it on {recipe.train_size} inputs for {recipe.epochs:g} epochs, once "
+                                      f"for this model (like `python cli.py prepare-aml`)."):
+        try:
+            store, run_id, cells = aml_build.start_build(model, classifier, needs.tune, store)
+        except (UserFacingError, DataError) as error:
+            st.error(str(error))
+            return
+        JOBS.start(store, run_id, cells, aml_build.build_cell)
+        running = True
+    if running:
+        run_progress(store, run_id, unit="builds")
+        if st.button("Stop building", key=f"{key}-stop-{run_id}"):
+            JOBS.stop(run_id)
+            st.toast("Stopping at the next training step; nothing is saved.")
+        return
+    run = store.get_run(run_id)
+    errors = [c["error"] for c in store.cells(run_id).values() if "error" in c] if run is not None else []
+    if errors:
+        st.error(f"Building the attribution model failed: {errors[-1]}")
+    elif run is not None and run["status"] == "cancelled":
+        st.info("The last build was stopped before it finished; nothing was saved.")
+
+
+def status_row(result, key: str = "run", model: str | None = None, classifier: TextClassifier | None = None) -> None:
+    """The row of a method that has no heatmap yet: a Pending, a background job, or one that needs training (its
+    build button needs the page's ``model`` spec and ``classifier``)."""
     if isinstance(result, MethodJob):
         job_row(result, key=f"{key}-job")
+    elif isinstance(result, NeedsTraining):
+        if model is None or classifier is None:
+            st.info(result.message)
+        else:
+            build_row(result, model, classifier, key=f"{key}-build")
     else:
         pending_row(result, key=key)

@@ -27,6 +27,15 @@ def time_left(store: ResultStore, run: dict, now: float | None = None, running: 
     return f"about {seconds / 60:.1f} min left"
 
 
+def training_text(training: dict) -> str:
+    text = f"Training step {training['step']} of {training['total']}"
+    if training.get("loss") is not None:
+        text += f" · loss {training['loss']:.4f}"
+    if training.get("validation") is not None:
+        text += f" · best validation score {training['validation']:.4f}"
+    return text
+
+
 def run_progress(store: ResultStore, run_id: str, unit: str = "examples") -> None:
     """A progress bar refreshed every 2 s while the run's background job works; the page reruns when it ends."""
     running = JOBS.is_running(run_id)
@@ -39,6 +48,9 @@ def run_progress(store: ResultStore, run_id: str, unit: str = "examples") -> Non
         left = time_left(store, run)
         st.progress(min(1.0, run["done"] / max(1, run["total"])),
                     text=f"{run['done']} of {run['total']} {unit} · {run['status']}" + (f" · {left}" if left else ""))
+        training = run["meta"].get("training")  # a cell that trains reports its steps (evaluation/aml_build.py)
+        if training and run["done"] < run["total"]:
+            st.progress(min(1.0, training["step"] / max(1, training["total"])), text=training_text(training))
         if run["meta"].get("error"):
             st.error(run["meta"]["error"])
         if running and not JOBS.is_running(run_id):
