@@ -145,3 +145,8 @@ class Explainer:
 
     def cache_identity(self) -> dict:
         return {"method": self.id, "params": dataclasses.asdict(self.params)}
+
+    def cache_salt(self, classifier: TextClassifier) -> dict:
+        """What else, besides the model and the parameters, decides the result (e.g. AML's trained checkpoint);
+        part of the cache key."""
+        return {}

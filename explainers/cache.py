@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 def cache_key(classifier: TextClassifier, encoding: Encoding, explainer: Explainer, target: int | None) -> str:
     payload = json.dumps({"model": classifier.fingerprint, "input": encoding.key, **explainer.cache_identity(),
+                          **explainer.cache_salt(classifier),
                           "target": "predicted" if target is None else int(target),
                           "versions": library_versions()}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -8,6 +8,7 @@ randomized copy with the original model's G), and then the explanation says so.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import threading
@@ -50,6 +51,8 @@ def save_checkpoint(model: AttributionModel, manifest: dict, folder: Path) -> Pa
     temporary.mkdir(parents=True)
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(temporary / WEIGHTS))
+    # the weights' hash names this checkpoint in every explanation's cache key: a rebuild is never served stale
+    manifest = {**manifest, "weights_sha256": hashlib.sha256((temporary / WEIGHTS).read_bytes()).hexdigest()}
     (temporary / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str))
     shutil.rmtree(folder, ignore_errors=True)
     temporary.rename(folder)

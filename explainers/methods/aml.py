@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from models import InputError
+from models import InputError, ModelError
 
 from explainers.aggregate import aggregate_to_words
 from explainers.base import Attribution, Explainer
@@ -86,6 +86,14 @@ class AML(Explainer):
         of another model."""
         p = self.params
         return resolve_checkpoint(classifier, metric_named(p.tuned_for), p.checkpoint, p.source_fingerprint)
+
+    def cache_salt(self, classifier) -> dict:
+        """The checkpoint's weights: after a rebuild, explanations of the old attribution model are not served."""
+        try:
+            _folder, manifest, _warnings = self.checkpoint_for(classifier)
+        except ModelError:  # none built yet (or another model's): nothing cached can match either
+            return {}
+        return {"checkpoint": manifest.get("weights_sha256") or manifest.get("created", "")}
 
     def is_signed(self) -> bool:
         return False

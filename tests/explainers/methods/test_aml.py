@@ -4,6 +4,7 @@ selection metric against evaluation's own implementation."""
 from __future__ import annotations
 
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ from evaluation.faithfulness.presets import BY_ID
 from explainers import create
 from explainers.mask_learning.aml_model import (AttributionModel, aml_terms, attribution_loss, inverse_loss,
                                                 mask_token_id, prediction_loss, soft_masked)
-from explainers.mask_learning.aml_store import AMLNotPrepared, read_manifest
+from explainers.cache import cache_key
+from explainers.mask_learning.aml_store import (AMLNotPrepared, load_attribution_model, read_manifest,
+                                               save_checkpoint)
 from explainers.mask_learning.selection import METRICS, best_index, metric_values
 from models import ModelError, TextClassifier, UserFacingError
 from tiny_models import keyword_sentences, tiny_bert, tiny_tokenizer
@@ -254,3 +257,20 @@ def test_one_word_input(keyword_classifier, trained):
     for preset in ("pAML", "fAML"):
         explanation = create("aml", preset=preset).explain(keyword_classifier, keyword_classifier.encode("excellent"))
         assert explanation.word_scores.shape == (1,) and 0 <= explanation.word_scores[0] <= 1
+
+
+def test_a_rebuilt_checkpoint_is_never_served_from_the_cache(keyword_classifier, trained, tmp_path):
+    """The checkpoint's weights hash is part of every AML explanation's cache key (after a rebuild, the old
+    attribution model's explanations no longer match)."""
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(trained, copy)
+    explainer = create("aml", checkpoint=str(copy))
+    encoding = keyword_classifier.encode("the film was excellent")
+    before = cache_key(keyword_classifier, encoding, explainer, None)
+    assert before == cache_key(keyword_classifier, encoding, explainer, None)
+    model = load_attribution_model(keyword_classifier, copy)
+    with torch.no_grad():
+        model.head[1].weight.add_(0.01)
+    save_checkpoint(model, read_manifest(copy), copy)
+    assert read_manifest(copy)["weights_sha256"] != read_manifest(trained).get("weights_sha256")
+    assert cache_key(keyword_classifier, encoding, explainer, None) != before
