@@ -27,6 +27,7 @@ from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
                      explainers_for, run_head_check, run_sanity)
+from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.statistics import bootstrap_ci
 from evaluation.runs.store import ResultStore
 
@@ -41,7 +42,8 @@ def sanity_cell(spec: dict) -> dict:
     example = load_dataset(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
     encoding = classifier.encode(example.text, example.pair)
     target = targets.explain_target(spec.get("target"), example.label)
-    methods = explainers_for(spec["methods"])
+    # a randomized copy is another model: AML runs with the original model's G (or fine-tunes it), and says so
+    methods, notes = for_randomized_copies(explainers_for(spec["methods"]), classifier)
     top_fraction = spec.get("top_fraction", DEFAULT_TOP_FRACTION)
     cache = DEFAULT_CACHE if spec.get("cache", False) else None  # the store keeps the results; no disk churn
     rows = []
@@ -75,7 +77,7 @@ def sanity_cell(spec: dict) -> dict:
         rows += [{"stage": stage, "stage_index": -1, "method": MODEL_ROW, "metric": "correct",
                   "value": float(predicted == example.label)} for stage, predicted in predictions.items()]
     return {"example_id": example.id, "label": example.label, "words": encoding.n_words, "rows": rows,
-            "predictions": predictions, "errors": errors}
+            "predictions": predictions, "errors": errors, "notes": notes}
 
 
 def validate(model: str, methods: list[str], check: str, mode: str, init: str) -> None:

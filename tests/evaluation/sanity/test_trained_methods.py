@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 
 from evaluation.aml_training import AMLRecipe, prepare_aml
+from evaluation.runs.store import ResultStore
+from evaluation.sanity.dataset import results_frame, run_sanity_study
 from evaluation.sanity.one_input import run_sanity
 from evaluation.sanity.trained_methods import for_randomized_copies, randomization_note
 from explainers import create
+from models import load_classifier
+from roar_fixtures import save_keyword_model, write_keyword_csv
 from tiny_models import keyword_sentences
 
 RECIPE = AMLRecipe(train_size=60, validation_size=12, epochs=1.0, lr=1e-3)  # the flow, not a good G
@@ -65,3 +69,18 @@ def test_methods_that_train_nothing_get_no_note(keyword_classifier):
     assert "checkpoint you named" in randomization_note(named, keyword_classifier)
     explainers, _ = for_randomized_copies({"aml": named}, keyword_classifier)
     assert explainers["aml"] is named  # refused per stage unless trained for that model, as the store says
+
+
+def test_dataset_runs_apply_the_same_rule(keyword_classifier, tmp_path, monkeypatch):
+    """A dataset sanity run explains every randomized stage with AML (the original model's G), with the note."""
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
+    folder = save_keyword_model(keyword_classifier, tmp_path / "model")
+    texts, _ = keyword_sentences(100, seed=7)
+    prepare_aml(load_classifier(str(folder)), [(t, None) for t in texts], RECIPE, data_id="keyword-sentences",
+                log=lambda _: None)
+    store, summary = run_sanity_study(str(folder), write_keyword_csv(tmp_path / "data.csv", 2, seed=5), ["aml"],
+                                      store=ResultStore(tmp_path / "store.sqlite"))
+    cells = list(store.cells(summary.run_id).values())
+    assert all(not cell["errors"] and "the original model's G" in cell["notes"]["aml"] for cell in cells)
+    frame = results_frame(store, summary.run_id)
+    assert set(frame[frame["method"] == "aml"]["stage_index"]) >= {0, 1, 2}
