@@ -4,7 +4,8 @@ random baseline, stored per example (a rerun of the same command resumes or reop
     python cli.py evaluate --model default --dataset sst2:dev --limit 200 \
         --methods saliency,integrated_gradients:paper-003,leave_one_out --metrics eraser,deletion --out results.csv
 
-``--metrics`` takes evaluator ids (``eraser``, ``paper-002``, ``paper-003``, ``paper-004``, ``deletion``,
+``--metrics`` takes evaluator ids (``eraser``, ``eraser-official``, ``paper-002``, ``paper-003`` (signed, Def. 2.1 /
+2.2), ``paper-003-code`` (mean |change|), ``paper-004``, ``paper-004-text`` (AOPC / |B|), ``deletion``,
 ``deletion-bert``, ``insertion``, ``decision-flip``, ``faithfulness`` = all removal metrics, ``operator-sweep``,
 ``known-feature``, ``plausibility``, ...) or single metric ids; ``--list-metrics`` prints them.
 """
