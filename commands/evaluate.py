@@ -25,6 +25,7 @@ from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS, RunOptions
 from evaluation.registry import EVALUATORS
+from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 
 from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_specs,
@@ -83,7 +84,9 @@ def list_metrics() -> int:
         print(f"{evaluator.id}: {evaluator.label}")
         for metric in evaluator.metrics:
             operator = f", operator {OPERATORS[Operator(metric.operator)].label}" if metric.operator else ""
-            print(f"    {metric.id} {metric.arrow}  {metric.label}{operator}")
+            convention = metric.params.get("convention") if metric.params else None
+            print(f"    {metric.id} {metric.arrow}  {metric.label}{operator}"
+                  + (f"\n        convention: {convention}" if convention else ""))
     return 0
 
 
@@ -139,6 +142,10 @@ def handle(args) -> int:
           f"operator {options['operator'] or 'per preset'}; seed {options['seed']}; random baseline: "
           f"{options['random_orderings']} orderings per example")
     print(wide_table(table).to_string())
+    if table["metric"].isin(["plaus_iou_precision", "plaus_auprc_trapezoid"]).any():
+        official = eraser_official_table(results_frame(store, summary.run_id))
+        print("\nERASER's official script (rationale_benchmark/metrics.py): " + "; ".join(ERASER_OFFICIAL.values()))
+        print(official.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     flagged = table[table.get("vs_random", "") == "not distinguishable from random"] if "vs_random" in table else []
     if len(flagged):
         print("\n≈ random: the paired bootstrap 95 % CI of (method - random baseline) contains 0 for: " +
