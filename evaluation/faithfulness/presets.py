@@ -9,8 +9,8 @@
 | paper-002      | comprehensiveness-002, sufficiency-002                     | paper 002 Eq. 10-11: 19 points 5..95 %, [PAD], mean |
 | paper-003      | comprehensiveness-003, sufficiency-003                     | paper 003 s. 2.2.3.2 Def. 2.1 / 2.2: top 5/10/20/50 % removed / bottom 95/90/80/50 % removed, ceil, [MASK], mean signed change |
 | paper-003-code | comprehensiveness-003-code, sufficiency-003-code           | the same with mean |change| (the thesis code's plots) |
-| deletion       | deletion-auc                                               | paper 000 s. 3.3(a): delete the top words one at a time up to 20 %, AUC of p |
-| deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3(b): the same with the masked LM's top-1 word (mlm operator) |
+| deletion       | deletion-auc                                               | paper 000 s. 3.3 (Deletion): delete the top words one at a time up to 20 %, AUC of p |
+| deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3 (DeletionBERT): same with the masked LM's top-1 word (mlm operator) |
 | insertion      | insertion-auc                                              | insert the top words one at a time into the empty input, AUC of p |
 | decision-flip  | decision-flip                                              | fraction of words removed (by importance) until the predicted class changes |
 | faithfulness   | all of the above except DeletionBERT                        | |
@@ -178,14 +178,14 @@ METRICS: tuple[RemovalMetric, ...] = (
         max_fraction=0.2, min_steps=2, value="level", summary="auc", curve="deletion",
         description="Delete the top words one at a time, K = ceil(0.2 (n - 1)) (at least 2) steps; area under "
                     "p(target) over x = j / K, j = 1..K (the unperturbed input is not on the curve). Lower is better.",
-        reference="paper 000 s. 3.3(a) and code (Arras et al. 2017)"),
+        reference="paper 000 s. 3.3 (Deletion) and code (Arras et al. 2017)"),
     RemovalMetric(
         id="deletion-bert-auc", label="DeletionBERT AUC", preset="deletion-bert", preset_label=PRESETS["deletion-bert"],
         higher_is_better=False, range=(0.0, 1.0), operator="mlm", mode="remove", schedule="steps",
         max_fraction=0.2, min_steps=2, value="level", summary="auc", curve="deletion",
         description="Deletion AUC with each removed word replaced by the masked LM's top-1 word instead of deleted "
                     "(AUCrep). Biased towards methods that use the same masked LM (paper 000 Table 1).",
-        reference="paper 000 s. 3.3(b) (Kim et al. 2020, AUCrep)"),
+        reference="paper 000 s. 3.3 (DeletionBERT; Kim et al. 2020, AUCrep)"),
     RemovalMetric(
         id="insertion-auc", label="Insertion AUC", preset="insertion", preset_label=PRESETS["insertion"],
         higher_is_better=True, range=(0.0, 1.0), operator="delete", mode="keep", schedule="steps", max_fraction=1.0,
