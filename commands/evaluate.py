@@ -18,13 +18,16 @@ from tqdm import tqdm
 
 from explainers import ParamError
 from explainers.params import options_from
-from models import OPERATORS, Operator, UserFacingError
+from models import OPERATORS, Operator, UserFacingError, cached_classifier
+from models.mlm import load_filler
 from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS, RunOptions
 from evaluation.registry import EVALUATORS
+from corpora import load_dataset
+from evaluation.faithfulness.perturbation_shift import SCHEMES, accuracy_drop
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 
@@ -59,6 +62,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--per-example", metavar="FILE", default=None,
                         help="also write every per-example value to FILE (.csv or .json)")
     parser.add_argument("--list-metrics", action="store_true", help="list evaluators and metrics, then exit")
+    parser.add_argument("--perturbation-shift", action="store_true",
+                        help=help_text("instead of metrics: paper 000 Table 4, the accuracy drop when one word is "
+                                       "deleted (LOO), replaced by the masked LM (IM) or many words are deleted "
+                                       "(LIME's samples), on the dataset's first --limit examples"))
+    parser.add_argument("--lime-samples", type=int, default=50,
+                        help="LIME samples per input for --perturbation-shift (paper 000: LIME's 1,000)")
     parser.set_defaults(handler=handle)
 
 
@@ -90,10 +99,37 @@ def list_metrics() -> int:
     return 0
 
 
+def perturbation_shift(args, out) -> int:
+    """Paper 000 Table 4 for ``--model`` on ``--dataset``: printed, or written by the output convention."""
+    if args.lime_samples < 1:
+        raise ParamError("--lime-samples must be at least 1.")
+    classifier = cached_classifier(args.model)
+    schemes = list(SCHEMES)
+    try:
+        filler = load_filler()
+    except UserFacingError as error:
+        filler = None
+        schemes.remove("im")
+        print(f"warning: no IM row: {error}", file=sys.stderr)
+    examples = load_dataset(args.dataset, limit=args.limit or None, label_names=classifier.labels)
+    table = accuracy_drop(classifier, examples, schemes, args.lime_samples, run_options(args)["seed"], filler)
+    if out:
+        write_out(out, table.to_dict(orient="records"), table)
+    if args.json:
+        print_json({"model": args.model, "dataset": args.dataset, "table": table.to_dict(orient="records")})
+        return 0
+    print(f"Accuracy drop per perturbation (paper 000 Table 4; {args.model} on {args.dataset}, "
+          f"{int(table['n_inputs'].iloc[0])} labelled inputs, each input weighs the same)")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
 def handle(args) -> int:
     if args.list_metrics:
         return list_metrics()
     out = check_out(args.out)
+    if args.perturbation_shift:
+        return perturbation_shift(args, out)
     per_example = check_out(args.per_example)
     if args.limit < 0:
         raise ParamError("--limit must be 0 (all) or a positive number.")
