@@ -30,7 +30,8 @@ class SmoothGrad(Explainer):
     family = "gradient"
     description = "Saliency averaged over copies of the input with Gaussian noise added to the embeddings, " \
                   "which removes much of the gradient's local noise."
-    reference = "Smilkov et al. 2017 (Captum NoiseTunnel); not evaluated in the seed papers (paper 003 names it beside Fig. 2.3 only)"
+    reference = "Smilkov et al. 2017 (Captum NoiseTunnel); not evaluated in the seed papers (paper 003 names it " \
+                "beside Fig. 2.3 only)"
     needs_gradients = True
     stochastic = True
 
