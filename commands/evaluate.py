@@ -4,7 +4,8 @@ random baseline, stored per example (a rerun of the same command resumes or reop
     python cli.py evaluate --model default --dataset sst2:dev --limit 200 \
         --methods saliency,integrated_gradients:paper-003,leave_one_out --metrics eraser,deletion --out results.csv
 
-``--metrics`` takes evaluator ids (``eraser``, ``paper-002``, ``paper-003``, ``paper-004``, ``deletion``,
+``--metrics`` takes evaluator ids (``eraser``, ``eraser-official``, ``paper-002``, ``paper-003`` (signed, Def. 2.1 /
+2.2), ``paper-003-code`` (mean |change|), ``paper-004``, ``paper-004-text`` (AOPC / |B|), ``deletion``,
 ``deletion-bert``, ``insertion``, ``decision-flip``, ``faithfulness`` = all removal metrics, ``operator-sweep``,
 ``known-feature``, ``plausibility``, ...) or single metric ids; ``--list-metrics`` prints them.
 """
@@ -17,7 +18,8 @@ from tqdm import tqdm
 
 from explainers import ParamError
 from explainers.params import options_from
-from models import OPERATORS, Operator, UserFacingError
+from models import OPERATORS, Operator, UserFacingError, cached_classifier
+from models.mlm import load_filler
 from evaluation.faithfulness.selection_bias import selection_warnings
 from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
 from evaluation.faithfulness.curves import RemovalOptions
@@ -25,6 +27,9 @@ from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS, RunOptions
 from evaluation.registry import EVALUATORS
+from corpora import load_dataset
+from evaluation.faithfulness.perturbation_shift import SCHEMES, accuracy_drop
+from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 
 from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_specs,
@@ -58,6 +63,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--per-example", metavar="FILE", default=None,
                         help="also write every per-example value to FILE (.csv or .json)")
     parser.add_argument("--list-metrics", action="store_true", help="list evaluators and metrics, then exit")
+    parser.add_argument("--perturbation-shift", action="store_true",
+                        help=help_text("instead of metrics: paper 000 Table 4, the accuracy drop when one word is "
+                                       "deleted (LOO), replaced by the masked LM (IM) or many words are deleted "
+                                       "(LIME's samples), on the dataset's first --limit examples"))
+    parser.add_argument("--lime-samples", type=int, default=50,
+                        help="LIME samples per input for --perturbation-shift (paper 000: LIME's 1,000)")
     parser.set_defaults(handler=handle)
 
 
@@ -83,7 +94,34 @@ def list_metrics() -> int:
         print(f"{evaluator.id}: {evaluator.label}")
         for metric in evaluator.metrics:
             operator = f", operator {OPERATORS[Operator(metric.operator)].label}" if metric.operator else ""
-            print(f"    {metric.id} {metric.arrow}  {metric.label}{operator}")
+            convention = metric.params.get("convention") if metric.params else None
+            print(f"    {metric.id} {metric.arrow}  {metric.label}{operator}"
+                  + (f"\n        convention: {convention}" if convention else ""))
+    return 0
+
+
+def perturbation_shift(args, out) -> int:
+    """Paper 000 Table 4 for ``--model`` on ``--dataset``: printed, or written by the output convention."""
+    if args.lime_samples < 1:
+        raise ParamError("--lime-samples must be at least 1.")
+    classifier = cached_classifier(args.model)
+    schemes = list(SCHEMES)
+    try:
+        filler = load_filler()
+    except UserFacingError as error:
+        filler = None
+        schemes.remove("im")
+        print(f"warning: no IM row: {error}", file=sys.stderr)
+    examples = load_dataset(args.dataset, limit=args.limit or None, label_names=classifier.labels)
+    table = accuracy_drop(classifier, examples, schemes, args.lime_samples, run_options(args)["seed"], filler)
+    if out:
+        write_out(out, table.to_dict(orient="records"), table)
+    if args.json:
+        print_json({"model": args.model, "dataset": args.dataset, "table": table.to_dict(orient="records")})
+        return 0
+    print(f"Accuracy drop per perturbation (paper 000 Table 4; {args.model} on {args.dataset}, "
+          f"{int(table['n_inputs'].iloc[0])} labelled inputs, each input weighs the same)")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return 0
 
 
@@ -91,6 +129,8 @@ def handle(args) -> int:
     if args.list_metrics:
         return list_metrics()
     out = check_out(args.out)
+    if args.perturbation_shift:
+        return perturbation_shift(args, out)
     per_example = check_out(args.per_example)
     if args.limit < 0:
         raise ParamError("--limit must be 0 (all) or a positive number.")
@@ -141,6 +181,10 @@ def handle(args) -> int:
           f"operator {options['operator'] or 'per preset'}; seed {options['seed']}; random baseline: "
           f"{options['random_orderings']} orderings per example")
     print(wide_table(table).to_string())
+    if table["metric"].isin(["plaus_iou_precision", "plaus_auprc_trapezoid"]).any():
+        official = eraser_official_table(results_frame(store, summary.run_id))
+        print("\nERASER's official script (rationale_benchmark/metrics.py): " + "; ".join(ERASER_OFFICIAL.values()))
+        print(official.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     flagged = table[table.get("vs_random", "") == "not distinguishable from random"] if "vs_random" in table else []
     if len(flagged):
         print("\n≈ random: the paired bootstrap 95 % CI of (method - random baseline) contains 0 for: " +

@@ -2,7 +2,8 @@
 
     python cli.py roar --model default --dataset sst2 --measures ig,lime,loo,attention --ratios 10,20,30 \\
         --seeds 1 --variant head --executor local
-    python cli.py roar --preset paper-001 --executor ray --ray-address auto
+    python cli.py roar --preset paper-001-quick          # paper 001's masking, a new head on 300 sentences
+    python cli.py roar --preset paper-001 --executor ray --ray-address auto   # the paper's protocol: hours
     python cli.py roar ... --estimate          # retrains and time, then exit
     python cli.py roar ... --out study.csv     # the accuracy curves (.json: curves, scores and p-values)
     python cli.py roar --list                  # stored studies
@@ -216,7 +217,9 @@ def handle(args) -> int:
     config = config_from_args(args)
     cost = estimate(config)
     counts = cost["retrains"]
-    print(f"{counts['total']} retrains ({counts['formula']}); about {cost['total_seconds'] / 60:.0f} min on "
+    minutes = cost["total_seconds"] / 60
+    duration = f"{minutes / 60:.1f} hours" if minutes > 120 else f"{minutes:.0f} min"
+    print(f"{counts['total']} retrains ({counts['formula']}); about {duration} on "
           f"{cost['device']} ({cost['seconds_per_retrain']:.0f} s per retrain, importance "
           f"{sum(cost['importance_seconds'].values()) / 60:.1f} min); variant: {config.variant.label()}", file=sys.stderr)
     if args.estimate:

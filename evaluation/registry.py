@@ -9,7 +9,8 @@ hooks (``Evaluator.batch``), so the runner needs no knowledge of any metric fami
 """
 from __future__ import annotations
 
-from evaluation.faithfulness import bias, known_feature, presets  # noqa: F401  (register their evaluators)
+# these modules register their evaluators when imported
+from evaluation.faithfulness import bias, known_feature, perturbation_shift, presets  # noqa: F401
 from evaluation.faithfulness.random_band import generic_random_values
 from evaluation.metric import EVALUATORS, METRICS, BatchResult, Evaluator, RunOptions
 from evaluation.plausibility import metrics as plausibility_metrics  # noqa: F401  (registers its evaluators)

@@ -65,7 +65,8 @@ def _architecture(classifier: TextClassifier) -> Architecture:
 
 
 def stages(classifier: TextClassifier) -> list[Stage]:
-    """The randomization stages from the top down: head, block L-1, ..., block 0, embeddings (paper 003 §3.4)."""
+    """The randomization stages from the top down: head, block L-1, ..., block 0, embeddings (paper 003 §3.3,
+    Figs. 4.6-4.7)."""
     arch = _architecture(classifier)
     model = classifier.model
     blocks = get_module(model, arch.blocks)

@@ -94,7 +94,7 @@ def skipped_inputs(store: ResultStore, run_id: str) -> dict[str, int]:
 
 
 def summarize(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Method x measure: mean, percentile-bootstrap 95 % CI and n (paper 003 section 3.7: seaborn's bootstrap)."""
+    """Method x measure: mean, percentile-bootstrap 95 % CI and n (paper 003 section 4: 95 % CIs; seaborn's bootstrap in its code)."""
     rows = []
     for (method, metric), group in frame.groupby(["method", "metric"], sort=False):
         estimate = bootstrap_ci(group["value"].to_numpy(), seed=seed)

@@ -131,6 +131,7 @@ class RemovalMetric:
     empty: str = "evaluate"
     paper_target: str = "predicted"
     curve: str = ""  # name of the curve this metric summarises (metrics of one curve share it)
+    convention: str = ""  # the source's convention where sources differ (sign, AOPC divisor, empty bin), in words
 
     def points(self, n_words: int, n_units: int) -> tuple[np.ndarray, np.ndarray]:
         """(counts, x): the number of top words removed (mode remove) or kept (mode keep) per point, and the
@@ -397,7 +398,8 @@ def provenance(metric: RemovalMetric, options: RemovalOptions) -> dict:
             "paper_target": metric.paper_target,
             "special_tokens": "excluded" if options.exclude_special else "counted in fractions",
             "tie_break_seed": options.seed, "rank_by": options.rank_by, "reference": metric.reference,
-            **({"aopc_divisor": options.aopc_divisor or metric.aopc_divisor} if metric.summary == "aopc" else {})}
+            **({"aopc_divisor": options.aopc_divisor or metric.aopc_divisor} if metric.summary == "aopc" else {}),
+            **({"convention": metric.convention} if metric.convention else {})}
 
 
 def with_operator(metric: RemovalMetric, operator: str, suffix: str | None = None) -> RemovalMetric:

@@ -7,7 +7,7 @@ Metrics per explanation, against the one known feature (the appended label word,
   "Mean Rank %", n = words, + special tokens when they are counted),
 - ground-truth mass: Σ_GT |a| / Σ |a| (paper 003's code, not reported there).
 
-Reference behaviour (paper 003 s. 5.1, Fig. 4.1): IG, LIME and KernelSHAP ≈ 1.0 overlap and rank % ≈ 1/n;
+Reference behaviour (paper 003 s. 4.1.1, Fig. 4.1): IG, LIME and KernelSHAP ≈ 1.0 overlap and rank % ≈ 1/n;
 gradient and gradient × input "only slightly" better than random (random: overlap 1/n, rank % ≈ (n+1)/2n).
 
 The model: the bundled MiniLM fine-tuned (``models.training``) on the task built from SST-2 train, cached

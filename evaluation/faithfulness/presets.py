@@ -2,12 +2,15 @@
 
 | evaluator      | metrics (ids)                                              | definition                                     |
 |----------------|------------------------------------------------------------|------------------------------------------------|
-| eraser         | comprehensiveness-eraser, sufficiency-eraser               | ERASER / paper 004: bins 1, 5, 10, 20, 50 %, floor, words deleted, AOPC = sum / (bins + 1) |
+| eraser         | comprehensiveness-eraser, sufficiency-eraser               | ERASER paper / paper 004 code: bins 1, 5, 10, 20, 50 %, floor, words deleted, AOPC = sum / (bins + 1), empty bin 0 |
+| paper-004-text | comprehensiveness-004-text, sufficiency-004-text           | paper 004 App.: the same bins, AOPC = sum / bins (1/|B| as printed) |
+| eraser-official| comprehensiveness-eraser-official, sufficiency-eraser-official | ERASER's rationale_benchmark/metrics.py: AOPC = mean over the 5 bins, an empty sufficiency bin scored literally |
 | paper-004      | comprehensiveness-004, sufficiency-004, log-odds-004       | paper 004 at k = 20 %: Comp / Suff deleted, LO with [MASK] |
 | paper-002      | comprehensiveness-002, sufficiency-002                     | paper 002 Eq. 10-11: 19 points 5..95 %, [PAD], mean |
-| paper-003      | comprehensiveness-003, sufficiency-003                     | paper 003 s. 3.2: top 5/10/20/50 % removed / bottom 95/90/80/50 % removed, ceil, [MASK], mean abs change |
-| deletion       | deletion-auc                                               | paper 000 s. 3.3(a): delete the top words one at a time up to 20 %, AUC of p |
-| deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3(b): the same with the masked LM's top-1 word (mlm operator) |
+| paper-003      | comprehensiveness-003, sufficiency-003                     | paper 003 s. 2.2.3.2 Def. 2.1 / 2.2: top 5/10/20/50 % removed / bottom 95/90/80/50 % removed, ceil, [MASK], mean signed change |
+| paper-003-code | comprehensiveness-003-code, sufficiency-003-code           | the same with mean |change| (the thesis code's plots) |
+| deletion       | deletion-auc                                               | paper 000 s. 3.3 (Deletion): delete the top words one at a time up to 20 %, AUC of p |
+| deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3 (DeletionBERT): same with the masked LM's top-1 word (mlm operator) |
 | insertion      | insertion-auc                                              | insert the top words one at a time into the empty input, AUC of p |
 | decision-flip  | decision-flip                                              | fraction of words removed (by importance) until the predicted class changes |
 | faithfulness   | all of the above except DeletionBERT                        | |
@@ -29,34 +32,81 @@ P003_COMP = (0.05, 0.10, 0.20, 0.50)
 P003_SUFF = (0.95, 0.90, 0.80, 0.50)
 
 PRESETS = {
-    "eraser": "ERASER / paper 004 (AOPC over 1, 5, 10, 20, 50 %, words deleted)",
+    "eraser": "ERASER paper / paper 004 code (AOPC over 1, 5, 10, 20, 50 %, words deleted, sum / 6)",
+    "paper-004-text": "paper 004 appendix (AOPC over 1, 5, 10, 20, 50 %, words deleted, sum / 5 as printed)",
+    "eraser-official": "ERASER's official scoring script (AOPC = mean of the 5 bins, empty bin scored literally)",
     "paper-004": "paper 004 at k = 20 % (Comp / Suff deleted, log-odds [MASK])",
     "paper-002": "paper 002 (19 points 5-95 %, [PAD], mean)",
-    "paper-003": "paper 003 (5/10/20/50 %, ceil, [MASK], mean |change|)",
+    "paper-003": "paper 003 Def. 2.1 / 2.2 (5/10/20/50 %, ceil, [MASK], mean signed change)",
+    "paper-003-code": "paper 003 code (5/10/20/50 %, ceil, [MASK], mean |change| as the thesis plots)",
     "deletion": "paper 000 Deletion (top words deleted one at a time up to 20 %, AUC)",
     "deletion-bert": "paper 000 DeletionBERT (top-1 masked-LM fill up to 20 %, AUC)",
     "insertion": "Insertion (top words inserted one at a time into the empty input, AUC)",
     "decision-flip": "Decision flip (words removed by importance until the prediction changes)",
 }
 
-_ERASER_REF = "DeYoung et al. 2020 (ERASER); paper 004 s. 4 and code (bins {1,5,10,20,50} %, divisor |B|+1 = 6)"
+_ERASER_REF = "DeYoung et al. 2020 (ERASER), AOPC as printed (1 / (|B| + 1)); paper 004 s. 4 and code (bins " \
+              "{1,5,10,20,50} %, divisor |B|+1 = 6)"
+_004_TEXT_REF = "paper 004 App. (AOPC-S / AOPC-C = (1/|B|) sum over B; seeds-002-004.md 004 metrics)"
+_OFFICIAL_REF = "ERASER rationale_benchmark/metrics.py (jayded/eraserbenchmark): _instances_aopc = np.average over " \
+                "the thresholds; the model's score on the empty rationale is used as given"
+# The conventions each AOPC preset follows, named in the metric's metadata (``Metric.params['convention']``).
+CONVENTION_004_CODE = "AOPC divisor |B|+1 = 6 (ERASER paper, paper 004 code); an empty sufficiency bin counts 0"
+CONVENTION_004_TEXT = "AOPC divisor |B| = 5 (paper 004 appendix); an empty sufficiency bin counts 0"
+CONVENTION_OFFICIAL = ("AOPC = mean over the |B| = 5 bins (ERASER script); an empty sufficiency bin is scored "
+                       "literally: p(x) - p(no words)")
+CONVENTION_SIGNED = "signed change p(x) - p(x') (paper 003 Def. 2.1 / 2.2)"
+CONVENTION_ABSOLUTE = "absolute change |p(x) - p(x')| (paper 003 code, the thesis's plots)"
 
 METRICS: tuple[RemovalMetric, ...] = (
     RemovalMetric(
         id="comprehensiveness-eraser", label="Comprehensiveness (AOPC)", preset="eraser",
         preset_label=PRESETS["eraser"],
         higher_is_better=True, range=(-1.0, 1.0), operator="delete", mode="remove", fractions=ERASER_BINS,
-        rounding="floor", summary="aopc", curve="comprehensiveness",
+        rounding="floor", summary="aopc", curve="comprehensiveness", convention=CONVENTION_004_CODE,
         description="p(target | x) - p(target | x without its top-k % words), summed over k in 1, 5, 10, 20, 50 % and "
-                    "divided by 6 (ERASER / paper 004 code). Higher: removing what the method marks hurts more.",
+                    "divided by 6 (ERASER paper / paper 004 code). Higher: removing what the method marks hurts more.",
         reference=_ERASER_REF),
     RemovalMetric(
         id="sufficiency-eraser", label="Sufficiency (AOPC)", preset="eraser", preset_label=PRESETS["eraser"],
         higher_is_better=False, range=(-1.0, 1.0), operator="delete", mode="keep", fractions=ERASER_BINS,
-        rounding="floor", summary="aopc", empty="zero", curve="sufficiency",
+        rounding="floor", summary="aopc", empty="zero", curve="sufficiency", convention=CONVENTION_004_CODE,
         description="p(target | x) - p(target | only the top-k % words), AOPC over 1, 5, 10, 20, 50 % (/ 6); a bin "
                     "that keeps no word counts 0 (paper 004 code). Lower: the marked words alone keep the prediction.",
         reference=_ERASER_REF),
+    RemovalMetric(
+        id="comprehensiveness-004-text", label="Comprehensiveness (AOPC, / |B|)", preset="paper-004-text",
+        preset_label=PRESETS["paper-004-text"], higher_is_better=True, range=(-1.0, 1.0), operator="delete",
+        mode="remove", fractions=ERASER_BINS, rounding="floor", summary="aopc", aopc_divisor="bins",
+        curve="comprehensiveness", convention=CONVENTION_004_TEXT,
+        description="As the ERASER AOPC but divided by |B| = 5, as paper 004's appendix prints it (its code divides "
+                    "by 6). Higher is better.",
+        reference=_004_TEXT_REF),
+    RemovalMetric(
+        id="sufficiency-004-text", label="Sufficiency (AOPC, / |B|)", preset="paper-004-text",
+        preset_label=PRESETS["paper-004-text"], higher_is_better=False, range=(-1.0, 1.0), operator="delete",
+        mode="keep", fractions=ERASER_BINS, rounding="floor", summary="aopc", aopc_divisor="bins", empty="zero",
+        curve="sufficiency", convention=CONVENTION_004_TEXT,
+        description="As the ERASER sufficiency AOPC but divided by |B| = 5 (paper 004 appendix); an empty bin "
+                    "counts 0. Lower is better.",
+        reference=_004_TEXT_REF),
+    RemovalMetric(
+        id="comprehensiveness-eraser-official", label="Comprehensiveness (AOPC, ERASER script)",
+        preset="eraser-official", preset_label=PRESETS["eraser-official"], higher_is_better=True,
+        range=(-1.0, 1.0), operator="delete", mode="remove", fractions=ERASER_BINS, rounding="floor",
+        summary="aopc", aopc_divisor="bins", curve="comprehensiveness", convention=CONVENTION_OFFICIAL,
+        description="ERASER's official script: the mean over the 5 bins (1, 5, 10, 20, 50 %) of p(target | x) - "
+                    "p(target | x without its top-k % words). Higher is better.",
+        reference=_OFFICIAL_REF),
+    RemovalMetric(
+        id="sufficiency-eraser-official", label="Sufficiency (AOPC, ERASER script, empty bin scored)",
+        preset="eraser-official", preset_label=PRESETS["eraser-official"], higher_is_better=False,
+        range=(-1.0, 1.0), operator="delete", mode="keep", fractions=ERASER_BINS, rounding="floor",
+        summary="aopc", aopc_divisor="bins", empty="evaluate", curve="sufficiency", convention=CONVENTION_OFFICIAL,
+        description="ERASER's official script: the mean over the 5 bins of p(target | x) - p(target | only the "
+                    "top-k % words); a bin that keeps no word is scored as the model's output on the empty input "
+                    "(on short sentences the 1 % bin is always empty). Lower is better.",
+        reference=_OFFICIAL_REF),
     RemovalMetric(
         id="comprehensiveness-004", label="Comprehensiveness @20 %", preset="paper-004",
         preset_label=PRESETS["paper-004"], higher_is_better=True, range=(-1.0, 1.0), operator="delete",
@@ -91,32 +141,51 @@ METRICS: tuple[RemovalMetric, ...] = (
                     "Can be negative.",
         reference="paper 002 Eq. 11, s. 4.2"),
     RemovalMetric(
-        id="comprehensiveness-003", label="Comprehensiveness (|change|)", preset="paper-003",
-        preset_label=PRESETS["paper-003"], higher_is_better=True, range=(0.0, 1.0), operator="mask", mode="remove",
-        fractions=P003_COMP, rounding="ceil", absolute=True, summary="mean", curve="comprehensiveness",
-        description="Mean over removing the top ceil(5, 10, 20, 50 % x n) words ([MASK]) of |p(x) - p(x')|, the "
-                    "absolute change the thesis plots.",
-        reference="paper 003 s. 2.2.3.2 Def. 2.2; code metrics.FeatureRemoval, plots use mean |delta|"),
+        id="comprehensiveness-003", label="Comprehensiveness (signed)", preset="paper-003",
+        preset_label=PRESETS["paper-003"], higher_is_better=True, range=(-1.0, 1.0), operator="mask", mode="remove",
+        fractions=P003_COMP, rounding="ceil", summary="mean", curve="comprehensiveness",
+        convention=CONVENTION_SIGNED,
+        description="Mean over removing the top ceil(5, 10, 20, 50 % x n) words ([MASK]) of p(x) - p(x'), signed "
+                    "as the thesis defines it. Higher is better.",
+        reference="paper 003 s. 2.2.3.2 Def. 2.2 (signed)"),
     RemovalMetric(
-        id="sufficiency-003", label="Sufficiency (|change|)", preset="paper-003", preset_label=PRESETS["paper-003"],
-        higher_is_better=False, range=(0.0, 1.0), operator="mask", mode="keep", fractions=P003_SUFF,
-        rounding="ceil", complement=True, absolute=True, summary="mean", curve="sufficiency",
-        description="Mean over removing the bottom ceil(95, 90, 80, 50 % x n) words ([MASK]) of |p(x) - p(x')|.",
-        reference="paper 003 s. 2.2.3.2 Def. 2.1; code removes the bottom ceil(s n) for s in {.95, .9, .8, .5}"),
+        id="sufficiency-003", label="Sufficiency (signed)", preset="paper-003", preset_label=PRESETS["paper-003"],
+        higher_is_better=False, range=(-1.0, 1.0), operator="mask", mode="keep", fractions=P003_SUFF,
+        rounding="ceil", complement=True, summary="mean", curve="sufficiency", convention=CONVENTION_SIGNED,
+        description="Mean over removing the bottom ceil(95, 90, 80, 50 % x n) words ([MASK]) of p(x) - p(x'), "
+                    "signed as the thesis defines it (can be negative). Lower is better.",
+        reference="paper 003 s. 2.2.3.2 Def. 2.1 (signed); the code removes the bottom ceil(s n) for s in "
+                  "{.95, .9, .8, .5}"),
+    RemovalMetric(
+        id="comprehensiveness-003-code", label="Comprehensiveness (|change|)", preset="paper-003-code",
+        preset_label=PRESETS["paper-003-code"], higher_is_better=True, range=(0.0, 1.0), operator="mask",
+        mode="remove", fractions=P003_COMP, rounding="ceil", absolute=True, summary="mean", curve="comprehensiveness",
+        convention=CONVENTION_ABSOLUTE,
+        description="Mean over removing the top ceil(5, 10, 20, 50 % x n) words ([MASK]) of |p(x) - p(x')|, the "
+                    "absolute change the thesis code plots.",
+        reference="paper 003 code (metrics.FeatureRemoval; the plots use mean |delta|), not Def. 2.2's signed form"),
+    RemovalMetric(
+        id="sufficiency-003-code", label="Sufficiency (|change|)", preset="paper-003-code",
+        preset_label=PRESETS["paper-003-code"], higher_is_better=False, range=(0.0, 1.0), operator="mask",
+        mode="keep", fractions=P003_SUFF, rounding="ceil", complement=True, absolute=True, summary="mean",
+        curve="sufficiency", convention=CONVENTION_ABSOLUTE,
+        description="Mean over removing the bottom ceil(95, 90, 80, 50 % x n) words ([MASK]) of |p(x) - p(x')| "
+                    "(the thesis code's plots).",
+        reference="paper 003 code (removes the bottom ceil(s n) for s in {.95, .9, .8, .5}; plots mean |delta|)"),
     RemovalMetric(
         id="deletion-auc", label="Deletion AUC", preset="deletion", preset_label=PRESETS["deletion"],
         higher_is_better=False, range=(0.0, 1.0), operator="delete", mode="remove", schedule="steps",
         max_fraction=0.2, min_steps=2, value="level", summary="auc", curve="deletion",
         description="Delete the top words one at a time, K = ceil(0.2 (n - 1)) (at least 2) steps; area under "
                     "p(target) over x = j / K, j = 1..K (the unperturbed input is not on the curve). Lower is better.",
-        reference="paper 000 s. 3.3(a) and code (Arras et al. 2017)"),
+        reference="paper 000 s. 3.3 (Deletion) and code (Arras et al. 2017)"),
     RemovalMetric(
         id="deletion-bert-auc", label="DeletionBERT AUC", preset="deletion-bert", preset_label=PRESETS["deletion-bert"],
         higher_is_better=False, range=(0.0, 1.0), operator="mlm", mode="remove", schedule="steps",
         max_fraction=0.2, min_steps=2, value="level", summary="auc", curve="deletion",
         description="Deletion AUC with each removed word replaced by the masked LM's top-1 word instead of deleted "
                     "(AUCrep). Biased towards methods that use the same masked LM (paper 000 Table 1).",
-        reference="paper 000 s. 3.3(b) (Kim et al. 2020, AUCrep)"),
+        reference="paper 000 s. 3.3 (DeletionBERT; Kim et al. 2020, AUCrep)"),
     RemovalMetric(
         id="insertion-auc", label="Insertion AUC", preset="insertion", preset_label=PRESETS["insertion"],
         higher_is_better=True, range=(0.0, 1.0), operator="delete", mode="keep", schedule="steps", max_fraction=1.0,
@@ -143,7 +212,7 @@ def metric_record(metric: RemovalMetric) -> Metric:
                   params={"mode": metric.mode, "schedule": metric.schedule, "fractions": list(metric.fractions),
                           "rounding": metric.rounding, "score": metric.score, "value": metric.value,
                           "absolute": metric.absolute, "summary": metric.summary, "paper_target": metric.paper_target,
-                          "curve": metric.curve})
+                          "curve": metric.curve, "convention": metric.convention})
 
 
 def compute_removal(metrics: tuple[RemovalMetric, ...]):
@@ -211,9 +280,12 @@ def register_removal(evaluator_id: str, label: str, metrics: tuple[RemovalMetric
 
 EVALUATOR_METRICS = {
     "eraser": ("comprehensiveness-eraser", "sufficiency-eraser"),
+    "paper-004-text": ("comprehensiveness-004-text", "sufficiency-004-text"),
+    "eraser-official": ("comprehensiveness-eraser-official", "sufficiency-eraser-official"),
     "paper-004": ("comprehensiveness-004", "sufficiency-004", "log-odds-004"),
     "paper-002": ("comprehensiveness-002", "sufficiency-002"),
     "paper-003": ("comprehensiveness-003", "sufficiency-003"),
+    "paper-003-code": ("comprehensiveness-003-code", "sufficiency-003-code"),
     "deletion": ("deletion-auc",),
     "deletion-bert": ("deletion-bert-auc",),
     "insertion": ("insertion-auc",),

@@ -3,8 +3,8 @@
 For one input, ``random_baseline`` scores ``n`` (>= 10) seeded random orderings of the words with the same
 metrics, options and operator as the methods, in one batched engine call per operator. Its mean and 95 %
 band (2.5th-97.5th percentile over the orderings) are drawn on every curve and put in every table; a method
-whose value lies inside the band is flagged "not distinguishable from random" (paper 003 s. 6.2's "barely
-better than random" cases; paper 001 always plots Random).
+whose value lies inside the band is flagged "not distinguishable from random" (paper 003 s. 4.1.1, Fig. 4.1:
+gradients "only slightly outperforming" random; paper 001 always plots Random).
 
 For a dataset, each example stores the orderings' values; the band is the spread of the per-ordering dataset
 means, and a method is flagged when the paired bootstrap 95 % CI of (method - random) per example contains 0.

@@ -25,7 +25,7 @@ from evaluation.runs.runner import evaluate_example, random_orderings_frame, res
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
 from explainers.params import options_from
-from evaluation.plausibility.metrics import TAUS, config_from_options, f1, parse_sweep_id
+from evaluation.plausibility.metrics import TAUS, config_from_options, f1, iou_f1_of_means, parse_sweep_id
 from evaluation.runs.store import ResultStore
 
 EVALUATORS = ["plausibility", "plausibility-sweep"]
@@ -143,6 +143,43 @@ def paper000_table(frame: pd.DataFrame, select_by: str = "f1", resamples: int = 
     return table.set_index("method").loc[order].reset_index()
 
 
+ERASER_OFFICIAL = {"token_f1": "Token F1 (mean of per-example F1)",
+                   "iou_f1": "IoU F1 (F1 of the mean span precision and recall)",
+                   "auprc": "AUPRC (trapezoid area under the precision-recall curve)"}
+
+
+def eraser_official_table(frame: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Each method's numbers as ERASER's official script (rationale_benchmark/metrics.py) reports them: token F1
+    averaged per example, IoU F1 as the F1 of the averaged span precision and recall (each mean over the examples
+    that have a highlighted / a human span), AUPRC as the trapezoid area; 95 % bootstrap CIs over examples."""
+    metrics, _sweep = split_frame(frame)
+    wanted = ["plaus_token_f1_topk", "plaus_iou_precision", "plaus_iou_recall", "plaus_auprc_trapezoid"]
+    metrics = metrics[metrics["metric"].isin(wanted)]
+    rows = []
+    for method, group in metrics.groupby("method", sort=False):
+        wide = group.pivot_table(index="example_id", columns="metric", values="value", dropna=False)
+        wide = wide.reindex(columns=wanted)
+        values = wide.to_numpy(dtype=np.float64)
+        n = len(wide)
+
+        def official(v):
+            return [np.nanmean(v[:, 0]) if np.isfinite(v[:, 0]).any() else np.nan, iou_f1_of_means(v[:, 1], v[:, 2]),
+                    np.nanmean(v[:, 3]) if np.isfinite(v[:, 3]).any() else np.nan]
+
+        point = official(values)
+        rng = np.random.default_rng(seed)
+        boot = np.array([official(values[rng.integers(0, n, n)]) for _ in range(resamples if n > 1 else 0)])
+        row = {"method": method, "n": n}
+        for i, key in enumerate(ERASER_OFFICIAL):
+            row[key] = float(point[i])
+            column = boot[:, i] if len(boot) else np.array([])
+            column = column[np.isfinite(column)]
+            row[f"{key}_low"] = float(np.quantile(column, 0.025)) if column.size else float("nan")
+            row[f"{key}_high"] = float(np.quantile(column, 0.975)) if column.size else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def per_example_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Per-example metric values, one row per (example, method), metrics as columns (for export)."""
     metrics, _sweep = split_frame(frame)
@@ -173,5 +210,7 @@ def run_report(store: ResultStore, run_id: str) -> dict:
         metric_table(frame, random_orderings_frame(store, run_id)).to_dict(orient="records"),
         "paper000": [] if empty else paper000_table(frame, config.select_by).to_dict(orient="records"),
         "sweep": [] if empty else sweep_curves(frame).to_dict(orient="records"),
+        "eraser_official": [] if empty else eraser_official_table(frame).to_dict(orient="records"),
+        "eraser_official_conventions": ERASER_OFFICIAL,
         "errors": errors, "taus": list(TAUS),
     }

@@ -21,6 +21,13 @@ Definitions (citations in the metric records below):
 - AUPRC is the average precision of the scores against the human mask (sklearn's step formula, ties
   grouped), per example, then averaged (paper 002's "mAP"). Undefined (NaN, left out of means) without
   human words.
+- ERASER's official scoring script (rationale_benchmark/metrics.py) reports two of these differently, and
+  both are offered under names that say so: its "AUPRC" is the trapezoid area under sklearn's
+  precision-recall curve (``auc(recall, precision)``, ``plaus_auprc_trapezoid``), and its dataset IoU F1 is
+  the F1 of the *averaged* span precision and recall (``iou_f1_of_means`` over ``plaus_iou_precision`` /
+  ``plaus_iou_recall``; the precision is averaged over examples with a highlighted span, the recall over
+  examples with a human span, as the script's macro average does) where ``plaus_iou_f1`` averages the
+  per-example F1. Its token F1 is the per-example F1 averaged, as ``plaus_token_f1_topk``.
 - Precision@k with k = number of human words ("ground truth overlap" as coded in paper 003 s. 2.2.3.1) and
   the mean rank (smallest r such that the top-r words hold every human word) and its share of the input
   (paper 003's "mean rank percentage", over words here, not tokens). NaN without human words.
@@ -39,6 +46,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from sklearn.metrics import auc, precision_recall_curve
 
 from evaluation.metric import Evaluator, Metric, register_evaluator
 from explainers.params import coerce, param, validate
@@ -260,6 +269,32 @@ def iou_f1(selected, human, threshold: float = 0.5, segments=None) -> dict[str, 
             "predicted_spans": len(predicted), "human_spans": len(truth)}
 
 
+def iou_span_scores(selected, human, threshold: float = 0.5, segments=None) -> dict[str, float]:
+    """ERASER's script's per-example span precision and recall: NaN precision without a highlighted span and NaN
+    recall without a human span (the script's macro average leaves such examples out of that average)."""
+    scores = iou_f1(selected, human, threshold, segments)
+    return {"precision": scores["precision"] if scores["predicted_spans"] else float("nan"),
+            "recall": scores["recall"] if scores["human_spans"] else float("nan")}
+
+
+def iou_f1_of_means(precisions, recalls) -> float:
+    """ERASER's script's dataset IoU F1: the F1 of the mean span precision and the mean span recall (NaN entries
+    left out of each mean)."""
+    p, r = np.asarray(precisions, dtype=np.float64), np.asarray(recalls, dtype=np.float64)
+    p, r = p[np.isfinite(p)], r[np.isfinite(r)]
+    return f1(float(p.mean()) if p.size else 0.0, float(r.mean()) if r.size else 0.0)
+
+
+def auprc_trapezoid(scores, human, sign: str = "positive") -> float:
+    """ERASER's script's "AUPRC": the trapezoid area under sklearn's precision-recall curve (``auc(recall,
+    precision)``, the curve ending at precision 1, recall 0); NaN without human words."""
+    h = np.asarray(human, dtype=np.int64)
+    if h.sum() == 0:
+        return float("nan")
+    precision, recall, _ = precision_recall_curve(h, _values(scores, sign))
+    return float(auc(recall, precision))
+
+
 def average_precision(scores, human, sign: str = "positive") -> float:
     """Area under the precision-recall step curve (ties share one threshold); NaN without human words."""
     values = _values(scores, sign)
@@ -317,13 +352,16 @@ def example_metrics(scores, human, config: PlausibilityConfig = PlausibilityConf
     at_k, at_tau = set_scores(top, h), set_scores(thresholded, h)
     spans_from = top if config.iou_from == "top-k" else thresholded
     ranks = rank_scores(scores, h, config.sign, config.ties)
+    span = iou_span_scores(spans_from, h, config.iou_threshold, segments)
     return {
         "plaus_token_precision_topk": at_k["precision"], "plaus_token_recall_topk": at_k["recall"],
         "plaus_token_f1_topk": at_k["f1"],
         "plaus_token_precision_tau": at_tau["precision"], "plaus_token_recall_tau": at_tau["recall"],
         "plaus_token_f1_tau": at_tau["f1"], "plaus_iou_tau": at_tau["iou"],
         "plaus_iou_f1": iou_f1(spans_from, h, config.iou_threshold, segments)["f1"],
+        "plaus_iou_precision": span["precision"], "plaus_iou_recall": span["recall"],
         "plaus_auprc": average_precision(scores, h, config.sign),
+        "plaus_auprc_trapezoid": auprc_trapezoid(scores, h, config.sign),
         "plaus_precision_at_k": ranks["precision_at_k"], "plaus_mean_rank": ranks["mean_rank"],
         "plaus_mean_rank_pct": ranks["mean_rank_pct"],
         "plaus_coverage": float(thresholded.mean()), "plaus_human_coverage": float(h.mean()),
@@ -402,6 +440,8 @@ def align(encoding, word_scores, rationale, truncation: str = "drop") -> Aligned
 # ----- metric records and the evaluators -----------------------------------------------------------------------
 P000 = "paper 000 (Nguyen-style IM/LOO study) s. 3.3 and 5.2; code conventions in seeds-000-001.md 000.3(e)"
 ERASER = "ERASER (DeYoung et al. 2020) as used by paper 002 s. 4.2 / App. A.1 (seeds-002-004.md 002.4)"
+ERASER_SCRIPT = "ERASER's official rationale_benchmark/metrics.py (jayded/eraserbenchmark): partial_match_score " \
+                "macro P / R, _auprc"
 P003 = "paper 003 s. 2.2.3.1 and 4.1.3 (ground-truth overlap as coded = precision@k; mean rank; seed-003.md 3.1)"
 
 
@@ -426,8 +466,19 @@ METRIC_RECORDS = (
     _metric("plaus_token_f1_tau", "Token F1 @ tau (per example)", True,
             "Per-example F1 at tau (paper 000 reports F1 of the averaged P and R: see the dataset table).", P000),
     _metric("plaus_iou_tau", "IoU @ tau", True, "|A and H| / |A or H| for the words at or above tau.", P000),
-    _metric("plaus_iou_f1", "IoU F1 (spans, IoU >= 0.5)", True,
-            "F1 of span matches: a highlighted span matches a human span at IoU >= 0.5.", ERASER),
+    _metric("plaus_iou_f1", "IoU F1 (spans, IoU >= 0.5; mean of per-example F1)", True,
+            "F1 of span matches per example, then averaged: a highlighted span matches a human span at IoU >= "
+            "0.5.", ERASER),
+    _metric("plaus_iou_precision", "IoU span precision (ERASER script)", True,
+            "Matched highlighted spans / highlighted spans (IoU >= 0.5), per example; examples without a "
+            "highlighted span are left out, as ERASER's script does. Its dataset IoU F1 is the F1 of this mean "
+            "and the mean span recall (the ERASER table).", ERASER_SCRIPT),
+    _metric("plaus_iou_recall", "IoU span recall (ERASER script)", True,
+            "Matched highlighted spans / human spans (IoU >= 0.5), per example; examples without a human span "
+            "are left out.", ERASER_SCRIPT),
+    _metric("plaus_auprc_trapezoid", "AUPRC (trapezoid, ERASER script)", True,
+            "Trapezoid area under the precision-recall curve (sklearn auc(recall, precision)), per example, "
+            "averaged: what ERASER's script reports as AUPRC (not average precision).", ERASER_SCRIPT),
     _metric("plaus_auprc", "AUPRC (average precision)", True,
             "Average precision of the scores against the human mask, per example, averaged (mAP).", ERASER),
     _metric("plaus_precision_at_k", "Precision@k (k = human words)", True,

@@ -137,24 +137,49 @@ class StudyConfig:
                 f"{self.operator}, {len(self.ratios)} ratios x {len(self.seeds)} seeds)")
 
 
+# A preset named after a paper runs that paper's protocol: the whole model fine-tuned from the pre-trained encoder
+# on every training example, tested on the whole dev split (paper 000 s. 3.2-3.3: BERT-base, 3 epochs, Adam lr 2e-5,
+# batch 32, length 128, HuggingFace's defaults otherwise; paper 001 App. C.2, Table 5: RoBERTa-base, 3 epochs, AdamW
+# lr 2e-5, warm-up 0.06, weight decay 0.01, batch 16, length 512). On a CPU that is hours (the estimate says how
+# many): run it as a background job, on Ray or on a GPU. The ``-quick`` presets keep each paper's masking protocol
+# but retrain only a new head on the frozen encoder with 300 / 200 sentences, so they finish in minutes.
+_QUICK = {"trainable": "head", "train_size": 300, "test_size": 200}
+_PAPER_000_TRAINING = {"trainable": "all", "init": "base", "train_size": 0, "test_size": 0, "epochs": 3.0,
+                       "lr": 2e-5, "batch_size": 32, "max_length": 128, "warmup": 0.0, "weight_decay": 0.0}
+_PAPER_001_TRAINING = {"trainable": "all", "init": "base", "train_size": 0, "test_size": 0, "epochs": 3.0,
+                       "lr": 2e-5, "batch_size": 16, "max_length": 512, "warmup": 0.06, "weight_decay": 0.01}
+_PAPER_000_MASKING = {"measures": ("loo", "lime"), "ratios": (10, 20, 30), "seeds": (0, 1, 2, 3, 4), "mode": "roar",
+                      "operator": "delete", "target": "predicted", "rank_by": "signed", "count_rule": "ceil",
+                      "settings": "paper"}
+_PAPER_001_MASKING = {"measures": ("attention", "gradient", "ixg", "ig"), "ratios": FULL_RATIOS,
+                      "seeds": (0, 1, 2, 3, 4), "mode": "both", "operator": "mask", "target": "gold",
+                      "count_rule": "floor", "settings": "paper"}
 PRESETS = {
     "cpu-small": {"description": "the small CPU study: ROAR at 10/20/30 %, 1 seed, frozen encoder + head, "
                                  "300 training / 200 test sentences, cheap measure settings",
                   "measures": ("ig", "lime", "loo", "attention"), "ratios": (10, 20, 30), "seeds": (0,),
-                  "mode": "roar", "operator": "mask", "target": "predicted", "trainable": "head"},
-    "paper-000": {"description": "paper 000 Table 2: ROAR at 10/20/30 %, words deleted, predicted label, signed "
-                                 "ranking, ceil count, 5 seeds",
-                  "measures": ("loo", "lime"), "ratios": (10, 20, 30), "seeds": (0, 1, 2, 3, 4), "mode": "roar",
-                  "operator": "delete", "target": "predicted", "rank_by": "signed", "count_rule": "ceil",
-                  "settings": "paper"},
-    "roar-bert": {"description": "paper 000 ROARBERT: as paper-000 but removed words replaced by the masked LM's "
-                                 "top-1 word (needs the MLM filler)",
-                  "measures": ("loo", "lime"), "ratios": (10, 20, 30), "seeds": (0, 1, 2, 3, 4), "mode": "roar",
-                  "operator": "mlm", "target": "predicted", "count_rule": "ceil", "settings": "paper"},
-    "paper-001": {"description": "paper 001: ROAR and Recursive ROAR, [MASK] at 10-90 % (+ 0/100 % anchors), gold "
-                                 "label, floor count, 5 seeds, paper 001 measure presets",
-                  "measures": ("attention", "gradient", "ixg", "ig"), "ratios": FULL_RATIOS, "seeds": (0, 1, 2, 3, 4),
-                  "mode": "both", "operator": "mask", "target": "gold", "count_rule": "floor", "settings": "paper"},
+                  "mode": "roar", "operator": "mask", "target": "predicted", **_QUICK},
+    "paper-000-quick": {"description": "quick version of paper 000 Table 2: its masking (ROAR at 10/20/30 %, words "
+                                       "deleted, predicted label, signed ranking, ceil count, 5 seeds) but a new "
+                                       "head on the frozen encoder, 300 training / 200 test sentences",
+                        **_PAPER_000_MASKING, **_QUICK},
+    "paper-000": {"description": "paper 000 Table 2 protocol: ROAR at 10/20/30 %, words deleted, predicted label, "
+                                 "signed ranking, ceil count, 5 seeds; the whole model fine-tuned from the pre-trained "
+                                 "encoder on every training sentence (3 epochs, lr 2e-5, batch 32), every dev "
+                                 "sentence tested: hours on a CPU",
+                  **_PAPER_000_MASKING, **_PAPER_000_TRAINING},
+    "roar-bert": {"description": "quick version of paper 000 ROARBERT: as paper-000-quick but removed words replaced "
+                                 "by the masked LM's top-1 word (needs the MLM filler)",
+                  **_PAPER_000_MASKING, "operator": "mlm", **_QUICK},
+    "paper-001-quick": {"description": "quick version of paper 001: its masking (ROAR and Recursive ROAR, [MASK] at "
+                                       "10-90 % + 0/100 % anchors, gold label, floor count, 5 seeds, paper 001 "
+                                       "measure presets) but a new head on the frozen encoder, 300 / 200 sentences",
+                        **_PAPER_001_MASKING, **_QUICK},
+    "paper-001": {"description": "paper 001 protocol: ROAR and Recursive ROAR, [MASK] at 10-90 % (+ 0/100 % "
+                                 "anchors), gold label, floor count, 5 seeds; the whole model fine-tuned from the "
+                                 "pre-trained encoder on every training example (3 epochs, AdamW lr 2e-5, warm-up "
+                                 "0.06, batch 16), every test example: hours on a CPU",
+                  **_PAPER_001_MASKING, **_PAPER_001_TRAINING},
 }
 
 
@@ -215,11 +240,12 @@ class StudyData:
 
 
 def sample_examples(dataset_id: str, size: int, data_seed: int, label_names=None):
-    """``size`` examples drawn with ``data_seed``; ``label_names``: the model's labels (user files)."""
+    """``size`` examples drawn with ``data_seed`` (0 = every example); ``label_names``: the model's labels (user
+    files)."""
     examples = load_dataset(dataset_id, label_names=label_names)
     if not examples:
         raise DataError(f"'{dataset_id}' has no examples.")
-    if size < len(examples):
+    if 0 < size < len(examples):
         chosen = np.sort(np.random.default_rng(data_seed).choice(len(examples), size=size, replace=False))
         examples = [examples[i] for i in chosen]
     missing = sum(e.label is None for e in examples)
@@ -522,10 +548,11 @@ def estimate(config: StudyConfig) -> dict:
     tokens = float(np.mean([e.n_tokens for e in all_encodings]))
     v = config.variant
     speed = measured_speed(classifier, all_encodings[:32])
+    n_train, n_test = len(data.encodings["train"]), len(data.encodings["test"])  # the sizes drawn (0 = every one)
     if v.trainable == "head" and getattr(classifier.model.config, "model_type", "") in HEAD_FORWARD:
-        passes = v.train_size + v.test_size  # encoder features once; the head trains on them almost for free
+        passes = n_train + n_test  # encoder features once; the head trains on them almost for free
     else:
-        passes = v.train_size * v.epochs * FORWARD_FACTOR[v.trainable] + v.test_size
+        passes = n_train * v.epochs * FORWARD_FACTOR[v.trainable] + n_test
     per_retrain = estimate_seconds(classifier, passes, 0, tokens)
     steps = len(config.ratios) if config.mode in ("recursive", "both") else 0
     importance = {}
@@ -534,7 +561,8 @@ def estimate(config: StudyConfig) -> dict:
         recursive = once * max(0, steps - 1) * len(config.seeds)
         importance[measure.id] = once + recursive
     total = per_retrain * counts["total"] + sum(importance.values())
-    return {"retrains": counts, "seconds_per_retrain": per_retrain, "importance_seconds": importance,
+    return {"retrains": counts, "seconds_per_retrain": per_retrain, "passes_per_retrain": passes,
+            "examples": {"train": n_train, "test": n_test}, "importance_seconds": importance,
             "total_seconds": total, "tokens_per_example": tokens, "tokens_per_second": speed,
             "device": str(classifier.device)}
 

@@ -6,7 +6,8 @@ Variants (the issue's list; every result carries ``Variant.label()``):
 - ``head``    frozen encoder, a freshly initialized head is trained (the CPU default): the encoder's output
               at the summary token is computed once per retrain (eval mode) and the head is trained on it, so
               epochs cost almost nothing (architectures in ``HEAD_FORWARD``; others train with full passes);
-- ``train_size`` a training subset of N examples (applies to every variant).
+- ``train_size`` a training subset of N examples (applies to every variant); 0 = every example, the papers' full
+  data (paper 000 s. 3.3 retrains on all of SST-2's training set, paper 001 App. C.2 on each dataset's).
 
 Every variant starts from ``init``: ``classifier`` (the explained model's encoder, head re-initialized) or
 ``base`` (for built-in models: the pre-trained encoder they were fine-tuned from, as paper 000/001 retrain
@@ -33,6 +34,7 @@ from evaluation.runs.jobs import CellStopped
 
 TRAINABLE = {"head": "frozen encoder, trained head", "last-k": "last k blocks + head trained", "all": "full fine-tune"}
 DEFAULT_LR = {"head": 2e-3, "last-k": 2e-4, "all": 5e-5}
+EVERY_EXAMPLE = 0  # train_size / test_size: use the whole split
 INITS = {"classifier": "explained model's encoder, new head", "base": "pre-trained encoder, new head"}
 
 
@@ -41,8 +43,9 @@ class Variant:
     trainable: str = param("head", "Retraining", "; ".join(f"{k}: {v}" for k, v in TRAINABLE.items()),
                            choices=tuple(TRAINABLE))
     last_k: int = param(2, "Blocks trained (last-k)", "transformer blocks trained by the last-k variant", min=1)
-    train_size: int = param(300, "Training examples", "training subset N (applies to every variant)", min=2)
-    test_size: int = param(200, "Test examples", "test subset", min=1)
+    train_size: int = param(300, "Training examples", "training subset N (applies to every variant); 0 = every "
+                            "example (the papers' protocol)", min=0)
+    test_size: int = param(200, "Test examples", "test subset; 0 = every example", min=0)
     epochs: float = param(3.0, "Epochs", "epochs of every retrain", min=0.0)
     lr: float | None = param(None, "Learning rate", "not set = the variant's default (" +
                              ", ".join(f"{k} {v:g}" for k, v in DEFAULT_LR.items()) + ")", min=0.0, type=float)
@@ -50,14 +53,19 @@ class Variant:
     max_length: int = param(128, "Max tokens", "inputs are truncated to this many tokens", min=1)
     init: str = param("classifier", "Start point", "; ".join(f"{k}: {v}" for k, v in INITS.items()),
                       choices=tuple(INITS))
+    warmup: float = param(0.1, "Warm-up share", "share of the steps with a linear learning-rate warm-up (paper 001: "
+                          "0.06; paper 000 follows HuggingFace's default, 0)", min=0.0, max=1.0)
+    weight_decay: float = param(0.01, "Weight decay", "AdamW weight decay (paper 001: 0.01; paper 000: 0)", min=0.0)
 
     def __post_init__(self):
         if self.trainable not in TRAINABLE:
             raise ValueError(f"Unknown retraining variant '{self.trainable}'; use {', '.join(TRAINABLE)}.")
         if self.init not in INITS:
             raise ValueError(f"Unknown start point '{self.init}'; use {', '.join(INITS)}.")
-        if self.train_size < 2 or self.test_size < 1 or self.epochs <= 0 or self.batch_size < 1:
-            raise ValueError("train size must be >= 2, test size >= 1, epochs > 0 and batch size >= 1.")
+        if self.train_size == 1 or self.train_size < 0 or self.test_size < 0 or self.epochs <= 0 \
+                or self.batch_size < 1:
+            raise ValueError("train size must be 0 (every example) or >= 2, test size >= 0 (0 = every example), "
+                             "epochs > 0 and batch size >= 1.")
         validate(self)
 
     @property
@@ -66,8 +74,11 @@ class Variant:
 
     def label(self) -> str:
         what = f"last {self.last_k} blocks + head" if self.trainable == "last-k" else TRAINABLE[self.trainable]
-        return (f"{what}; {self.train_size} train / {self.test_size} test examples; {self.epochs:g} epochs, "
-                f"lr {self.learning_rate:g}, batch {self.batch_size}; start: {INITS[self.init]}")
+        train = "every" if self.train_size == EVERY_EXAMPLE else self.train_size
+        test = "every" if self.test_size == EVERY_EXAMPLE else self.test_size
+        return (f"{what}; {train} train / {test} test examples; {self.epochs:g} epochs, "
+                f"lr {self.learning_rate:g}, batch {self.batch_size}, warm-up {self.warmup:g}, weight decay "
+                f"{self.weight_decay:g}; start: {INITS[self.init]}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -79,7 +90,7 @@ class Variant:
     def train_config(self, seed: int) -> TrainConfig:
         return TrainConfig(epochs=self.epochs, lr=self.learning_rate, batch_size=self.batch_size,
                            max_length=self.max_length, seed=seed, trainable=self.trainable, last_k=self.last_k,
-                           warmup=0.1, weight_decay=0.01)
+                           warmup=self.warmup, weight_decay=self.weight_decay)
 
 
 def _reinit_head(model: torch.nn.Module, seed: int) -> None:

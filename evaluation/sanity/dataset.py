@@ -3,7 +3,8 @@
 One job cell per example (``evaluation.runs.jobs``): every stage x method for that example; the randomized models
 are built once per process (``models.randomize.family``) and reused by every cell. Results land in the result
 store as each example finishes (resume after a stop; reopen a finished run instantly). ``summarize`` gives the
-mean per stage and method with a percentile-bootstrap 95 % CI (paper 003 §3.4: 50 examples, seaborn bootstrap).
+mean per stage and method with a percentile-bootstrap 95 % CI (paper 003 §3.3 and §4.1: 50 examples; seaborn
+bootstrap in its code).
 
 Two checks, as on the page:
 - ``layers``: cascading or independent layer randomization (paper 003);

@@ -1,4 +1,4 @@
-"""Ensembles of explanations (paper 003 section 3.5): the mean of |a| / sum |a| over several methods.
+"""Ensembles of explanations (paper 003 section 3.4): the mean of |a| / sum |a| over several methods.
 
 Each member's word scores are made non-negative and normalized to sum to 1 (the sign is dropped, as in
 paper 003's code), then averaged, so the ensemble's scores sum to 1 as well. Members are computed through
@@ -61,7 +61,7 @@ class Ensemble(Explainer):
     label = "Ensemble (chosen methods)"
     family = "ensemble"
     description = "The mean of each chosen method's |score| / sum |score|; paper 003's 'Top 3' by default."
-    reference = "paper 003 section 3.5 (Ensemble (Top 3): LIME + KernelSHAP + IG)"
+    reference = "paper 003 section 3.4 (Ensemble (Top 3): LIME + KernelSHAP + IG)"
 
     @dataclass(frozen=True)
     class Params:
@@ -113,7 +113,7 @@ class EnsembleAll(Ensemble):
     id = "ensemble_all"
     label = "Ensemble (all methods)"
     description = "The mean of |score| / sum |score| over every gradient, perturbation and attention method."
-    reference = "paper 003 section 3.5 (Ensemble (All Methods))"
+    reference = "paper 003 section 3.4 (Ensemble (All Methods))"
 
     @dataclass(frozen=True)
     class Params:

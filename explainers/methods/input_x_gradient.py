@@ -1,7 +1,9 @@
 """Input x Gradient: each token's word embedding dotted with the gradient of the target output.
 
-Signed sum over hidden dimensions (paper 003 section 2.2.2.1); ``absolute`` returns |.| as paper 001
-does (section 4, Input x Gradient: "the absolute value is returned").
+Signed sum over hidden dimensions (paper 003 section 2.2.2.1). Paper 001's text (section 4) takes the one
+non-zero element of x (one-hot) times the gradient, "This non-zero is considered as the explanation": the same
+signed dot product (preset ``paper-001``). Its reference code returns the absolute value (seeds-000-001.md 001.2,
+a [code] note, not a sentence of the paper): preset ``paper-001-code``, ``absolute`` = True.
 """
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ class InputXGradient(Explainer):
 
     @dataclass(frozen=True)
     class Params:
-        absolute: bool = param(False, "Absolute value", "Return |score| as paper 001 does.")
+        absolute: bool = param(False, "Absolute value", "Return |score| as paper 001's code does (its text is signed).")
         output: str = param("logit", "Output differentiated", choices=OUTPUTS)
 
-    presets = {"paper-003": {"absolute": False, "output": "logit"}, "paper-001": {"absolute": True, "output": "logit"}}
+    presets = {"paper-003": {"absolute": False, "output": "logit"}, "paper-001": {"absolute": False, "output": "logit"},
+               "paper-001-code": {"absolute": True, "output": "logit"}}
 
     def is_signed(self) -> bool:
         return not self.params.absolute

@@ -2,8 +2,9 @@
 
 IG_i = (x_i - b_i) . mean over the path of df/dx_i (Sundararajan et al. 2017). Completeness: the sum
 over all tokens (special tokens included) equals f(x) - f(b) up to the convergence delta.
-Presets: paper 001 (zero baseline, right Riemann sum, 50 steps, |.|), paper 003 ([PAD] baseline with
-special tokens kept, Gauss-Legendre, 50 steps, signed).
+Presets: paper 001 (Eq. 2: zero baseline, right Riemann sum, 50 steps, signed as the paper writes it),
+paper-001-code (the same with |.|, as paper 001's reference code returns it; seeds-000-001.md 001.2), paper 003
+([PAD] baseline with special tokens kept, Gauss-Legendre, 50 steps, signed).
 """
 from __future__ import annotations
 
@@ -40,13 +41,15 @@ class IntegratedGradients(Explainer):
         baseline: str = param("pad", "Baseline", "; ".join(f"{k}: {v}" for k, v in BASELINE_LABELS.items()),
                               choices=tuple(BASELINE_LABELS))
         output: str = param("logit", "Output differentiated", choices=OUTPUTS)
-        absolute: bool = param(False, "Absolute value", "Return |score| as paper 001 does.")
+        absolute: bool = param(False, "Absolute value", "Return |score| as paper 001's code does (its Eq. 2 is "
+                               "signed).")
         internal_batch_size: int = param(25, "Batch size for the path", "Path points per forward pass.", min=1,
                                          max=1000)
 
     presets = {
         "paper-003": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False},
-        "paper-001": {"n_steps": 50, "method": "riemann_right", "baseline": "zero", "absolute": True},
+        "paper-001": {"n_steps": 50, "method": "riemann_right", "baseline": "zero", "absolute": False},
+        "paper-001-code": {"n_steps": 50, "method": "riemann_right", "baseline": "zero", "absolute": True},
     }
 
     def is_signed(self) -> bool:

@@ -4,7 +4,7 @@ Captum's ``NoiseTunnel`` over ``Saliency`` on the word embeddings (same forward 
 Gaussian noise with sigma = noise level x (max - min) of the input's word-embedding values (Smilkov et al.
 section 3: 10-20 % works best, 50 samples), then the mean gradient (smoothgrad), the mean squared gradient
 (smoothgrad_sq) or its variance (vargrad), reduced over the hidden dimension as Saliency does. Not in the
-seed papers (paper 003 section 2.1 lists it as not evaluated); offered as an extension.
+seed papers (paper 003 names it only beside Adebayo et al.'s image figure, Fig. 2.3); offered as an extension.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class SmoothGrad(Explainer):
     family = "gradient"
     description = "Saliency averaged over copies of the input with Gaussian noise added to the embeddings, " \
                   "which removes much of the gradient's local noise."
-    reference = "Smilkov et al. 2017 (Captum NoiseTunnel); not evaluated in the seed papers (paper 003 section 2.1)"
+    reference = "Smilkov et al. 2017 (Captum NoiseTunnel); not evaluated in the seed papers (paper 003 names it " \
+                "beside Fig. 2.3 only)"
     needs_gradients = True
     stochastic = True
 

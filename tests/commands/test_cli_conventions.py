@@ -108,7 +108,7 @@ def test_roar_flags_override_a_preset(monkeypatch):
     seen = {}
     monkeypatch.setattr(roar, "build_config", lambda **kwargs: seen.update(kwargs))
     roar.config_from_args(cli.build_parser().parse_args(
-        ["roar", "--preset", "paper-001", "--variant", "last-k", "--train-size", "40", "--no-anchors",
+        ["roar", "--preset", "paper-001-quick", "--variant", "last-k", "--train-size", "40", "--no-anchors",
          "--operator", "delete", "--seeds", "2"]))
     assert seen["variant"] == Variant(trainable="last-k", train_size=40)
     assert seen["mode"] == "both" and seen["target"] == "gold" and seen["count_rule"] == "floor"  # from the preset

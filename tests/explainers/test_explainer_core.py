@@ -52,7 +52,7 @@ def test_input_x_gradient_matches_autograd(keyword_classifier):
     signed = create("input_x_gradient").explain(keyword_classifier, enc, 1)
     size = (embeds * grad).abs().sum(dim=-1).numpy()  # the size of each dot product's terms
     np.testing.assert_allclose(signed.token_scores, expected, rtol=0, atol=float32_tolerance(size))
-    absolute = create("input_x_gradient", preset="paper-001").explain(keyword_classifier, enc, 1)
+    absolute = create("input_x_gradient", preset="paper-001-code").explain(keyword_classifier, enc, 1)
     np.testing.assert_allclose(absolute.token_scores, np.abs(expected), rtol=0, atol=float32_tolerance(size))
     assert signed.word_scores[3] == pytest.approx(expected[4:7].sum(), abs=float32_tolerance(size[4:7].sum()))
 

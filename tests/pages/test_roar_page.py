@@ -125,9 +125,9 @@ def test_the_cost_is_shown_before_a_small_study_starts_and_then_runs(app_cache):
     at.selectbox(key="roar-ratios-(choose below)").set_value("custom")
     at.text_input(key="roar-ratios-custom").set_value("50")
     at.number_input(key="roar-seeds-(choose below)").set_value(1)
-    at.number_input(key="roar-train-size").set_value(24)
-    at.number_input(key="roar-test-size").set_value(16)
-    at.number_input(key="roar-epochs").set_value(1.0)
+    at.number_input(key="roar-train-size-(choose below)").set_value(24)
+    at.number_input(key="roar-test-size-(choose below)").set_value(16)
+    at.number_input(key="roar-epochs-(choose below)").set_value(1.0)
     next(b for b in at.button if b.label.startswith("Apply settings")).click().run()
     assert not at.exception, at.exception
     markdown = " ".join(m.value for m in at.markdown)

@@ -273,6 +273,11 @@ def report_view(store: ResultStore, run_id: str) -> None:
     show_table(labelled(p000), f"plaus-p000-{run_id}")
     st.caption("tau is chosen per method on all examples (optimistic for every method, as in the paper); the CIs "
                "resample examples at that tau.")
+    if report.get("eraser_official"):
+        st.markdown("##### ERASER's official script (rationale_benchmark/metrics.py)")
+        show_table(labelled(pd.DataFrame(report["eraser_official"])), f"plaus-eraser-{run_id}")
+        st.caption(" · ".join(report["eraser_official_conventions"].values()) + " (the method x metric table above "
+                   "averages the per-example IoU F1 and reports average precision).")
     quantity = st.radio("Sweep curve", ("f1", "iou", "precision", "recall", "coverage"), horizontal=True,
                         key=f"plaus-quantity-{run_id}")
     curves = pd.DataFrame(report["sweep"])

@@ -4,6 +4,7 @@ No research logic here: studies, scores and estimates come from ``evaluation.roa
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import logging
@@ -35,6 +36,7 @@ from evaluation.roar.study import StudyConfig
 log = logging.getLogger(__name__)
 
 RUN_KEY = "roar:run"
+VARIANT_FIELDS = {f.name for f in dataclasses.fields(Variant)}  # a preset's retraining settings (lr, batch, ...)
 DEFAULT_MEASURES = ("integrated_gradients", "lime", "leave_one_out", "attention")
 RATIO_CHOICES = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS, "custom": None}
 OPERATOR_CHOICES = {"mask": "[MASK] (paper 001)", "delete": "delete (paper 000)", "mlm": "masked-LM fill (ROAR-BERT)",
@@ -92,11 +94,15 @@ def settings_controls(model: str) -> dict | None:
         trainable = c2.selectbox("Retraining variant", list(TRAINABLE),
                                  list(TRAINABLE).index(chosen.get("trainable", "head")), key=f"roar-variant-{preset}",
                                  format_func=lambda t: TRAINABLE[t])
-        train_size = int(c3.number_input("Training subset N", 2, 100_000, 300, key="roar-train-size"))
-        test_size = int(c4.number_input("Test examples", 1, 100_000, 200, key="roar-test-size"))
+        train_size = int(c3.number_input("Training subset N", 0, 1_000_000, chosen.get("train_size", 300),
+                                         key=f"roar-train-size-{preset}", help="0 = every example (the papers')"))
+        test_size = int(c4.number_input("Test examples", 0, 1_000_000, chosen.get("test_size", 200),
+                                        key=f"roar-test-size-{preset}", help="0 = every example"))
         c1, c2, c3, c4 = st.columns(4)
-        epochs = float(c1.number_input("Epochs", 0.1, 50.0, 3.0, step=0.5, key="roar-epochs"))
-        init = c2.selectbox("Start point", list(INITS), key="roar-init", format_func=lambda i: INITS[i])
+        epochs = float(c1.number_input("Epochs", 0.1, 50.0, float(chosen.get("epochs", 3.0)), step=0.5,
+                                       key=f"roar-epochs-{preset}"))
+        init = c2.selectbox("Start point", list(INITS), list(INITS).index(chosen.get("init", "classifier")),
+                            key=f"roar-init-{preset}", format_func=lambda i: INITS[i])
         count_rule = c3.selectbox("Words per ratio", list(COUNT_RULES),
                                   list(COUNT_RULES).index(chosen.get("count_rule", "floor")),
                                   key=f"roar-count-{preset}", format_func=lambda c: COUNT_RULES[c])
@@ -120,8 +126,10 @@ def settings_controls(model: str) -> dict | None:
         return None
     return {"kwargs": dict(model=model, dataset=dataset, measures=measures, ratios=ratios, seeds=list(range(seeds)),
                            mode=mode, operator=operator, target=target, rank_by=rank_by, count_rule=count_rule,
-                           settings=settings, variant=Variant(trainable=trainable, train_size=train_size,
-                                                              test_size=test_size, epochs=epochs, init=init)),
+                           settings=settings,
+                           variant=Variant(**{**{k: v for k, v in chosen.items() if k in VARIANT_FIELDS},
+                                              "trainable": trainable, "train_size": train_size,
+                                              "test_size": test_size, "epochs": epochs, "init": init})),
             "executor": executor, "address": address.strip() or None}
 
 

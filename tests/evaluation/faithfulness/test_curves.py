@@ -120,10 +120,62 @@ def test_paper_003_ceil_mask_and_absolute_change_by_hand(clf, enc):
     # sufficiency removes the *bottom* ceil(s n) words: keep the top n - ceil(s n)
     suff = [abs(p - prob(clf, kept_only(WORDS, set(ORDER[:6 - math.ceil(round(s * 6, 9))]), "[MASK]"), target))
             for s in (0.95, 0.90, 0.80, 0.50)]
-    result = values_of(clf, enc, ["comprehensiveness-003", "sufficiency-003"])
-    assert result.curves["sufficiency-003"].counts == [0, 0, 1, 3]
+    result = values_of(clf, enc, ["comprehensiveness-003-code", "sufficiency-003-code"])
+    assert result.curves["sufficiency-003-code"].counts == [0, 0, 1, 3]
+    assert result.values["comprehensiveness-003-code"] == pytest.approx(np.mean(comp), abs=PROBABILITY)
+    assert result.values["sufficiency-003-code"] == pytest.approx(np.mean(suff), abs=PROBABILITY)
+
+
+def test_paper_003_signed_definition_differs_from_the_code_absolute_change(clf, enc):
+    """Def. 2.1 / 2.2 are signed; the thesis code plots |change|. Explaining class 0 with the keyword ranked first,
+    removing the keyword *raises* p(0), so the signed deltas are negative and the two conventions disagree."""
+    target = 0
+    p = prob(clf, WORDS, target)
+    comp = [p - prob(clf, removed(WORDS, set(ORDER[:math.ceil(s * 6)]), "[MASK]"), target)
+            for s in (0.05, 0.10, 0.20, 0.50)]
+    suff = [p - prob(clf, kept_only(WORDS, set(ORDER[:6 - math.ceil(round(s * 6, 9))]), "[MASK]"), target)
+            for s in (0.95, 0.90, 0.80, 0.50)]
+    assert np.mean(comp) < -0.5  # the case separates the conventions
+    ids = ["comprehensiveness-003", "sufficiency-003", "comprehensiveness-003-code", "sufficiency-003-code"]
+    result = values_of(clf, enc, ids, target=0)
     assert result.values["comprehensiveness-003"] == pytest.approx(np.mean(comp), abs=PROBABILITY)
     assert result.values["sufficiency-003"] == pytest.approx(np.mean(suff), abs=PROBABILITY)
+    assert result.values["comprehensiveness-003-code"] == pytest.approx(np.mean(np.abs(comp)), abs=PROBABILITY)
+    assert result.values["sufficiency-003-code"] == pytest.approx(np.mean(np.abs(suff)), abs=PROBABILITY)
+    assert "signed" in BY_ID["comprehensiveness-003"].convention
+    assert "absolute" in BY_ID["sufficiency-003-code"].convention
+    assert REGISTERED["comprehensiveness-003"].params["convention"] == BY_ID["comprehensiveness-003"].convention
+
+
+def test_aopc_divisor_presets_are_named_by_source(clf, enc):
+    p = prob(clf, WORDS, 1)
+    # floor(k * 6) for k in 1, 5, 10, 20, 50 %: 0, 0, 0, 1, 3 words
+    comp = (p - prob(clf, removed(WORDS, {3}), 1)) + (p - prob(clf, removed(WORDS, {3, 1, 2}), 1))
+    suff = (p - prob(clf, kept_only(WORDS, {3}), 1)) + (p - prob(clf, kept_only(WORDS, {3, 1, 2}), 1))
+    result = values_of(clf, enc, ["comprehensiveness-eraser", "comprehensiveness-004-text", "sufficiency-004-text"])
+    assert result.values["comprehensiveness-eraser"] == pytest.approx(comp / 6, abs=PROBABILITY)  # |B| + 1
+    assert result.values["comprehensiveness-004-text"] == pytest.approx(comp / 5, abs=PROBABILITY)  # 1 / |B|
+    assert result.values["sufficiency-004-text"] == pytest.approx(suff / 5, abs=PROBABILITY)  # empty bins count 0
+    assert "|B|+1" in REGISTERED["comprehensiveness-eraser"].params["convention"]
+    assert "|B| = 5" in REGISTERED["comprehensiveness-004-text"].params["convention"]
+
+
+def test_eraser_official_script_aopc_by_its_formula(clf, enc):
+    """ERASER's rationale_benchmark/metrics.py (_instances_aopc): np.average of beta_0 - beta_k over the 5
+    thresholds, where beta_k is the model's score on whatever the top-k % rationale is, the empty one included."""
+    p = prob(clf, WORDS, 1)
+    counts = [math.floor(round(k * 6, 9)) for k in (0.01, 0.05, 0.10, 0.20, 0.50)]
+    assert counts == [0, 0, 0, 1, 3]  # three empty sufficiency bins on a six-word sentence
+    comp_deltas = [p - prob(clf, removed(WORDS, set(ORDER[:c])), 1) for c in counts]
+    suff_deltas = [p - prob(clf, kept_only(WORDS, set(ORDER[:c])), 1) for c in counts]  # [] -> the empty input
+    assert suff_deltas[0] > 0.5  # the empty bin is scored, not counted as 0: it decides the number here
+    ids = ["comprehensiveness-eraser-official", "sufficiency-eraser-official"]
+    result = values_of(clf, enc, ids)
+    assert result.values[ids[0]] == pytest.approx(sum(comp_deltas) / len(comp_deltas), abs=PROBABILITY)
+    assert result.values[ids[1]] == pytest.approx(sum(suff_deltas) / len(suff_deltas), abs=PROBABILITY)
+    for metric_id in ids:
+        assert "ERASER script" in REGISTERED[metric_id].params["convention"]
+        assert "empty" in REGISTERED[metric_id].params["convention"]
 
 
 def test_deletion_auc_paper_000_by_hand(clf, enc):

@@ -30,7 +30,9 @@ def test_simple_example_every_metric():
     expected = {"plaus_token_precision_topk": 1, "plaus_token_recall_topk": 0.5, "plaus_token_f1_topk": 2 / 3,
                 "plaus_token_precision_tau": 1, "plaus_token_recall_tau": 1, "plaus_token_f1_tau": 1,
                 "plaus_iou_tau": 1, "plaus_iou_f1": 2 / 3, "plaus_auprc": 1, "plaus_precision_at_k": 1,
-                "plaus_mean_rank": 2, "plaus_mean_rank_pct": 0.4, "plaus_coverage": 0.4, "plaus_human_coverage": 0.4}
+                "plaus_mean_rank": 2, "plaus_mean_rank_pct": 0.4, "plaus_coverage": 0.4, "plaus_human_coverage": 0.4,
+                # ERASER script: span P 1/1, R 1/2; PR curve (R, P) = (0, 1) (.5, 1) (1, 1): trapezoid area 1
+                "plaus_iou_precision": 1, "plaus_iou_recall": 0.5, "plaus_auprc_trapezoid": 1}
     assert m == pytest.approx(expected)
 
 
@@ -90,7 +92,8 @@ def test_single_word():
         {"plaus_token_precision_topk": 1, "plaus_token_recall_topk": 1, "plaus_token_f1_topk": 1,
          "plaus_token_precision_tau": 1, "plaus_token_recall_tau": 1, "plaus_token_f1_tau": 1, "plaus_iou_tau": 1,
          "plaus_iou_f1": 1, "plaus_auprc": 1, "plaus_precision_at_k": 1, "plaus_mean_rank": 1,
-         "plaus_mean_rank_pct": 1, "plaus_coverage": 1, "plaus_human_coverage": 1})
+         "plaus_mean_rank_pct": 1, "plaus_coverage": 1, "plaus_human_coverage": 1,
+         "plaus_iou_precision": 1, "plaus_iou_recall": 1, "plaus_auprc_trapezoid": 1})
     # a single negative score: paper 000 zeroes it, so nothing passes any tau (P 0, R 0), and top-1 leaves it out
     # too (a negative score is "not highlighted" in both binarizations; before issue 20 top-1 picked it: F1 1)
     negative = example_metrics([-0.4], [1], CONFIG)

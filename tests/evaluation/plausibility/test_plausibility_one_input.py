@@ -29,7 +29,9 @@ def test_alignment_binarization_and_metrics_by_hand(keyword_classifier):
         "plaus_token_precision_topk": 1, "plaus_token_recall_topk": 0.5, "plaus_token_f1_topk": 2 / 3,
         "plaus_token_precision_tau": 1, "plaus_token_recall_tau": 1, "plaus_token_f1_tau": 1, "plaus_iou_tau": 1,
         "plaus_iou_f1": 2 / 3, "plaus_auprc": 1, "plaus_precision_at_k": 1, "plaus_mean_rank": 2,
-        "plaus_mean_rank_pct": 0.4, "plaus_coverage": 0.4, "plaus_human_coverage": 0.4})
+        "plaus_mean_rank_pct": 0.4, "plaus_coverage": 0.4, "plaus_human_coverage": 0.4,
+        # ERASER script: span P 1/1, R 1/2; both human words ranked first: trapezoid AUPRC 1
+        "plaus_iou_precision": 1, "plaus_iou_recall": 0.5, "plaus_auprc_trapezoid": 1})
     exported = scored.to_dict()
     assert exported["top_k"] == [0, 1, 0, 0, 0] and exported["threshold"] == [0, 1, 0, 1, 0]
     assert exported["scores"] == SCORES

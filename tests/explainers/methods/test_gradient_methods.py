@@ -60,9 +60,40 @@ def test_input_x_gradient_is_embedding_dot_gradient(smooth):
     size = (embeddings * gradient).abs().sum(-1)
     np.testing.assert_allclose(explanation.token_scores, (embeddings * gradient).sum(-1).numpy(), rtol=0,
                                atol=float32_tolerance(size))
-    absolute = create("input_x_gradient", preset="paper-001").explain(smooth, encoding, target=0)
+    absolute = create("input_x_gradient", preset="paper-001-code").explain(smooth, encoding, target=0)
     np.testing.assert_allclose(absolute.token_scores, np.abs(explanation.token_scores), rtol=0,
                                atol=float32_tolerance(size))
+
+
+def test_paper_001_presets_follow_the_text_and_the_code_variants_take_the_absolute_value(smooth):
+    """Paper 001's text (section 4, Eq. 2) is signed; its reference code returns |.| (seeds-000-001.md 001.2)."""
+    encoding = smooth.encode(TEXT)
+    embeddings, gradient = by_hand_gradient(smooth, encoding, 0)
+    dot = (embeddings * gradient).sum(-1).numpy()
+    size = (embeddings * gradient).abs().sum(-1)
+    assert (dot < 0).any() and (dot > 0).any()  # the two conventions differ on this input
+    text = create("input_x_gradient", preset="paper-001").explain(smooth, encoding, target=0)
+    code = create("input_x_gradient", preset="paper-001-code").explain(smooth, encoding, target=0)
+    np.testing.assert_allclose(text.token_scores, dot, rtol=0, atol=float32_tolerance(size))
+    np.testing.assert_allclose(code.token_scores, np.abs(dot), rtol=0, atol=float32_tolerance(size))
+    assert text.signed and not code.signed
+    # IG: right Riemann sum over a zero baseline written out by hand (Eq. 2), signed, and its |.| for the code
+    forward, x = embedding_function(smooth, encoding, "logit")
+    steps = 50
+    total = torch.zeros_like(x)
+    for i in range(1, steps + 1):
+        point = (i / steps * x).requires_grad_()
+        (grad,) = torch.autograd.grad(forward(point)[0, 0], point)
+        total += grad
+    terms = (x * total / steps)[0]
+    by_hand = terms.sum(-1).numpy()
+    tolerance = float32_tolerance(terms.abs().sum(-1) * steps)  # 50 gradients summed, then the dot product
+    ig_text = create("integrated_gradients", preset="paper-001").explain(smooth, encoding, target=0)
+    ig_code = create("integrated_gradients", preset="paper-001-code").explain(smooth, encoding, target=0)
+    assert (by_hand < 0).any()
+    np.testing.assert_allclose(ig_text.token_scores, by_hand, rtol=0, atol=tolerance)
+    np.testing.assert_allclose(ig_code.token_scores, np.abs(by_hand), rtol=0, atol=tolerance)
+    assert ig_text.signed and not ig_code.signed
 
 
 @pytest.mark.parametrize("baseline,rule", [("pad", "gausslegendre"), ("mask", "riemann_right"),
