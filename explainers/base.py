@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from models import Encoding, Operator, TextClassifier, metered
+from models import Encoding, Operator, TextClassifier, metered, resolve_operator
 from models.runtime import library_versions
 
 from explainers.aggregate import aggregate_to_words
@@ -117,12 +117,14 @@ class Explainer:
             word_scores = aggregate_to_words(token_scores, encoding.token_word, encoding.n_words, self.word_aggregation)
         else:
             word_scores = np.asarray(result.word_scores, dtype=np.float64)
-        operator = self.removal_operator()
+        requested = self.removal_operator()
+        operator, fallback = resolve_operator(classifier, requested) if requested else (None, None)
         provenance = {
             "method": self.id, "method_label": self.label, "family": self.family, "reference": self.reference,
             "preset": self.preset, "params": dataclasses.asdict(self.params),
             "target": {"index": target, "label": classifier.labels[target], "how": target_choice},
             "baseline": result.baseline, "removal_operator": operator.value if operator else None,
+            "removal_operator_requested": requested.value if requested else None, "removal_fallback": fallback,
             "sign": self.sign_convention(),
             "aggregation": f"{self.word_aggregation} over sub-word tokens" if result.token_scores is not None
             else "computed on whole words",
@@ -133,7 +135,8 @@ class Explainer:
                       "warnings": list(classifier.warnings)},
             "input": {"key": encoding.key, "tokens": encoding.n_tokens, "words": encoding.n_words,
                       "truncated_tokens": encoding.truncated_tokens,
-                      "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)]},
+                      "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)],
+                      **classifier.input_details(encoding)},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
@@ -141,7 +144,9 @@ class Explainer:
                            tokens=encoding.tokens, token_word=encoding.token_word, words=encoding.words,
                            word_segment=encoding.word_segment, word_scores=word_scores, token_scores=token_scores,
                            target=target, target_label=classifier.labels[target], provenance=provenance,
-                           warnings=(*classifier.warnings, *classifier.input_warnings(encoding), *result.warnings))
+                           warnings=(*classifier.warnings, *classifier.input_warnings(encoding), *result.warnings,
+                                     *([fallback] if fallback else []),
+                                     *_causal_caveat(classifier, self.family, operator)))
 
     def cache_identity(self) -> dict:
         return {"method": self.id, "params": dataclasses.asdict(self.params)}
@@ -150,3 +155,16 @@ class Explainer:
         """What else, besides the model and the parameters, decides the result (e.g. AML's trained checkpoint);
         part of the cache key."""
         return {}
+
+
+def _causal_caveat(classifier: TextClassifier, family: str, operator: Operator | None) -> list[str]:
+    """Paper 003 section 6.2 #3: on a causal (decoder) model, attention and removal results lean to early tokens."""
+    if not classifier.causal:
+        return []
+    if family == "attention":
+        return ["Causal model: each token attends only to the tokens before it, so attention weights lean toward "
+                "early tokens whatever their importance (paper 003 section 6.2 #3)."]
+    if operator is not None:
+        return ["Causal model: removing an early word changes every later token's state, removing a late one "
+                "changes few, so removal scores of early words tend to be larger (paper 003 section 6.2 #3)."]
+    return []

@@ -6,8 +6,9 @@ from models.encoding import Encoding
 from models.errors import InputError, ModelError, ModelNotPrepared, UserFacingError
 from models.loading import BUILT_IN, cached_classifier, load_classifier
 from models.metering import CostMeter, WorkStopped, estimate_seconds, metered
-from models.perturb import OPERATORS, Operator, perturb, perturbed_logits, perturbed_proba
+from models.perturb import OPERATORS, Operator, perturb, perturbed_logits, perturbed_proba, resolve_operator
 
 __all__ = ["BUILT_IN", "CostMeter", "Encoding", "InputError", "ModelError", "ModelNotPrepared", "OPERATORS",
            "Operator", "TextClassifier", "TokenBatch", "UserFacingError", "WorkStopped", "cached_classifier",
-           "estimate_seconds", "load_classifier", "metered", "perturb", "perturbed_logits", "perturbed_proba"]
+           "estimate_seconds", "load_classifier", "metered", "perturb", "perturbed_logits", "perturbed_proba",
+           "resolve_operator"]

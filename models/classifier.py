@@ -2,6 +2,17 @@
 
 A TextClassifier is never mutated by callers. Layer randomization builds a new one with
 ``with_model`` around other weights; the tokenizer is shared.
+
+Every architecture goes through the same calls; what differs is where the head reads (``Architecture.summary_token``):
+- encoders read the first token ([CLS]); batches are padded on the right;
+- decoders (GPT-2, Llama, ...) read the **pooled token**: Hugging Face's rule, the last token that is not the pad
+  token, found once on the unperturbed input (``pooled_index``). Every forward pass then reads that position
+  explicitly: rows are cut after it (under causal attention the tokens after it cannot change it), padded on the
+  **left** with position ids counted from the first real token, and fed as embeddings, so the head reads the last
+  position whatever ids a removal operator wrote (paper 003 section 6.3 #1: with pad = eos, writing the pad token
+  would otherwise move the read-out);
+- encoder-decoders (BART, T5) read the decoder's state at the last </s>; gradients go through the word embeddings
+  of both the encoder input and the (shifted) decoder input, which is the same text.
 """
 from __future__ import annotations
 
@@ -14,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models import runtime
-from models.architectures import architecture_of
+from models.architectures import Architecture, architecture_of
 from models.encoding import Encoding, build_encoding
 from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
@@ -27,11 +38,15 @@ DEFAULT_MAX_LENGTH = 512
 
 @dataclass
 class TokenBatch:
-    """Any number of token-id sequences to classify; ``zero_masks`` zero the word embedding of tokens."""
+    """Any number of token-id sequences to classify; ``zero_masks`` zero the word embedding of tokens.
+
+    ``readout``: per row, the position a decoder's head reads (rows that keep the layout of one encoding keep its
+    pooled token); None = the pooled-token rule on each row's own ids."""
 
     input_ids: list[list[int]]
     token_type_ids: list[list[int]] | None = None
     zero_masks: list[list[bool]] | None = None
+    readout: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -52,7 +67,7 @@ class TextClassifier:
     def __init__(self, model, tokenizer, *, name: str, fingerprint: str | None = None,
                  device: torch.device | str | None = None, source: str = "", manifest: dict | None = None,
                  max_batch_tokens: int | None = None, warnings: tuple[str, ...] = (),
-                 throughput: Throughput | None = None):
+                 throughput: Throughput | None = None, architecture: Architecture | None = None):
         self.device = torch.device(device) if device is not None else runtime.choose_device()
         if getattr(model.config, "_attn_implementation", "eager") != "eager" and hasattr(model, "set_attn_implementation"):
             model.set_attn_implementation("eager")  # sdpa returns no attention weights
@@ -61,14 +76,16 @@ class TextClassifier:
             parameter.requires_grad_(False)  # attributions need input gradients only
         self.tokenizer = tokenizer
         if tokenizer.pad_token_id is None:  # GPT-2 style tokenizers: pad with end-of-text
-            tokenizer.pad_token = tokenizer.eos_token
+            tokenizer.pad_token = tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.unk_token
+        if getattr(model.config, "pad_token_id", None) is None:  # decoder heads need it for batches of more than 1
             model.config.pad_token_id = tokenizer.pad_token_id
         self.name = name
         self.source = source
         self.manifest = manifest or {}
-        self.warnings = tuple(warnings)  # about the model itself (e.g. an untrained head): shown with every explanation
         self.labels = list(self.manifest.get("label_names") or _pretty_labels(model.config))
-        self.architecture = architecture_of(model)
+        # the model's parts (models/architectures.py): read once, shared with randomized copies (same module tree)
+        self.architecture = architecture if architecture is not None else architecture_of(self.model)
+        self.warnings = tuple(warnings) + tuple(w for w in self._architecture_warnings() if w not in warnings)
         offset = self.architecture.position_offset if self.architecture else 0
         limits = [getattr(model.config, "max_position_embeddings", DEFAULT_MAX_LENGTH) - offset,
                   getattr(model.config, "n_positions", DEFAULT_MAX_LENGTH)]
@@ -78,6 +95,8 @@ class TextClassifier:
         self.max_batch_tokens = max_batch_tokens or (65_536 if self.device.type == "cuda" else 8_192)
         accepted = inspect.signature(model.forward).parameters
         self._uses_token_types = "token_type_ids" in accepted and getattr(model.config, "type_vocab_size", 0) > 1
+        self._takes_positions = "position_ids" in accepted or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
         self._fingerprint = fingerprint
         # this model's measured speed in this process (models/metering.py: every cost estimate reads it)
         self.throughput = throughput or Throughput.for_model(self.model, self.device.type)
@@ -98,18 +117,44 @@ class TextClassifier:
     def num_labels(self) -> int:
         return len(self.labels)
 
+    @property
+    def summary_token(self) -> str:
+        """Where the head reads: "first" ([CLS]), "last" (decoders: the pooled token) or "eos" (encoder-decoders)."""
+        return self.architecture.summary_token if self.architecture is not None else "first"
+
+    @property
+    def causal(self) -> bool:
+        """A decoder-only classifier: each token sees only the tokens before it (paper 003 section 6.2 #3)."""
+        return self.summary_token == "last"
+
+    def _architecture_warnings(self) -> list[str]:
+        """What every explanation of this model should say about its architecture."""
+        if not self.causal:
+            return []
+        pad, eos = self.model.config.pad_token_id, self.tokenizer.eos_token_id
+        if pad is None or pad != eos:
+            return []
+        token = self.tokenizer.convert_ids_to_tokens(pad)
+        return [f"This decoder pads with its end-of-text token ({token}: pad = eos). Its classification head reads "
+                f"the last token that is not {token}, so an input that ends with {token} is read at the token before "
+                f"it, and a removal that wrote {token} would move the token read (paper 003 section 6.3 #1). Here the "
+                f"token read is fixed on the unperturbed input (shown as the pooled token in the provenance) and "
+                f"every perturbed copy is read at that same position."]
+
     def with_model(self, model, fingerprint: str, name: str | None = None) -> "TextClassifier":
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
                               max_batch_tokens=self.max_batch_tokens, warnings=self.warnings,
-                              throughput=self.throughput)
+                              throughput=self.throughput, architecture=self.architecture)
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,
                 "model_type": getattr(self.model.config, "model_type", "?"), "labels": self.labels,
                 "device": str(self.device), "max_length": self.max_length,
-                "parameters": sum(p.numel() for p in self.model.parameters()), "warnings": list(self.warnings)}
+                "parameters": sum(p.numel() for p in self.model.parameters()), "warnings": list(self.warnings),
+                "reads": {"first": "the first token ([CLS])", "last": "the pooled token (last non-pad; causal)",
+                          "eos": "the decoder state at the last </s> (encoder-decoder)"}[self.summary_token]}
 
     # ----- tokenization ----------------------------------------------------------------------------
     def encode(self, text: str, pair: str | None = None) -> Encoding:
@@ -121,6 +166,25 @@ class TextClassifier:
         if unk is None:
             return []
         return sorted({w for w, token in zip(encoding.token_word, encoding.input_ids) if w >= 0 and token == unk})
+
+    def pooled_index(self, encoding: Encoding | None = None, input_ids=None) -> int:
+        """Position of the token the head reads: 0 for encoders; for decoders Hugging Face's rule, the last token that
+        is not the pad token; for encoder-decoders the last </s> (the last token when there is none)."""
+        ids = list(encoding.input_ids if encoding is not None else input_ids)
+        if self.summary_token == "first":
+            return 0
+        if self.summary_token == "last":
+            pad = self.model.config.pad_token_id
+            return max((i for i, t in enumerate(ids) if t != pad), default=len(ids) - 1)
+        eos = self.model.config.eos_token_id
+        return max((i for i, t in enumerate(ids) if t == eos), default=len(ids) - 1)
+
+    def input_details(self, encoding: Encoding) -> dict:
+        """What the provenance records about how this model reads the input: the pooled token."""
+        index = self.pooled_index(encoding)
+        return {"pooled_token": {"index": index, "token": encoding.tokens[index],
+                                 "rule": {"first": "first token", "last": "last token that is not the pad token",
+                                          "eos": "last </s> (decoder state)"}[self.summary_token]}}
 
     def input_warnings(self, encoding: Encoding) -> list[str]:
         """What an explanation of this input should say about it: words read as the unknown token."""
@@ -158,12 +222,91 @@ class TextClassifier:
         if chunk:
             yield chunk
 
-    def _pad(self, sequences: list[list[int]], value: int) -> torch.Tensor:
+    def _pad(self, sequences: list[list[int]], value: int, left: bool = False) -> torch.Tensor:
         width = max(len(s) for s in sequences)
         out = torch.full((len(sequences), width), value, dtype=torch.long)
         for row, sequence in enumerate(sequences):
-            out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
+            if left:
+                out[row, width - len(sequence):] = torch.as_tensor(sequence, dtype=torch.long)
+            else:
+                out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
         return out
+
+    def _rows(self, batch: TokenBatch, chunk: list[int]):
+        """Token ids, zero masks and token types of some rows; a decoder's rows cut after the position it reads."""
+        ids = [list(batch.input_ids[i]) for i in chunk]
+        zeros = [list(batch.zero_masks[i]) for i in chunk] if batch.zero_masks is not None else None
+        types = [list(batch.token_type_ids[i]) for i in chunk] if batch.token_type_ids is not None else None
+        if self.causal:
+            ends = [(batch.readout[i] if batch.readout is not None else self.pooled_index(input_ids=ids[k])) + 1
+                    for k, i in enumerate(chunk)]
+            ids = [row[:end] for row, end in zip(ids, ends)]
+            zeros = [row[:end] for row, end in zip(zeros, ends)] if zeros is not None else None
+            types = [row[:end] for row, end in zip(types, ends)] if types is not None else None
+        return ids, zeros, types
+
+    def _run(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
+        """Logits of one padded chunk (the architecture decides the padding side and the inputs)."""
+        left = self.causal
+        ids = self._pad(chunk_ids, self.tokenizer.pad_token_id, left=left).to(self.device)
+        mask = self._pad([[1] * len(s) for s in chunk_ids], 0, left=left).to(self.device)
+        token_types = self._pad(types, 0, left=left).to(self.device) if types is not None and self._uses_token_types \
+            else None
+        keep = None
+        if zeros is not None:
+            keep = 1.0 - self._pad([[int(z) for z in row] for row in zeros], 0, left=left).to(self.device)
+        if self.summary_token == "eos":
+            embeds = None if keep is None else self.word_embeddings(ids) * keep.unsqueeze(-1).to(self.dtype)
+            return self._run_encoder_decoder(ids, mask, embeds)
+        kwargs = {"attention_mask": mask}
+        if token_types is not None:
+            kwargs["token_type_ids"] = token_types
+        if self.causal:  # the pooled token is the last position: read it as embeddings (see the module docstring)
+            embeds = self.word_embeddings(ids)
+            return self._run_decoder(embeds if keep is None else embeds * keep.unsqueeze(-1).to(self.dtype), mask,
+                                     token_types)
+        if keep is not None:
+            kwargs["inputs_embeds"] = self.word_embeddings(ids) * keep.unsqueeze(-1).to(self.dtype)
+        else:
+            kwargs["input_ids"] = ids
+        return self.model(**kwargs).logits
+
+    def _run_decoder(self, embeds: torch.Tensor, mask: torch.Tensor,
+                     token_types: torch.Tensor | None = None) -> torch.Tensor:
+        """A decoder on left-aligned rows: the head reads the last position; positions count real tokens only."""
+        embeds, mask, token_types = _left_aligned(embeds, mask, token_types)
+        kwargs = {"inputs_embeds": embeds, "attention_mask": mask}
+        if token_types is not None and self._uses_token_types:
+            kwargs["token_type_ids"] = token_types
+        if self._takes_positions:
+            kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
+        return self.model(**kwargs).logits
+
+    def _run_encoder_decoder(self, ids: torch.Tensor, mask: torch.Tensor, embeds: torch.Tensor | None) -> torch.Tensor:
+        """BART / T5: token ids (the head pools the last </s>); given embeddings replace the word embeddings of the
+        encoder input and, shifted one to the right, of the decoder input (the model builds it from the same ids)."""
+        if embeds is None:
+            return self.model(input_ids=ids, attention_mask=mask).logits
+        calls = []
+
+        def replace(module, _args, output):
+            calls.append(module)
+            if len(calls) == 1:  # the encoder runs first
+                return embeds.to(output.dtype)
+            return torch.cat([output[:, :1], embeds[:, :-1].to(output.dtype)], dim=1)  # decoder: shifted right
+
+        weight = self.model.get_input_embeddings().weight
+        handles = [m.register_forward_hook(replace) for m in self.model.modules()
+                   if getattr(m, "weight", None) is weight]
+        try:
+            logits = self.model(input_ids=ids, attention_mask=mask).logits
+        finally:
+            for handle in handles:
+                handle.remove()
+        if len(calls) != 2:
+            raise ModelError(f"Model '{self.name}': expected the encoder and the decoder to embed the input once each, "
+                             f"saw {len(calls)} embedding calls; gradients through its embeddings are not supported.")
+        return logits
 
     @torch.inference_mode()
     def predict_logits(self, batch: TokenBatch | list[Encoding]) -> np.ndarray:
@@ -176,22 +319,24 @@ class TextClassifier:
             return out
         lengths = np.array([len(s) for s in batch.input_ids])
         for chunk in self._chunks(lengths):
-            ids = self._pad([batch.input_ids[i] for i in chunk], self.tokenizer.pad_token_id).to(self.device)
-            mask = self._pad([[1] * len(batch.input_ids[i]) for i in chunk], 0).to(self.device)
-            kwargs = {"attention_mask": mask}
-            if batch.token_type_ids is not None and self._uses_token_types:
-                kwargs["token_type_ids"] = self._pad([batch.token_type_ids[i] for i in chunk], 0).to(self.device)
-            if batch.zero_masks is not None:
-                keep = 1.0 - self._pad([[int(z) for z in batch.zero_masks[i]] for i in chunk], 0).to(self.device)
-                kwargs["inputs_embeds"] = self.word_embeddings(ids) * keep.unsqueeze(-1).to(self.dtype)
-            else:
-                kwargs["input_ids"] = ids
-            started = time.perf_counter()
-            logits = self.model(**kwargs).logits
-            out[chunk] = logits.double().cpu().numpy()
-            self.throughput.record_batch(ids.shape[0], ids.shape[1], time.perf_counter() - started)
-            count(forward=len(chunk), batches=1)
+            for part in self._same_eos_count(batch, chunk):
+                ids, zeros, types = self._rows(batch, part)
+                started = time.perf_counter()
+                logits = self._run(ids, zeros, types)
+                out[part] = logits.double().cpu().numpy()
+                self.throughput.record_batch(len(part), max(len(s) for s in ids), time.perf_counter() - started)
+                count(forward=len(part), batches=1)
         return out
+
+    def _same_eos_count(self, batch: TokenBatch, chunk: list[int]) -> list[list[int]]:
+        """BART / T5 heads need the same number of </s> in every row of a batch: split a chunk where they differ."""
+        if self.summary_token != "eos":
+            return [chunk]
+        eos = self.model.config.eos_token_id
+        groups: dict[int, list[int]] = {}
+        for i in chunk:
+            groups.setdefault(sum(t == eos for t in batch.input_ids[i]), []).append(i)
+        return list(groups.values())
 
     def logits_of(self, encoding: Encoding) -> np.ndarray:
         """Logits of one input, computed once per classifier (read-only array)."""
@@ -227,9 +372,12 @@ class TextClassifier:
         return self.model.get_input_embeddings().weight.dtype
 
     def tensors(self, encoding: Encoding) -> dict[str, torch.Tensor]:
-        """input_ids, attention_mask and (where used) token_type_ids of one encoding, batch of 1."""
-        out = {"input_ids": torch.tensor([encoding.input_ids], device=self.device),
-               "attention_mask": torch.ones((1, encoding.n_tokens), dtype=torch.long, device=self.device)}
+        """input_ids, attention_mask and (where used) token_type_ids of one encoding, batch of 1. A decoder's mask
+        stops at its pooled token: tokens after it cannot change what the head reads (causal attention)."""
+        mask = torch.ones((1, encoding.n_tokens), dtype=torch.long, device=self.device)
+        if self.causal:
+            mask[0, self.pooled_index(encoding) + 1:] = 0
+        out = {"input_ids": torch.tensor([encoding.input_ids], device=self.device), "attention_mask": mask}
         if self._uses_token_types and encoding.token_type_ids is not None:
             out["token_type_ids"] = torch.tensor([encoding.token_type_ids], device=self.device)
         return out
@@ -242,21 +390,57 @@ class TextClassifier:
                        token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Logits from word embeddings (differentiable); counted as a forward and, under grad, a backward."""
         n = inputs_embeds.shape[0]
-        if attention_mask is not None and attention_mask.shape[0] != n:
+        if attention_mask is None:
+            attention_mask = torch.ones(inputs_embeds.shape[:2], dtype=torch.long, device=inputs_embeds.device)
+        if attention_mask.shape[0] != n:
             attention_mask = attention_mask.expand(n, -1)
-        kwargs = {"inputs_embeds": inputs_embeds, "attention_mask": attention_mask}
-        if token_type_ids is not None and self._uses_token_types:
-            kwargs["token_type_ids"] = token_type_ids.expand(n, -1) if token_type_ids.shape[0] != n else token_type_ids
-        logits = self.model(**kwargs).logits
+        if token_type_ids is not None and token_type_ids.shape[0] != n:
+            token_type_ids = token_type_ids.expand(n, -1)
+        if self.causal:
+            logits = self._run_decoder(inputs_embeds, attention_mask, token_type_ids)
+        elif self.summary_token == "eos":
+            logits = self._run_encoder_decoder(self._placeholder_ids(attention_mask), attention_mask, inputs_embeds)
+        else:
+            kwargs = {"inputs_embeds": inputs_embeds, "attention_mask": attention_mask}
+            if token_type_ids is not None and self._uses_token_types:
+                kwargs["token_type_ids"] = token_type_ids
+            logits = self.model(**kwargs).logits
         count(forward=n, backward=n if torch.is_grad_enabled() else 0, batches=1)
         return logits
+
+    def _placeholder_ids(self, mask: torch.Tensor) -> torch.Tensor:
+        """Token ids for an encoder-decoder run on embeddings: </s> at each row's last real position (the token the
+        head pools, as in the tokenized input), an ordinary token elsewhere; the embeddings replace them all."""
+        config = self.model.config
+        ordinary = next(i for i in range(len(self.tokenizer))
+                        if i not in (config.eos_token_id, config.pad_token_id, config.decoder_start_token_id))
+        ids = torch.full(mask.shape, ordinary, dtype=torch.long, device=mask.device)
+        last = mask.shape[1] - 1 - mask.flip(-1).argmax(-1)
+        ids[torch.arange(mask.shape[0], device=mask.device), last] = config.eos_token_id
+        return ids
 
     @torch.inference_mode()
     def attentions(self, encoding: Encoding) -> np.ndarray:
         """Attention weights, shape (layers, heads, tokens, tokens)."""
         outputs = self.model(**self.tensors(encoding), output_attentions=True)
         count(forward=1, batches=1)
-        if not outputs.attentions:
+        # an encoder-decoder's output (Seq2SeqSequenceClassifierOutput) has encoder and decoder attentions: the
+        # encoder's are the ones over the input tokens
+        weights = getattr(outputs, "encoder_attentions", None) or getattr(outputs, "attentions", None)
+        if not weights:
             raise ModelError(f"Model '{self.name}' returned no attention weights (its attention implementation "
                              f"cannot output them).")
-        return torch.stack([a[0] for a in outputs.attentions]).double().cpu().numpy()
+        return torch.stack([a[0] for a in weights]).double().cpu().numpy()
+
+
+def _left_aligned(embeds: torch.Tensor, mask: torch.Tensor, token_types: torch.Tensor | None = None):
+    """Rows moved right so each one's last real position (mask 1) is the last column (differentiable: a gather);
+    returns (embeds, mask, token_types)."""
+    width = mask.shape[1]
+    last = width - 1 - mask.flip(-1).argmax(-1)
+    if bool((last == width - 1).all()):
+        return embeds, mask, token_types
+    shift = (width - 1 - last).unsqueeze(-1)
+    index = (torch.arange(width, device=mask.device).unsqueeze(0) - shift) % width
+    moved = embeds.gather(1, index.unsqueeze(-1).expand(-1, -1, embeds.shape[-1]))
+    return moved, mask.gather(1, index), (token_types.gather(1, index) if token_types is not None else None)

@@ -9,6 +9,10 @@ class ModelError(UserFacingError):
     """A model could not be found, loaded or used."""
 
 
+class ArchitectureError(ModelError):
+    """The module-tree rule (models/architectures.py) cannot find a model's embeddings, blocks or head."""
+
+
 class ModelNotPrepared(ModelError):
     """A built-in model (default, default-quick, default-nli) is not in the cache yet."""
 

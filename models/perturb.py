@@ -4,7 +4,14 @@ Leave-one-out, occlusion, LIME, SHAP, Input Marginalization, every deletion-styl
 call ``perturb`` with a boolean keep-mask over words, so "remove" means the same thing everywhere and
 a metric can tell which removal operator it shares with which method (the bias paper 000 warns about).
 
-Special tokens are never removed. Operators:
+Special tokens are never removed. A decoder's perturbed copies that keep the input's token layout are read at the
+input's pooled token (``TokenBatch.readout``), never at a position a written pad token would move it to.
+
+A tokenizer without the operator's token (GPT-2, Llama, Qwen2, T5 have no [MASK]; Qwen2 no [UNK]) falls back to
+``delete`` (``resolve_operator``; the explanation records both and says why): every tokenizer can delete, it writes
+no token that could be the pad token a decoder's head locates its read-out by (paper 003 section 6.3 #1), and a
+model never pre-trained with a mask token sees a shorter but natural text instead of an unseen placeholder
+(paper 003 section 6.2 #4). Operators:
 
 | id     | what a removed word becomes                                     | length    |
 |--------|-----------------------------------------------------------------|-----------|
@@ -62,10 +69,27 @@ class WordFiller(Protocol):
         """For each row of ``keep`` (n, n_words), the word list with every removed word replaced."""
 
 
-def _special_id(classifier: TextClassifier, operator: Operator) -> int:
+FALLBACK = Operator.DELETE  # what an operator whose token the tokenizer lacks becomes (see the module docstring)
+
+
+def _token_id(classifier: TextClassifier, operator: Operator) -> int | None:
     tokenizer = classifier.tokenizer
-    token_id = {Operator.MASK: tokenizer.mask_token_id, Operator.PAD: tokenizer.pad_token_id,
-                Operator.UNK: tokenizer.unk_token_id}[operator]
+    return {Operator.MASK: tokenizer.mask_token_id, Operator.PAD: tokenizer.pad_token_id,
+            Operator.UNK: tokenizer.unk_token_id}.get(operator)
+
+
+def resolve_operator(classifier: TextClassifier, operator: Operator | str) -> tuple[Operator, str | None]:
+    """The operator that really runs, and a note for the provenance and the screen when it is not the one asked."""
+    operator = Operator(operator)
+    if operator not in (Operator.MASK, Operator.PAD, Operator.UNK) or _token_id(classifier, operator) is not None:
+        return operator, None
+    return FALLBACK, (f"The tokenizer of '{classifier.name}' has no {OPERATORS[operator].label} token, so removed "
+                      f"words were deleted instead (operator '{FALLBACK.value}': every tokenizer supports it, and it "
+                      f"writes no placeholder the model never saw in training).")
+
+
+def _special_id(classifier: TextClassifier, operator: Operator) -> int:
+    token_id = _token_id(classifier, operator)
     if token_id is None:
         raise ModelError(f"The tokenizer of '{classifier.name}' has no {OPERATORS[operator].label} token; "
                          f"choose another removal operator (delete or zero embedding always work).")
@@ -86,8 +110,9 @@ def _texts_from_words(encoding: Encoding, rows: list[list[str]] | np.ndarray, ke
 
 def perturb(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, operator: Operator | str,
             filler: WordFiller | None = None) -> TokenBatch:
-    """Token ids for every row of ``keep`` (bool, shape (n, n_words); False = remove the word)."""
-    operator = Operator(operator)
+    """Token ids for every row of ``keep`` (bool, shape (n, n_words); False = remove the word). An operator whose
+    token the tokenizer lacks runs as ``resolve_operator`` says."""
+    operator, _ = resolve_operator(classifier, operator)
     keep = np.atleast_2d(np.asarray(keep, dtype=bool))
     if keep.shape[1] != encoding.n_words:
         raise ValueError(f"keep mask has {keep.shape[1]} columns for {encoding.n_words} words")
@@ -96,16 +121,18 @@ def perturb(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, op
     # removed[r, t]: token t belongs to a word removed in row r
     removed = np.zeros((len(keep), encoding.n_tokens), dtype=bool)
     removed[:, is_word_token] = ~keep[:, token_word[is_word_token]]
+    # same layout as the input: read where the input is read (None for encoders: they read the first token)
+    readout = [classifier.pooled_index(encoding)] * len(keep) if classifier.causal else None
 
     if operator in (Operator.MASK, Operator.PAD, Operator.UNK):
         ids = np.tile(np.asarray(encoding.input_ids), (len(keep), 1))
         ids[removed] = _special_id(classifier, operator)
         types = [list(encoding.token_type_ids)] * len(keep) if encoding.token_type_ids is not None else None
-        return TokenBatch(input_ids=ids.tolist(), token_type_ids=types)
+        return TokenBatch(input_ids=ids.tolist(), token_type_ids=types, readout=readout)
     if operator is Operator.ZERO:
         types = [list(encoding.token_type_ids)] * len(keep) if encoding.token_type_ids is not None else None
         return TokenBatch(input_ids=[list(encoding.input_ids)] * len(keep), token_type_ids=types,
-                          zero_masks=removed.tolist())
+                          zero_masks=removed.tolist(), readout=readout)
     if operator is Operator.DELETE:
         rows = [list(encoding.words)] * len(keep)
         texts, pairs = _texts_from_words(encoding, rows, keep)

@@ -6,8 +6,8 @@ model's, except inside the units being re-initialized, which get fresh tensors. 
 the memory of the randomized units, and a cascade (head, block L-1, ..., embeddings) never holds more than the
 original plus one copy of the weights: each stage reuses the previous stage's already-randomized units.
 
-Units come from the per-architecture table (``models/architectures.py``): the head modules, each transformer
-block (attention + MLP as one unit, paper 003 §3.3) and the embedding modules.
+Units come from the module-tree rule (``models/architectures.py``): the head modules, each transformer block
+(attention + MLP as one unit, paper 003 §3.3; both stacks of an encoder-decoder) and the embedding modules.
 
 Re-initialization (``init``):
 - ``"model"``: the model's own ``_init_weights`` (e.g. N(0, 0.02) weights, zero biases, unit LayerNorm);
@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from models import runtime  # noqa: F401  (environment before torch)
-from models.architectures import Architecture, get_module
+from models.architectures import Architecture, get_module, read_architecture
 from models.classifier import TextClassifier
-from models.errors import ModelError
+from models.errors import ArchitectureError, ModelError
 
 import torch  # noqa: E402
 
@@ -56,27 +56,48 @@ class Stage:
 
 
 def _architecture(classifier: TextClassifier) -> Architecture:
-    arch = classifier.architecture
-    if arch is None:
-        raise ModelError(f"Model '{classifier.name}' (type '{getattr(classifier.model.config, 'model_type', '?')}') "
-                         f"has no entry in the architecture table (models/architectures.py), so its blocks are "
-                         f"unknown and it cannot be randomized.")
-    return arch
+    """The classifier's parts by the module-tree rule; a message naming what was not found otherwise."""
+    if classifier.architecture is not None:
+        return classifier.architecture
+    model_type = getattr(classifier.model.config, "model_type", "?")
+    try:
+        read_architecture(classifier.model)
+        reason = "it was marked unreadable"
+    except ArchitectureError as error:
+        reason = str(error)
+    raise ModelError(f"Model '{classifier.name}' (type '{model_type}') cannot be randomized: its parts could not be "
+                     f"found ({reason}). It has no entry in the architecture table (models/architectures.py) "
+                     f"either; add one there.")
+
+
+def _stack_label(stack: str, arch: Architecture) -> str:
+    """"" for a single stack; the stack's parent name ("encoder", "decoder") where there are several."""
+    if not arch.encoder_decoder:
+        return ""
+    parts = stack.split(".")
+    names = [s.split(".")[-2] if s.count(".") else s for s in arch.all_stacks]
+    label = parts[-2] if len(parts) > 1 else parts[-1]
+    return (label if names.count(label) == 1 else f"stack {arch.all_stacks.index(stack)}") + " "
 
 
 def stages(classifier: TextClassifier) -> list[Stage]:
     """The randomization stages from the top down: head, block L-1, ..., block 0, embeddings (paper 003 §3.3,
-    Figs. 4.6-4.7)."""
+    Figs. 4.6-4.7); an encoder-decoder: head, decoder blocks, decoder input (modules between the stacks), encoder
+    blocks, embeddings."""
     arch = _architecture(classifier)
     model = classifier.model
-    blocks = get_module(model, arch.blocks)
-    if blocks is None:
-        raise ModelError(f"Model '{classifier.name}' has no module '{arch.blocks}' (its blocks).")
-    head = tuple(p for p in arch.head if get_module(model, p) is not None)
+    between = dict(arch.between)
+    out = [Stage("head", tuple(p for p in arch.head if get_module(model, p) is not None), 0)]
+    for stack in reversed(arch.all_stacks):
+        blocks = get_module(model, stack)
+        if blocks is None:
+            raise ModelError(f"Model '{classifier.name}' has no module '{stack}' (its blocks).")
+        label = _stack_label(stack, arch)
+        for i in reversed(range(len(blocks))):
+            out.append(Stage(f"{label}block {i}", (f"{stack}.{i}",), len(out)))
+        if between.get(stack):
+            out.append(Stage(f"{label}input", between[stack], len(out)))
     embeddings = tuple(p for p in arch.embeddings if get_module(model, p) is not None)
-    out = [Stage("head", head, 0)]
-    for i in reversed(range(len(blocks))):
-        out.append(Stage(f"block {i}", (f"{arch.blocks}.{i}",), len(out)))
     out.append(Stage("embeddings", embeddings, len(out)))
     return out
 

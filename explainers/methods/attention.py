@@ -17,9 +17,9 @@ QUERIES = ("cls", "mean")
 
 
 def summary_index(classifier, encoding) -> int:
-    """Position of the token the classification head reads."""
-    last = classifier.architecture is not None and classifier.architecture.summary_token == "last"
-    return encoding.n_tokens - 1 if last else 0
+    """Position of the token the classification head reads ([CLS]; a decoder's pooled token; BART / T5: the last
+    </s>, whose encoder row is shown)."""
+    return classifier.pooled_index(encoding)
 
 
 def head_mean_attention(classifier, encoding) -> np.ndarray:
