@@ -30,7 +30,8 @@ from models.prompted import load_prompted
 import torch  # noqa: E402  (runtime sets the environment first)
 
 BUILT_IN = tuple(RECIPES)
-HEAD_PREFIXES = ("classifier", "score", "pre_classifier", "logits_proj")
+# top-level modules a classification checkpoint adds to its pre-trained model (BART and T5: classification_head)
+HEAD_PREFIXES = ("classifier", "score", "pre_classifier", "logits_proj", "classification_head")
 
 
 # ----- one reading of a model name --------------------------------------------------------------------
@@ -96,9 +97,12 @@ def _check_config(folder: Path) -> None:
         raise ModelError(f"'{config_file}' is not valid JSON ({error}).") from error
     architectures = config.get("architectures") or []
     if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
+        causal_lm = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures)
         raise ModelError(
             f"'{folder}' is a {', '.join(architectures)} without a sequence-classification head, so there is no "
-            f"prediction to explain. Use a *ForSequenceClassification model (fine-tune this one first).")
+            f"prediction to explain. Use a *ForSequenceClassification model (fine-tune this one first)"
+            + ("; a causal language model can classify only through a prompt, which is not supported yet."
+               if causal_lm else "."))
 
 
 def _from_pretrained(location: str, local_only: bool):

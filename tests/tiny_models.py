@@ -215,6 +215,14 @@ def tiny_architecture(name: str, seed: int = 0, num_labels: int = 2):
     config.num_labels = num_labels
     config.id2label = {0: "negative", 1: "positive"} if num_labels == 2 else config.id2label
     config.label2id = {v: k for k, v in config.id2label.items()}
+    # wider random weights than the pre-training default (0.02), so logits are of order 1 and a wrong read-out
+    # position, padding side or position id changes them visibly
+    if hasattr(config, "initializer_range"):
+        config.initializer_range = 0.2
+    if hasattr(config, "init_std"):
+        config.init_std = 0.2
+    if hasattr(config, "initializer_factor"):
+        config.initializer_factor = 5.0
     torch.manual_seed(seed)
     return model_class(config).eval(), tokenizer
 

@@ -15,7 +15,7 @@ from transformers import (BertConfig, BertForSequenceClassification, DistilBertC
                           PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification)
 
 from models import TextClassifier, randomize
-from models.architectures import ARCHITECTURES, get_module
+from models.architectures import get_module, read_architecture
 from models.errors import ModelError
 
 WORDS = "the movie was a film that this story had some scenes excellent awful good bad great boring fun".split()
@@ -89,9 +89,20 @@ def _params_under(model, paths) -> dict[str, torch.Tensor]:
     return out
 
 
+# What the hand-written architecture table said before the module-tree rule replaced it (issue 15): the rule must
+# find the same blocks, embeddings and head.
+FORMER_TABLE = {
+    "bert": ("bert.encoder.layer", ("bert.embeddings",), ("bert.pooler", "classifier")),
+    "roberta": ("roberta.encoder.layer", ("roberta.embeddings",), ("classifier",)),
+    "distilbert": ("distilbert.transformer.layer", ("distilbert.embeddings",), ("pre_classifier", "classifier")),
+    "gpt2": ("transformer.h", ("transformer.wte", "transformer.wpe"), ("transformer.ln_f", "score")),
+}
+
+
 def test_stages_come_from_the_architecture_table(tiny):
-    arch = ARCHITECTURES[tiny.model.config.model_type]
-    assert tiny.architecture is arch
+    arch = read_architecture(tiny.model)
+    assert tiny.architecture == arch
+    assert (arch.blocks, arch.embeddings, arch.head) == FORMER_TABLE[tiny.model.config.model_type]
     names = [s.name for s in randomize.stages(tiny)]
     assert names == ["head", "block 1", "block 0", "embeddings"]
     assert randomize.stage_names(tiny) == ["original"] + names
