@@ -165,6 +165,7 @@ def _causal_caveat(classifier: TextClassifier, family: str, operator: Operator |
         return ["Causal model: each token attends only to the tokens before it, so attention weights lean toward "
                 "early tokens whatever their importance (paper 003 section 6.2 #3)."]
     if operator is not None:
-        return ["Causal model: removing an early word changes every later token's state, removing a late one "
-                "changes few, so removal scores of early words tend to be larger (paper 003 section 6.2 #3)."]
+        return ["Causal model: removing a word changes the state of every token after it, so removing an early "
+                "word perturbs more of the input than removing a late one; paper 003 (section 6.2 #3) found "
+                "outsized removal scores for early words on GPT-2."]
     return []
