@@ -7,6 +7,9 @@ the left), encoder-decoders (BART, T5) the decoder state at the last </s>.
 """
 from __future__ import annotations
 
+import json
+
+import cli
 import numpy as np
 import pytest
 import torch
@@ -100,6 +103,19 @@ def test_masked_lm_and_expensive_methods_explain_every_architecture(name, tmp_pa
     classifier = loaded(name, tmp_path_factory)
     encoding = classifier.encode(TEXT)
     _check_explained(classifier, encoding, _explain_all(classifier, encoding, sorted(HEAVY)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gpt2", "t5"])
+def test_the_command_line_explains_with_all_methods_and_says_why_one_is_skipped(name, tmp_path, capsys):
+    """`cli.py explain --methods all` on a user's folder: every registered method explains, except AML without its
+    prepared attribution model, which is listed as skipped with the command that builds it."""
+    folder = save_tiny_architecture(name, tmp_path / name)
+    assert cli.main(["explain", "--model", folder, "--text", TEXT, "--methods", "all", "--json", "--no-cache"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    explained = {e["method_id"] for e in report["explanations"]}
+    assert explained | set(report["skipped"]) == set(REGISTRY)
+    assert set(report["skipped"]) <= {"aml"} and all("prepare-aml" in m for m in report["skipped"].values())
 
 
 def _owned(model, paths) -> list[str]:
