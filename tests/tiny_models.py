@@ -16,6 +16,7 @@ from tokenizers.trainers import BpeTrainer
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizer, PreTrainedTokenizerFast
 
 from models import TextClassifier
+from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification
 from models.classifier import TokenBatch
 from models.training import TrainConfig, train_classifier
 
@@ -175,6 +176,9 @@ def _arch_config(name: str, tokenizer) -> tuple[type, object]:
             vocab_size=n, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
             max_position_embeddings=64, global_attn_every_n_layers=2, local_attention=8,
             cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id, **special)),
+        # the offline zoo's causal BERT (models/causal_bert.py): BERT blocks under a causal mask, last-token read-out
+        "causal-bert": lambda: (CausalBertForSequenceClassification, CausalBertConfig(**bert_like, type_vocab_size=2,
+                                                                                      **special)),
         "roberta": lambda: (tf.RobertaForSequenceClassification, tf.RobertaConfig(
             **{**bert_like, "max_position_embeddings": 66}, type_vocab_size=1, **special)),
         "gpt2": lambda: (tf.GPT2ForSequenceClassification, tf.GPT2Config(
@@ -202,7 +206,8 @@ def _arch_config(name: str, tokenizer) -> tuple[type, object]:
 # architecture -> its tokenizer family
 ARCHITECTURE_FAMILIES = {
     "bert": "wordpiece", "distilbert": "wordpiece", "electra": "wordpiece", "albert": "wordpiece",
-    "deberta-v2": "wordpiece", "mpnet": "roberta", "modernbert": "wordpiece", "roberta": "roberta",
+    "deberta-v2": "wordpiece", "mpnet": "roberta", "modernbert": "wordpiece", "causal-bert": "wordpiece",
+    "roberta": "roberta",
     "gpt2": "gpt2", "llama": "llama", "qwen2": "qwen2", "mistral": "llama", "phi": "gpt2", "gemma": "gemma",
     "bart": "roberta", "t5": "t5",
 }
