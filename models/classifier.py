@@ -95,8 +95,10 @@ class TextClassifier:
         self.max_batch_tokens = max_batch_tokens or (65_536 if self.device.type == "cuda" else 8_192)
         accepted = inspect.signature(model.forward).parameters
         self._uses_token_types = "token_type_ids" in accepted and getattr(model.config, "type_vocab_size", 0) > 1
-        self._takes_positions = "position_ids" in accepted or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+        # a decoder that takes position ids is padded on the left (its head reads the last position of embeddings);
+        # one that does not (a custom head reading the last position its attention mask keeps, e.g. the prompted LM)
+        # keeps right padding, where the positions of real tokens do not move
+        self._left_padded = self.causal and "position_ids" in accepted
         self._fingerprint = fingerprint
         # this model's measured speed in this process (models/metering.py: every cost estimate reads it)
         self.throughput = throughput or Throughput.for_model(self.model, self.device.type)
@@ -247,7 +249,7 @@ class TextClassifier:
 
     def _run(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
         """Logits of one padded chunk (the architecture decides the padding side and the inputs)."""
-        left = self.causal
+        left = self._left_padded
         ids = self._pad(chunk_ids, self.tokenizer.pad_token_id, left=left).to(self.device)
         mask = self._pad([[1] * len(s) for s in chunk_ids], 0, left=left).to(self.device)
         token_types = self._pad(types, 0, left=left).to(self.device) if types is not None and self._uses_token_types \
@@ -273,12 +275,14 @@ class TextClassifier:
 
     def _run_decoder(self, embeds: torch.Tensor, mask: torch.Tensor,
                      token_types: torch.Tensor | None = None) -> torch.Tensor:
-        """A decoder on left-aligned rows: the head reads the last position; positions count real tokens only."""
-        embeds, mask, token_types = _left_aligned(embeds, mask, token_types)
+        """A decoder on left-aligned rows: the head reads the last position; positions count real tokens only (a
+        decoder without position ids: right-aligned rows, its head reads the last position its mask keeps)."""
+        if self._left_padded:
+            embeds, mask, token_types = _left_aligned(embeds, mask, token_types)
         kwargs = {"inputs_embeds": embeds, "attention_mask": mask}
         if token_types is not None and self._uses_token_types:
             kwargs["token_type_ids"] = token_types
-        if self._takes_positions:
+        if self._left_padded:
             kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
         return self.model(**kwargs).logits
 
