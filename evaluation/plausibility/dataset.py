@@ -13,6 +13,13 @@ Paper 000's dataset protocol (seeds-000-001.md 000.3(e)) is computed here from t
 for every tau the IoU, precision and recall are averaged over examples, F1 is the harmonic mean of the
 *averaged* precision and recall, and each method is reported at its own best tau (optimistic for every
 method, as the paper says). Bootstrap CIs resample examples at that tau (tau chosen on all examples).
+
+Paper 002's top-p % binarization (``binarization="top-p"``, ``evaluation/plausibility/top_p.py``) is fitted over
+a run's documents, so it is computed here from the stored word scores: per method, every scored document's
+scores and human mask (aligned as the evaluator aligns them) go to ``top_p_binarize``, and the token precision,
+recall and F1 of each document's top-p words replace the top-k ones in the report. The random baseline gets the
+same treatment: ``random_orderings`` seeded draws of uniform word scores over every document, each draw fitted
+on its own.
 """
 from __future__ import annotations
 
@@ -20,12 +27,15 @@ import numpy as np
 import pandas as pd
 
 from corpora import load_dataset
+from models import cached_classifier
 
 from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
 from explainers.params import options_from
-from evaluation.plausibility.metrics import TAUS, config_from_options, f1, iou_f1_of_means, parse_sweep_id
+from evaluation.plausibility.metrics import (TAUS, TOP_K_TO_TOP_P, PlausibilityConfig, align, config_from_options, f1,
+                                             iou_f1_of_means, parse_sweep_id, set_scores)
+from evaluation.plausibility.top_p import top_p_binarize
 from evaluation.runs.store import ResultStore
 
 EVALUATORS = ["plausibility", "plausibility-sweep"]
@@ -188,15 +198,91 @@ def per_example_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return metrics.pivot_table(index=["example_id", "method"], columns="metric", values="value").reset_index()
 
 
+# ----- paper 002's top-p binarization (fitted over the run's documents) ----------------------------------------------
+def _documents(store: ResultStore, run_id: str, frame: pd.DataFrame, config: PlausibilityConfig) -> dict:
+    """Per method: {example id: (aligned word scores, human mask)} of the examples the evaluator scored."""
+    run_config = store.get_run(run_id)["config"]
+    classifier = cached_classifier(run_config["model"])
+    examples = {e.id: e for e in load_dataset(run_config["dataset"], limit=run_config.get("limit"),
+                                              label_names=classifier.labels)}
+    scored = set(zip(frame["example_id"], frame["method"]))  # only_correct and missing rationales are left out
+    documents: dict[str, dict] = {}
+    for example_id, cell in store.cells(run_id).items():
+        example = examples.get(example_id)
+        if example is None or example.rationale is None or not cell.get("explanations"):
+            continue
+        encoding = classifier.encode(example.text, example.pair)
+        for method, explanation in cell["explanations"].items():
+            if (example_id, method) in scored:
+                aligned = align(encoding, explanation["scores"], example.rationale, config.truncation)
+                documents.setdefault(method, {})[example_id] = (aligned.scores, aligned.human)
+    return documents
+
+
+def _top_p_values(scores: list, humans: list, sign: str) -> list[dict[str, float]]:
+    """Token precision, recall and F1 of each document's top-p words (cut words are never highlighted)."""
+    ranked = [np.nan_to_num(np.abs(s) if sign == "absolute" else s, nan=np.nanmin(s) if np.isfinite(s).any() else 0.0)
+              for s in scores]
+    result = top_p_binarize(ranked, humans)
+    return [{TOP_K_TO_TOP_P[f"plaus_token_{q}_topk"]: values[q] for q in ("precision", "recall", "f1")}
+            for values in (set_scores(selected & np.isfinite(s), h)
+                           for selected, s, h in zip(result.selected, scores, humans))]
+
+
+def top_p_frames(store: ResultStore, run_id: str, frame: pd.DataFrame, config: PlausibilityConfig, n_random: int,
+                 seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The top-p token scores as result rows (example, method, metric, value) and the random baseline's draws
+    (example, metric, ordering, value). A method with fewer than two scored documents gets none (the
+    regression is leave-one-out)."""
+    rows, draws = [], []
+    methods = _documents(store, run_id, frame, config)
+    for method, documents in methods.items():
+        if len(documents) < 2:
+            continue
+        ids = list(documents)
+        values = _top_p_values([documents[i][0] for i in ids], [documents[i][1] for i in ids], config.sign)
+        rows += [{"example_id": i, "method": method, "metric": m, "value": v}
+                 for i, per_doc in zip(ids, values) for m, v in per_doc.items()]
+    documents = next((d for d in methods.values() if len(d) >= 2), {})  # the random draws cover the same words
+    rng = np.random.default_rng(seed)
+    ids = list(documents)
+    random_values: dict = {}
+    for ordering in range(n_random if ids else 0):
+        scores = [rng.uniform(size=documents[i][0].size) for i in ids]
+        for i, per_doc in zip(ids, _top_p_values(scores, [documents[i][1] for i in ids], config.sign)):
+            for metric, value in per_doc.items():
+                draws.append({"example_id": i, "metric": metric, "ordering": ordering, "value": value})
+                random_values.setdefault((i, metric), []).append(value)
+    rows += [{"example_id": i, "method": RANDOM_METHOD, "metric": m, "value": float(np.mean(v))}
+             for (i, m), v in random_values.items()]
+    return (pd.DataFrame.from_records(rows, columns=["example_id", "method", "metric", "value"]),
+            pd.DataFrame.from_records(draws, columns=["example_id", "metric", "ordering", "value"]))
+
+
+def binarized_frames(store: ResultStore, run_id: str, config: PlausibilityConfig,
+                     run_options: RunOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The run's result rows and random draws under the config's binarization: top-k as stored, or top-p
+    (paper 002) in place of the top-k token scores."""
+    frame, orderings = results_frame(store, run_id), random_orderings_frame(store, run_id)
+    if config.binarization != "top-p" or frame.empty:
+        return frame, orderings
+    scored = frame[(frame["method"] != RANDOM_METHOD) & frame["metric"].str.startswith("plaus_")]
+    top_p, top_p_draws = top_p_frames(store, run_id, scored, config,
+                                      run_options.random_orderings, run_options.seed)
+    top_k = set(TOP_K_TO_TOP_P)
+    return (pd.concat([frame[~frame["metric"].isin(top_k)], top_p], ignore_index=True),
+            pd.concat([orderings[~orderings["metric"].isin(top_k)], top_p_draws], ignore_index=True))
+
+
 def run_report(store: ResultStore, run_id: str) -> dict:
     """Everything the page shows about a run, as plain data (also the JSON export)."""
     run = store.get_run(run_id)
     if run is None:
         raise KeyError(f"No run '{run_id}'.")
-    frame = results_frame(store, run_id)
     options = run["config"].get("options") or {}
     config, preset = config_from_options(options)
     run_options = options_from(RunOptions, options)
+    frame, orderings = binarized_frames(store, run_id, config, run_options)
     cells = store.cells(run_id)
     errors = {key: cell["error"] for key, cell in cells.items() if "error" in cell}
     empty = not len(frame)
@@ -207,10 +293,11 @@ def run_report(store: ResultStore, run_id: str) -> dict:
                            f"{run_options.random_orderings} seeded draws per example (seed {run_options.seed} + "
                            f"input hash)",
         "metrics": [] if empty else
-        metric_table(frame, random_orderings_frame(store, run_id)).to_dict(orient="records"),
+        metric_table(frame, orderings).to_dict(orient="records"),
         "paper000": [] if empty else paper000_table(frame, config.select_by).to_dict(orient="records"),
         "sweep": [] if empty else sweep_curves(frame).to_dict(orient="records"),
-        "eraser_official": [] if empty else eraser_official_table(frame).to_dict(orient="records"),
+        # ERASER's script has its own conventions (top-k token F1), whatever the config's binarization
+        "eraser_official": [] if empty else eraser_official_table(results_frame(store, run_id)).to_dict(orient="records"),
         "eraser_official_conventions": ERASER_OFFICIAL,
         "errors": errors, "taus": list(TAUS),
     }

@@ -49,7 +49,7 @@ import numpy as np
 
 from sklearn.metrics import auc, precision_recall_curve
 
-from evaluation.metric import Evaluator, Metric, register_evaluator
+from evaluation.metric import Evaluator, Metric, register_evaluator, register_metric
 from explainers.params import coerce, param, validate
 from corpora.records import word_spans
 from corpora.records import split_words
@@ -64,6 +64,7 @@ TIES = ("pessimistic", "reading-order")
 TRUNCATION = ("drop", "miss")
 IOU_FROM = ("top-k", "threshold")
 SELECT_BY = ("f1", "iou")
+BINARIZATIONS = ("top-k", "top-p")
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,10 @@ class PlausibilityConfig:
                                "examples")
     select_by: str = param("f1", "Best tau by", "dataset level: the best tau of the sweep maximizes this",
                            choices=SELECT_BY)
+    binarization: str = param("top-k", "Dataset binarization", "top-k: the top-k words of each example; top-p: "
+                              "paper 002's per-document share p, predicted by a leave-one-out kernel regression "
+                              "over the run's documents (dataset runs; replaces the top-k token scores)",
+                              choices=BINARIZATIONS)
 
     def __post_init__(self):
         validate(self)
@@ -112,6 +117,8 @@ PRESETS: dict[str, dict] = {
     "gt-length": {"top_k": "human", "ties": "reading-order"},
     # paper 002 baselines "_n": L1 norm (unsigned); rank by magnitude
     "marc-abs": {"sign": "absolute"},
+    # paper 002 s. 4.2 / App. A.1: token P / R / F1 of the per-document top-p % (evaluation/plausibility/top_p.py)
+    "paper002-top-p": {"binarization": "top-p"},
 }
 
 
@@ -442,6 +449,7 @@ P000 = "paper 000 (Nguyen-style IM/LOO study) s. 3.3 and 5.2; code conventions i
 ERASER = "ERASER (DeYoung et al. 2020) as used by paper 002 s. 4.2 / App. A.1 (seeds-002-004.md 002.4)"
 ERASER_SCRIPT = "ERASER's official rationale_benchmark/metrics.py (jayded/eraserbenchmark): partial_match_score " \
                 "macro P / R, _auprc"
+P002 = "paper 002 s. 4.2 / App. A.1: per-document top-p % from a leave-one-out kernel regression (top_p.py)"
 P003 = "paper 003 s. 2.2.3.1 and 4.1.3 (ground-truth overlap as coded = precision@k; mean rank; seed-003.md 3.1)"
 
 
@@ -497,6 +505,19 @@ METRIC_RECORDS = (
             "Human words beyond the model's length limit; the explanation could not cover them.",
             "this project", (0.0, None), data_property=True),
 )
+
+# paper 002's top-p token scores: fitted over a run's documents, so the dataset report computes them
+# (evaluation/plausibility/dataset.py) in place of the top-k ones when ``binarization="top-p"``
+TOP_P_RECORDS = tuple(register_metric(m) for m in (
+    _metric("plaus_token_precision_topp", "Token precision @ top-p", True,
+            "Share of the document's top-p words that people marked.", P002),
+    _metric("plaus_token_recall_topp", "Token recall @ top-p", True,
+            "Share of the human words among the document's top-p words.", P002),
+    _metric("plaus_token_f1_topp", "Token F1 @ top-p", True,
+            "Per-document F1 of the top-p words against the human words, then averaged.", P002),
+))
+TOP_K_TO_TOP_P = {"plaus_token_precision_topk": "plaus_token_precision_topp",
+                  "plaus_token_recall_topk": "plaus_token_recall_topp", "plaus_token_f1_topk": "plaus_token_f1_topp"}
 
 SWEEP_RECORDS = tuple(
     _metric(f"p000_{q}", f"Paper 000 sweep: {name} per tau", True,

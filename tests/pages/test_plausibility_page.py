@@ -72,9 +72,9 @@ def test_typed_text_without_rationale_can_be_marked(app):
     table = _frame(app, "Token F1 @ top-k")
     assert (table["Human coverage ↓"] == 0.2).all() and len(table) == len(METHODS)
     # a bad setting gets a message, not a traceback
-    app.text_input(key="plaus-default-topk").input("lots").run()
+    app.text_input(key="plaus-default-top_k").input("lots").run()
     assert not app.exception and any("top_k" in e.value for e in app.error)
-    app.text_input(key="plaus-default-topk").input("20%").run()
+    app.text_input(key="plaus-default-top_k").input("20%").run()
 
 
 def test_dataset_run_with_progress_table_sweep_and_export(app):
@@ -129,3 +129,32 @@ def test_a_started_run_is_the_run_shown(app):
         assert any(" of 3 examples" in p.proto.text for p in app.get("progress"))
     finally:
         JOBS.wait(second, 240)
+
+
+def test_top_p_binarization_is_chosen_on_the_page_and_reaches_the_scores(app):
+    """Paper 002's top-p %, an option of the config's schema: chosen through its widget, the dataset run's table
+    shows the top-p token scores (those of the run's report) in place of the top-k ones."""
+    from evaluation.plausibility.dataset import run_report
+    from evaluation.runs.jobs import JOBS
+    from evaluation.runs.store import ResultStore
+
+    app.multiselect(key="plaus-methods").set_value(["leave_one_out"]).run()
+    app.selectbox(key="plaus-ds").set_value("sst-rationales").run()
+    app.number_input(key="plaus-limit").set_value(4).run()
+    app.selectbox(key="plaus-default-binarization").set_value("top-p").run()
+    app.button(key="plaus-start").click().run()
+    assert not app.exception and not app.error, (app.exception, [e.value for e in app.error])
+    run_id = app.session_state["plausibility_run"]
+    try:
+        JOBS.wait(run_id, 240)
+        app.run()
+        assert not app.exception, app.exception
+        run = ResultStore().get_run(run_id)
+        assert run["config"]["options"]["plausibility"]["binarization"] == "top-p"
+        wide = next(d.value for d in app.dataframe if d.value.index.name == "method")
+        assert "Token F1 @ top-p ↑" in wide.columns and "Token F1 @ top-k ↑" not in wide.columns
+        expected = next(r["mean"] for r in run_report(ResultStore(), run_id)["metrics"]
+                        if r["method"] == "leave_one_out" and r["metric"] == "plaus_token_f1_topp")
+        assert wide.loc[label_for("leave_one_out"), "Token F1 @ top-p ↑"].startswith(f"{expected:.3f} [")
+    finally:
+        app.selectbox(key="plaus-default-binarization").set_value("top-k").run()

@@ -16,19 +16,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from corpora import DATASETS, DataError, split_words
-from evaluation.runs.runner import RANDOM_METHOD, evaluate_example, results_frame
-from evaluation.runs.jobs import JOBS
+from corpora import DATASETS, split_words
+from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation import targets
-from evaluation.plausibility.metrics import (IOU_FROM, LABEL, METRIC_RECORDS, PRESETS, SELECT_BY, SIGNS, TIES, TRUNCATION,
-                                     make_config)
+from evaluation.plausibility.metrics import LABEL, METRIC_RECORDS, PRESETS, TOP_P_RECORDS, PlausibilityConfig, make_config
 from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY, Explanation, ParamError, label_for
-from models import UserFacingError
+from explainers import REGISTRY, Explanation, label_for
 
+from ui.widgets.controls import schema_controls
 from ui.widgets.method_run import pending_row
+from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table
@@ -38,7 +37,7 @@ from ui.widgets.heatmap import CSS, heatmap_html, legend_html, provenance_line
 log = logging.getLogger(__name__)
 
 DEFAULT_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "random")
-METRIC_LABELS = {m.id: f"{m.label} {m.arrow}" for m in METRIC_RECORDS}
+METRIC_LABELS = {m.id: f"{m.label} {m.arrow}" for m in METRIC_RECORDS + TOP_P_RECORDS}
 RUN_KEY = "plausibility_run"
 FILE_CHOICE = "file: a CSV/JSONL path"
 
@@ -51,34 +50,18 @@ def banner() -> None:
 
 # ----- settings -----------------------------------------------------------------------------------------------
 def config_controls(key: str = "plaus") -> tuple:
-    """Preset and every setting of the metrics; returns (config, preset, run options)."""
+    """Preset and every setting of the metrics (one widget per ``PlausibilityConfig`` option, from its schema);
+    returns (config, preset, run options)."""
     left, right = st.columns([1, 3])
     preset = left.selectbox("Metric preset", list(PRESETS), key=f"{key}-preset",
                             help="default; paper000 (correct predictions only, negatives zeroed, tau 0.05); "
                                  "aml-top25 (F1 over the top 25 words); gt-length (k = number of human words); "
-                                 "marc-abs (rank by |score|).")
+                                 "marc-abs (rank by |score|); paper002-top-p (paper 002's per-document top-p %).")
     base = make_config(preset)
     with right.expander("Metric settings (every value; the preset fills them in)"):
-        c1, c2, c3, c4 = st.columns(4)
-        k = f"{key}-{preset}"
-        top_k = c1.text_input("top-k", base.top_k, key=f"{k}-topk", help="'20%' of the words, a count like '25', or "
-                              "'human' (= number of human words)")
-        tau = c2.number_input("tau (threshold)", 0.05, 1.0, float(base.tau), 0.05, key=f"{k}-tau",
-                              help="paper 000: zero the negatives, divide by the max, keep scores >= tau")
-        sign = c3.selectbox("Sign", SIGNS, SIGNS.index(base.sign), key=f"{k}-sign",
-                            help="positive: negative scores count as 'not highlighted' (paper 000); absolute: |score|")
-        ties = c4.selectbox("Ties", TIES, TIES.index(base.ties), key=f"{k}-ties",
-                            help="pessimistic: a tie gives no credit (non-human words rank first)")
-        c5, c6, c7, c8 = st.columns(4)
-        iou_from = c5.selectbox("IoU F1 spans from", IOU_FROM, IOU_FROM.index(base.iou_from), key=f"{k}-ioufrom")
-        truncation = c6.selectbox("Words cut by truncation", TRUNCATION, TRUNCATION.index(base.truncation),
-                                  key=f"{k}-trunc", help="drop: left out; miss: counted as never highlighted")
-        select_by = c7.selectbox("Best tau by", SELECT_BY, SELECT_BY.index(base.select_by), key=f"{k}-select")
-        only_correct = c8.checkbox("Only correct predictions", base.only_correct, key=f"{k}-correct",
-                                   help="paper 000 code: only correctly predicted examples are scored")
+        values = schema_controls(PlausibilityConfig, f"{key}-{preset}", base=base)
     try:
-        config = make_config(preset, top_k=top_k, tau=tau, sign=sign, ties=ties, iou_from=iou_from,
-                             truncation=truncation, select_by=select_by, only_correct=only_correct)
+        config = make_config(preset, **values)
     except ValueError as error:
         st.error(str(error))
         st.stop()
@@ -90,7 +73,8 @@ def config_controls(key: str = "plaus") -> tuple:
 def config_caption(config, preset: str) -> str:
     return (f"preset **{preset}** · top-k {config.top_k} · tau {config.tau:g} · sign {config.sign} · ties "
             f"{config.ties} · IoU F1 spans from {config.iou_from} (match at IoU >= {config.iou_threshold:g}) · "
-            f"truncated words: {config.truncation}" + (" · correct predictions only" if config.only_correct else ""))
+            f"truncated words: {config.truncation}" + (" · correct predictions only" if config.only_correct else "")
+            + (" · dataset runs: paper 002's top-p % in place of top-k" if config.binarization == "top-p" else ""))
 
 
 # ----- one example ----------------------------------------------------------------------------------------------
@@ -123,6 +107,9 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
     st.caption(f"Underlined green: {source}. Rows: the method's heatmap, then its binarized versions "
                f"(purple = highlighted). {config_caption(config, preset)}.")
     st.html(legend_html(signed=any(isinstance(r, Explanation) and r.signed for r in results.values())))
+    if config.binarization == "top-p":
+        st.caption("Top-p % is fitted over a dataset's documents (leave-one-out), so one input shows top-k; a dataset "
+                   "run below reports the top-p scores.")
     rows, exported = [], []
     for method_id, result in results.items():
         label = REGISTRY[method_id].label
@@ -200,20 +187,9 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
     # "predicted" is the runner's default: left out, so the run is the one `cli.py evaluate` makes by default
     run_options = {**options, "random_orderings": draws, **({"target": target} if target != targets.PREDICTED else {})}
     store = ResultStore()
-    start, stop = st.columns(2)
-    if start.button("Start (or resume) the dataset run", key="plaus-start", type="primary",
-                    disabled=not methods or dataset_id is None):
-        try:
-            store, run_id, cells = start_plausibility(selection.model, dataset_id, methods, limit, run_options, store)
-        except (DataError, ValueError, KeyError, ParamError, UserFacingError) as error:
-            st.error(str(error))
-        else:
-            JOBS.start(store, run_id, cells, evaluate_example)
-            st.session_state[RUN_KEY] = run_id
-    run_id = st.session_state.get(RUN_KEY)
-    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="plaus-stop"):
-        JOBS.stop(run_id)
-        st.toast("Stopping after the current example; start again to resume.")
+    run_id = start_stop("plaus", RUN_KEY, lambda: start_plausibility(selection.model, dataset_id, methods, limit,
+                                                                     run_options, store),
+                        disabled=not methods or dataset_id is None)
     runs = [r for r in store.list_runs("evaluation") if set(EVALUATORS) <= set(r["config"].get("evaluators", []))]
     chosen = run_picker(runs, run_id, key="plaus-show-run", model=selection.model)
     if chosen is not None:

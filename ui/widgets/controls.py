@@ -1,11 +1,87 @@
-"""Widgets generated from an explainer's Params schema and presets (no per-method UI code)."""
+"""Widgets generated from an options schema (``explainers.params.param``): no per-option UI code.
+
+``schema_controls`` draws one widget per ``param()`` field of any option group (an explainer's ``Params``,
+``RemovalOptions``, ``RunOptions``, ``PlausibilityConfig``, ROAR's ``StudyConfig`` and ``Variant``, the sanity
+check's ``SanityOptions``), so an option declared with ``param()`` appears on its page without UI code:
+
+| field                          | widget                                                            |
+|--------------------------------|-------------------------------------------------------------------|
+| ``choices``                    | selectbox (plus "(not set)" when the default is None)             |
+| bool                           | checkbox                                                          |
+| int / float                    | number_input with the schema's min, max and step                  |
+| anything else, or None allowed | text_input (empty = not set); the schema's ``coerce`` converts it |
+
+Values are returned as the widgets give them; the caller builds its option group with ``coerce`` /
+``make_config`` and shows the schema's one-line ``ParamError`` message on a bad value.
+"""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Callable, Iterable
 
 import streamlit as st
 
 from explainers import explainer_class, schema
+from explainers.params import ParamSpec
+
+NOT_SET = "(not set)"
+
+
+def schema_controls(params_cls, key_prefix: str, base: Any = None, only: Iterable[str] | None = None,
+                    exclude: Iterable[str] = (), labels: dict[str, dict | Callable] | None = None,
+                    columns: int = 4) -> dict[str, Any]:
+    """One widget per ``param()`` field of ``params_cls`` (``only`` those, in that order; never ``exclude``d ones),
+    starting from ``base`` (an instance or a dict of values; default: the class defaults). ``labels`` names the
+    choices of a field (a dict or a function). Keys are ``{key_prefix}-{field}``: put what resets the values (a
+    preset) in the prefix. Returns {field: value} of the fields shown."""
+    specs = {spec.name: spec for spec in schema(params_cls)}
+    names = [n for n in (only if only is not None else specs) if n not in set(exclude)]
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise KeyError(f"{params_cls.__name__} has no option(s) {', '.join(unknown)}")
+    current = _values_of(base)
+    labels = labels or {}
+    values = {}
+    for i, name in enumerate(names):
+        if columns > 1 and i % columns == 0:
+            row = st.columns(columns)
+        with row[i % columns] if columns > 1 else st.container():
+            spec = specs[name]
+            values[name] = _widget(spec, current.get(name, spec.default), f"{key_prefix}-{name}", labels.get(name))
+    return values
+
+
+def _values_of(base) -> dict:
+    if base is None:
+        return {}
+    return dataclasses.asdict(base) if dataclasses.is_dataclass(base) else dict(base)
+
+
+def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None):
+    help_text = spec.help or None
+    if spec.choices is not None:
+        options = ([None] if spec.optional else []) + list(spec.choices)
+        name = label_of.get if isinstance(label_of, dict) else label_of
+
+        def format_choice(choice):
+            if choice is None:
+                return NOT_SET
+            return (name(choice) or str(choice)) if name else str(choice)
+
+        index = options.index(current) if current in options else 0
+        return st.selectbox(spec.label, options, index=index, key=key, help=help_text, format_func=format_choice)
+    if spec.type is bool and not spec.optional:
+        return st.checkbox(spec.label, value=bool(current), key=key, help=help_text)
+    if spec.type in (int, float) and not spec.optional and spec.parse is None:
+        kind = spec.type
+        bound = (lambda v: None if v is None else kind(v))
+        value = st.number_input(spec.label, value=kind(current), min_value=bound(spec.min), max_value=bound(spec.max),
+                                step=kind(spec.step) if spec.step is not None else (1 if kind is int else None),
+                                key=key, help=help_text, **({} if kind is int else {"format": "%g"}))
+        return kind(value)
+    text = st.text_input(spec.label, value="" if current is None else str(current), key=key,
+                         help=(help_text or "") + (" (empty: not set)" if spec.optional else "") or None)
+    return None if spec.optional and not text.strip() else text.strip()
 
 
 def method_controls(method_id: str, key_prefix: str) -> tuple[str | None, dict]:
@@ -16,23 +92,6 @@ def method_controls(method_id: str, key_prefix: str) -> tuple[str | None, dict]:
                           help="Settings from the papers; individual values below override them.")
     preset = None if preset == "(defaults)" else preset
     base = dataclasses.asdict(cls(preset=preset).params)
-    values = {}
-    for spec in schema(cls.Params):
-        key = f"{key_prefix}-{preset}-{spec.name}"
-        current = base[spec.name]
-        if spec.choices is not None:
-            values[spec.name] = st.selectbox(spec.label, spec.choices, index=list(spec.choices).index(current),
-                                             key=key, help=spec.help or None)
-        elif isinstance(current, bool):
-            values[spec.name] = st.checkbox(spec.label, value=current, key=key, help=spec.help or None)
-        elif isinstance(current, int):
-            values[spec.name] = int(st.number_input(spec.label, value=current, min_value=int(spec.min) if spec.min is not None else None,
-                                                    max_value=int(spec.max) if spec.max is not None else None,
-                                                    step=int(spec.step or 1), key=key, help=spec.help or None))
-        elif isinstance(current, float):
-            values[spec.name] = float(st.number_input(spec.label, value=current, min_value=spec.min, max_value=spec.max,
-                                                      step=spec.step, key=key, help=spec.help or None, format="%g"))
-        else:
-            values[spec.name] = st.text_input(spec.label, value=str(current), key=key, help=spec.help or None)
+    values = schema_controls(cls.Params, f"{key_prefix}-{preset}", base=base, columns=1)
     overrides = {k: v for k, v in values.items() if v != base[k]}
     return preset, overrides

@@ -140,3 +140,35 @@ def test_dataset_without_rationales_is_refused(keyword_folder, tmp_path, isolate
         run_plausibility(keyword_folder, f"file:{data}", ["leave_one_out"], store=ResultStore(tmp_path / "r.sqlite"))
     with pytest.raises(ValueError, match="top_k"):
         run_plausibility(keyword_folder, f"file:{data}", ["leave_one_out"], options={"plausibility_top_k": "x"})
+
+
+def test_top_p_binarization_replaces_the_top_k_scores_in_the_report(keyword_folder, tmp_path, isolated_cache):
+    # paper 002's top-p is fitted over the run's documents: the report's top-p token scores must be those of
+    # top_p_binarize over the stored word scores and the file's rationales, computed here by hand
+    from evaluation.plausibility.top_p import top_p_binarize
+
+    data = _keyword_file(tmp_path / "keyword.jsonl")
+    store = ResultStore(tmp_path / "results.sqlite")
+    store, run_id, summary = run_plausibility(keyword_folder, f"file:{data}", ["leave_one_out"], store=store,
+                                              options={"random_orderings": 5, "plausibility": {"binarization": "top-p"}})
+    assert summary.status == "finished"
+    cells = store.cells(run_id)
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    ids = list(cells)
+    scores = [np.array(cells[i]["explanations"]["leave_one_out"]["scores"]) for i in ids]
+    humans = [np.array([w.startswith("*") for w in r["rationale"].split()]) if r["rationale"] != "[]"
+              else np.zeros(len(r["text"].split()), dtype=bool) for r in rows]
+    by_text = {r["text"]: h for r, h in zip(rows, humans)}
+    humans = [by_text[" ".join(cells[i]["explanations"]["leave_one_out"]["words"])] for i in ids]
+    selected = top_p_binarize(scores, humans).selected
+    f1s = []
+    for chosen, human in zip(selected, humans):
+        tp = int((chosen & human).sum())
+        p = tp / chosen.sum() if chosen.sum() else (1.0 if not human.any() else 0.0)
+        r = tp / human.sum() if human.sum() else 1.0
+        f1s.append(2 * p * r / (p + r) if p + r else 0.0)
+    report = {(row["method"], row["metric"]): row for row in run_report(store, run_id)["metrics"]}
+    assert report[("leave_one_out", "plaus_token_f1_topp")]["mean"] == pytest.approx(np.mean(f1s), rel=1e-12)
+    assert ("leave_one_out", "plaus_token_f1_topk") not in report  # replaced, not shown twice
+    assert (RANDOM_METHOD, "plaus_token_f1_topp") in report  # the random baseline is fitted the same way
+    assert report[("leave_one_out", "plaus_auprc")]["mean"] == 1  # other metrics are untouched

@@ -1,0 +1,35 @@
+"""The "start (or resume) / stop a dataset run" block of the Faithfulness and Plausibility pages."""
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+from corpora import DataError
+from evaluation.runs.jobs import JOBS
+from evaluation.runs.runner import evaluate_example
+from explainers import ParamError
+from models import UserFacingError
+
+# what a bad choice on the page raises while a run is set up: shown as a message, never a traceback
+SETUP_ERRORS = (DataError, UserFacingError, ParamError, KeyError, ValueError)
+
+
+def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: bool = False) -> str | None:
+    """A Start button that calls ``start() -> (store, run_id, cells)`` and runs the cells as a background job
+    (the run id goes to ``st.session_state[run_key]``), and a Stop button while that run is running. Returns
+    the session's run id (None before the first start)."""
+    left, right = st.columns(2)
+    if left.button("Start (or resume) the dataset run", key=f"{key}-start", type="primary", disabled=disabled):
+        try:
+            store, run_id, cells = start()
+        except SETUP_ERRORS as error:
+            st.error(str(error).strip("'\""))  # a KeyError's message comes quoted
+        else:
+            JOBS.start(store, run_id, cells, evaluate_example)
+            st.session_state[run_key] = run_id
+    run_id = st.session_state.get(run_key)
+    if run_id and JOBS.is_running(run_id) and right.button("Stop", key=f"{key}-stop"):
+        JOBS.stop(run_id)
+        st.toast("Stopping after the current example; start again to resume.")
+    return run_id
