@@ -257,3 +257,32 @@ def test_a_started_run_is_the_run_shown(monkeypatch, quick_classifier, page_cach
     at.selectbox(key="faith-show-run").set_value(first).run()
     at.run()
     assert at.selectbox(key="faith-show-run").value == first
+
+
+def test_schema_generated_options_reach_the_metrics(monkeypatch, quick_classifier, page_cache):
+    """The removal options are drawn from RemovalOptions' param() schema: values set through those widgets are
+    the options evaluation/ computes with (checked against a direct computation with the same options)."""
+    from evaluation.faithfulness.one_input import evaluate_input
+    from explainers import create, label_for
+
+    at = _open(monkeypatch, metrics=("eraser",))
+    at.checkbox(key="faith-exclude_special").uncheck().run()
+    at.number_input(key="faith-seed").set_value(5).run()
+    at.selectbox(key="faith-rank_by").set_value("absolute").run()
+    at.number_input(key="faith-random_orderings").set_value(12).run()
+    assert not at.exception, at.exception
+    assert any("special tokens counted" in c.value and "seed 5" in c.value and "12 orderings" in c.value
+               for c in at.caption)
+    encoding = quick_classifier.encode(TEXT)
+    explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
+    options = {"seed": 5, "exclude_special": False, "rank_by": "absolute"}
+    direct = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser"], options,
+                            n_random=12).table().set_index(["metric", "method"])
+    default = evaluate_input(quick_classifier, encoding, explanations, ["comprehensiveness-eraser"], {"seed": 0}
+                             ).table().set_index(["metric", "method"])
+    loo = label_for("leave_one_out")
+    table = next(df.value for df in at.dataframe if loo in df.value.columns)
+    value = direct.loc[("comprehensiveness-eraser", "leave_one_out"), "value"]
+    assert table.loc["Comprehensiveness (AOPC) ↑", loo].startswith(f"{value:.3f}")
+    # the options matter here: with the defaults, the number differs (so the check above can fail)
+    assert f"{default.loc[('comprehensiveness-eraser', 'leave_one_out'), 'value']:.3f}" != f"{value:.3f}"

@@ -23,12 +23,14 @@ from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, MIN_ORDERINGS
 from evaluation.faithfulness.selection_bias import selection_warnings
 from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table, wide_table
 from evaluation.runs.jobs import JOBS
-from evaluation.metric import EVALUATORS
+from evaluation.metric import EVALUATORS, RunOptions
 from evaluation.runs.store import ResultStore
 from explainers import Explanation, ParamError, label_for
 from models import OPERATORS, Operator, UserFacingError
 
 from ui.widgets.bands import band_picker
+from ui.widgets.controls import schema_controls
+from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table
@@ -96,27 +98,26 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     evaluators = [e for e in EVALUATOR_METRICS]
     chosen = st.multiselect("Metrics (paper presets)", evaluators, default=list(DEFAULT_EVALUATORS),
                             key=f"{key}-metrics", format_func=lambda e: PRESETS[e])
-    c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
-    operators = [OWN_OPERATOR] + [op.value for op in Operator]
-    operator = c1.selectbox("Removal operator", operators, key=f"{key}-operator",
-                            format_func=lambda o: o if o == OWN_OPERATOR else f"{OPERATORS[Operator(o)].label}: "
-                                                                               f"{OPERATORS[Operator(o)].description}",
-                            help="How a removed word is removed, for every metric (default: each paper's own).")
-    count_special = c2.checkbox("Count [CLS]/[SEP] in fractions", key=f"{key}-special",
-                                help="Papers 003 and 004 count special tokens when turning a fraction into a number "
-                                     "of tokens; they are never removed.")
-    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed",
-                               help="Tie-breaking among equal scores and the random orderings."))
-    n_random = int(c4.number_input("Random orderings", MIN_ORDERINGS, 200, DEFAULT_ORDERINGS, key=f"{key}-random"))
+    # every removal option and the random baseline's draws, from their param() schemas (the target: above)
+    values = schema_controls(RemovalOptions, key, exclude=("target",), labels={"operator": _operator_label})
+    values |= schema_controls(RunOptions, key, exclude=("target", "seed"))  # both shared with RemovalOptions
+    operator, n_random = values["operator"], values["random_orderings"]
+    if n_random < MIN_ORDERINGS:
+        st.caption(f"The random band needs at least {MIN_ORDERINGS} orderings: {MIN_ORDERINGS} are drawn.")
+        n_random = values["random_orderings"] = MIN_ORDERINGS
     needs_mlm = "deletion-bert" in chosen or operator == Operator.MLM.value
     if needs_mlm and not filler_available():
         st.warning("DeletionBERT and the MLM-fill operator need the masked-LM filler, which is not prepared on this "
                    "machine: build it with `python cli.py prepare-mlm`. They are left out until then.")
         chosen = [e for e in chosen if e != "deletion-bert"]
-        operator = OWN_OPERATOR if operator == Operator.MLM.value else operator
-    options = {"operator": None if operator == OWN_OPERATOR else operator, "target": choice,
-               "exclude_special": not count_special, "seed": seed, "random_orderings": n_random}
-    return {"evaluators": chosen, "options": options, "n_random": n_random}
+        values["operator"] = None if operator == Operator.MLM.value else operator
+    return {"evaluators": chosen, "options": {**values, "target": choice}, "n_random": n_random}
+
+
+def _operator_label(operator: str | None) -> str:
+    if operator is None:
+        return OWN_OPERATOR
+    return f"{OPERATORS[Operator(operator)].label}: {OPERATORS[Operator(operator)].description}"
 
 
 def metric_ids_of(evaluators: list[str]) -> list[str]:
@@ -294,21 +295,9 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict) -> Non
                f"{config['options']}. Each example is stored as it finishes: a stopped run resumes, a finished "
                f"one reopens instantly.")
     store = ResultStore()
-    start, stop = st.columns(2)
-    if start.button("Start (or resume) the dataset run", key="faith-start", type="primary",
-                    disabled=not (methods and evaluators and dataset)):
-        try:
-            store, run_id, cells = start_evaluation(selection.model, dataset, methods, evaluators, limit,
-                                                    config["options"], store)
-        except (DataError, UserFacingError, ParamError, KeyError, ValueError) as error:
-            st.error(str(error).strip("'\""))
-        else:
-            JOBS.start(store, run_id, cells, evaluate_example)
-            st.session_state[RUN_KEY] = run_id
-    run_id = st.session_state.get(RUN_KEY)
-    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="faith-stop"):
-        JOBS.stop(run_id)
-        st.toast("Stopping after the current example; start again to resume.")
+    run_id = start_stop("faith", RUN_KEY, lambda: start_evaluation(selection.model, dataset, methods, evaluators, limit,
+                                                                   config["options"], store),
+                        disabled=not (methods and evaluators and dataset))
     runs_section(store, run_id, model=selection.model)
 
 

@@ -32,7 +32,7 @@ def schema_controls(params_cls, key_prefix: str, base: Any = None, only: Iterabl
                     columns: int = 4) -> dict[str, Any]:
     """One widget per ``param()`` field of ``params_cls`` (``only`` those, in that order; never ``exclude``d ones),
     starting from ``base`` (an instance or a dict of values; default: the class defaults). ``labels`` names the
-    choices of a field (a dict or a function). Keys are ``{key_prefix}-{field}``: put what resets the values (a
+    choices of a field (a dict or a function; None is the "not set" choice of an optional field). Keys are ``{key_prefix}-{field}``: put what resets the values (a
     preset) in the prefix. Returns {field: value} of the fields shown."""
     specs = {spec.name: spec for spec in schema(params_cls)}
     names = [n for n in (only if only is not None else specs) if n not in set(exclude)]
@@ -64,9 +64,8 @@ def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None
         name = label_of.get if isinstance(label_of, dict) else label_of
 
         def format_choice(choice):
-            if choice is None:
-                return NOT_SET
-            return (name(choice) or str(choice)) if name else str(choice)
+            named = name(choice) if name else None
+            return named or (NOT_SET if choice is None else str(choice))
 
         index = options.index(current) if current in options else 0
         return st.selectbox(spec.label, options, index=index, key=key, help=help_text, format_func=format_choice)
