@@ -30,6 +30,7 @@ from scipy import stats
 
 from explainers import Explainer, Explanation, create_from_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain_cached
+from explainers.params import param
 from models import Encoding, ModelError, TextClassifier, estimate_seconds
 from models import randomize
 
@@ -60,6 +61,26 @@ MEASURES = {"spearman": "sanity_spearman", "spearman_abs": "sanity_spearman_abs"
 SIMILARITY_MEASURES = ("spearman", "spearman_abs", "top_k")  # the curves; 1 = unchanged
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_TOP_FRACTION = 0.2
+
+
+@dataclass(frozen=True)
+class SanityOptions:
+    """Options of a layer-randomization check (the Sanity page draws its controls from this ``param()`` schema)."""
+
+    mode: str = param("cascading", "Mode", "cascading: the head, then each block from the top, then the embeddings, "
+                      "keeping earlier stages randomized; independent: one unit at a time, the rest trained (paper "
+                      "003)", choices=tuple(randomize.MODES))
+    init: str = param("model", "Re-initialization", "model: the model's own initializer (default); normal: N(0, 1) "
+                      "for every parameter of the unit, LayerNorm included, as paper 003's code does",
+                      choices=tuple(randomize.INITS))
+    seed: int = param(0, "Seed", "randomization seed; part of the cache key and of the provenance", min=0)
+    measure: str = param("spearman", "Similarity (curve and flag)", "the similarity drawn and used for the verdict",
+                         choices=SIMILARITY_MEASURES)
+    threshold: float = param(DEFAULT_THRESHOLD, "Fail at ≥", "a method fails when its similarity after "
+                             "randomization is at least this (cascading: last stage; independent: mean over the "
+                             "stages)", min=-1.0, max=1.0, step=0.05)
+    top_fraction: float = param(DEFAULT_TOP_FRACTION, "Top-k share", "k = ceil(share x words) words of the top-k "
+                                "overlap", min=0.01, max=1.0, step=0.05)
 
 
 # ----- similarity between two explanations ------------------------------------------------------------------------

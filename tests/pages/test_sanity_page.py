@@ -110,12 +110,16 @@ def test_layer_randomization_page(monkeypatch, quick_classifier, sanity_cache):
     assert len(badges) == len(FEW) and all(":material/" in b for b in badges)
     assert not any(ch in b for b in badges for ch in "🔴🟢⚪")
     # independent mode with N(0, 1) re-initialization and another seed
-    at.radio(key="sanity-mode").set_value("independent").run()
+    at.selectbox(key="sanity-mode").set_value("independent").run()
     at.selectbox(key="sanity-init").set_value("normal").run()
     at.number_input(key="sanity-seed").set_value(3).run()
     assert not at.exception, at.exception
     assert at.select_slider(key="sanity-stage").label == "Randomized unit"
     assert any("init: N(0, 1)" in c.value and "seed 3" in c.value for c in at.caption)
+    # an option drawn from SanityOptions' schema (no UI code of its own) reaches the computation
+    at.number_input(key="sanity-top_fraction").set_value(0.5).run()
+    assert not at.exception, at.exception
+    assert any("top-k = 50% of the words" in c.value for c in at.caption)
     # paper 000's head check is on the second tab: per-method table with the sign-change share
     summary = next(df for df in at.dataframe if "sign_change_mean" in df.value.columns)
     assert summary.proto.placeholder == "n/a"  # unsigned methods have no sign change: n/a, not None

@@ -18,6 +18,7 @@ import streamlit as st
 from corpora import DATASETS, DataError
 from evaluation import targets
 from evaluation.sanity import one_input
+from evaluation.sanity.one_input import SanityOptions
 from evaluation.sanity import dataset as sanity_dataset
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
@@ -28,6 +29,7 @@ from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, 
 from models.metering import autorun_budget
 
 from ui.widgets.bands import band_picker
+from ui.widgets.controls import schema_controls
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table
@@ -57,23 +59,9 @@ def banner() -> None:
 
 # ----- settings -----------------------------------------------------------------------------------------------
 def settings_controls(key: str = "sanity") -> dict:
-    c1, c2, c3, c4, c5 = st.columns([2, 2, 1, 2, 1])
-    mode = c1.radio("Mode", list(randomize.MODES), key=f"{key}-mode", format_func=lambda m: randomize.MODES[m],
-                    help="cascading: the head, then each block from the top, then the embeddings, keeping earlier "
-                         "stages randomized; independent: one unit at a time, the rest trained (paper 003).")
-    init = c2.selectbox("Re-initialization", list(randomize.INITS), key=f"{key}-init",
-                        format_func=lambda i: randomize.INITS[i],
-                        help="model: the model's own initializer (default); normal: N(0, 1) for every parameter "
-                             "of the unit, LayerNorm included, as paper 003's code does.")
-    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}-seed",
-                               help="randomization seed; part of the cache key and of the provenance"))
-    measure = c4.selectbox("Similarity (curve and flag)", list(MEASURE_LABELS), key=f"{key}-measure",
-                           format_func=lambda m: MEASURE_LABELS[m])
-    threshold = float(c5.number_input("Fail at ≥", -1.0, 1.0, one_input.DEFAULT_THRESHOLD, 0.05, key=f"{key}-threshold",
-                                      help="a method fails when its similarity after randomization is at least "
-                                           "this (cascading: last stage; independent: mean over the stages)"))
-    return {"mode": mode, "init": init, "seed": seed, "measure": measure, "threshold": threshold,
-            "top_fraction": one_input.DEFAULT_TOP_FRACTION}
+    """One widget per ``SanityOptions`` option (its param() schema); returns {option: value}."""
+    return schema_controls(SanityOptions, key, columns=3,
+                           labels={"mode": randomize.MODES, "init": randomize.INITS, "measure": MEASURE_LABELS})
 
 
 def method_name(choice: MethodChoice) -> str:
