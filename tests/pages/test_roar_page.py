@@ -125,9 +125,12 @@ def test_the_cost_is_shown_before_a_small_study_starts_and_then_runs(app_cache):
     at.selectbox(key="roar-ratios-(choose below)").set_value("custom")
     at.text_input(key="roar-ratios-custom").set_value("50")
     at.number_input(key="roar-seeds-(choose below)").set_value(1)
-    at.number_input(key="roar-train-size-(choose below)").set_value(24)
-    at.number_input(key="roar-test-size-(choose below)").set_value(16)
-    at.number_input(key="roar-epochs-(choose below)").set_value(1.0)
+    at.number_input(key="roar-variant-(choose below)-train_size").set_value(24)
+    at.number_input(key="roar-variant-(choose below)-test_size").set_value(16)
+    at.number_input(key="roar-variant-(choose below)-epochs").set_value(1.0)
+    # options that only the schema draws (no UI code of their own) reach the study that runs
+    at.number_input(key="roar-variant-(choose below)-batch_size").set_value(8)
+    at.number_input(key="roar-(choose below)-data_seed").set_value(2)
     next(b for b in at.button if b.label.startswith("Apply settings")).click().run()
     assert not at.exception, at.exception
     markdown = " ".join(m.value for m in at.markdown)
@@ -143,6 +146,10 @@ def test_the_cost_is_shown_before_a_small_study_starts_and_then_runs(app_cache):
     assert "finished" in jobs.loc[jobs["id"] == run_id, "status"].iloc[0]
     scores = _table(at, "score (%)")
     assert list(scores["measure"]) == ["Attention weights"] and np.isfinite(scores["score (%)"].iloc[0])
+    from evaluation.runs.store import ResultStore
+
+    study = ResultStore().get_run(run_id)["config"]
+    assert study["variant"]["batch_size"] == 8 and study["data_seed"] == 2 and study["variant"]["epochs"] == 1.0
 
 
 def test_an_empty_store_says_how_to_begin(app_cache):

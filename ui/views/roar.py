@@ -4,7 +4,6 @@ No research logic here: studies, scores and estimates come from ``evaluation.roa
 """
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import logging
@@ -17,17 +16,19 @@ from plotly.subplots import make_subplots
 from corpora import DATASETS, DataError
 from evaluation.roar import scores as roar_scores
 from evaluation.runs.jobs import JOBS
-from evaluation.roar.masking import COUNT_RULES, RANKINGS
+from evaluation.roar.masking import COUNT_RULES, RANKINGS, SEGMENTS
 from evaluation.roar.measures import ALIASES, SETTINGS, Measure
 from evaluation.roar.study import (FULL_RATIOS, KIND, MODES, PRESETS, TARGETS, build_config, cells_of_run, estimate,
                                    roar_cell, start_study)
 from evaluation.roar.training import INITS, TRAINABLE, Variant
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, ParamError, label_for
+from explainers.params import coerce
 from models import UserFacingError
 
 from ui.figures.common import band_trace, rgba
 from ui.widgets.bands import band_picker
+from ui.widgets.controls import schema_controls
 from ui.widgets.run_picker import describe, mixed, of_model
 from ui.widgets.run_progress import run_progress, time_left
 from ui.widgets.tables import show_table
@@ -36,11 +37,13 @@ from evaluation.roar.study import StudyConfig
 log = logging.getLogger(__name__)
 
 RUN_KEY = "roar:run"
-VARIANT_FIELDS = {f.name for f in dataclasses.fields(Variant)}  # a preset's retraining settings (lr, batch, ...)
 DEFAULT_MEASURES = ("integrated_gradients", "lime", "leave_one_out", "attention")
 RATIO_CHOICES = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS, "custom": None}
 OPERATOR_CHOICES = {"mask": "[MASK] (paper 001)", "delete": "delete (paper 000)", "mlm": "masked-LM fill (ROAR-BERT)",
                     "unk": "[UNK]", "pad": "[PAD]"}
+STUDY_LABELS = {"mode": MODES, "target": TARGETS, "count_rule": COUNT_RULES, "rank_by": RANKINGS, "segments": SEGMENTS,
+                "operator": OPERATOR_CHOICES}
+VARIANT_LABELS = {"trainable": TRAINABLE, "init": INITS}
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 RANDOM_COLOUR = "#7f7f7f"
 MODE_TITLES = {"roar": "ROAR (importance from the original model)",
@@ -75,7 +78,7 @@ def settings_controls(model: str) -> dict | None:
         settings = c2.radio("Measure settings", SETTINGS, key=f"roar-settings-kind-{preset}", horizontal=True,
                             index=SETTINGS.index(chosen.get("settings", "cheap")),
                             help="cheap: IG 10 steps, LIME 50 samples (CPU); paper: the papers' presets")
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c2 = st.columns(2)
         ratio_names = list(RATIO_CHOICES)
         default_ratio = 0 if tuple(chosen["ratios"]) == (10, 20, 30) else 1
         ratio_choice = c1.selectbox("Masking ratios", ratio_names, index=default_ratio, key=f"roar-ratios-{preset}")
@@ -83,30 +86,9 @@ def settings_controls(model: str) -> dict | None:
                                help="used when 'custom' is chosen; 0 % and 100 % are added as shared anchors")
         seeds = int(c2.number_input("Seeds", 1, 20, len(chosen["seeds"]), key=f"roar-seeds-{preset}",
                                     help="the issue's default: 3 on a CPU, 5 on a GPU"))
-        mode = c3.selectbox("Mode", list(MODES), list(MODES).index(chosen["mode"]), key=f"roar-mode-{preset}",
-                            format_func=lambda m: MODES[m])
-        operator = c4.selectbox("Removal operator", list(OPERATOR_CHOICES),
-                                list(OPERATOR_CHOICES).index(chosen["operator"]), key=f"roar-operator-{preset}",
-                                format_func=lambda o: OPERATOR_CHOICES[o])
-        c1, c2, c3, c4 = st.columns(4)
-        target = c1.selectbox("Explain", list(TARGETS), list(TARGETS).index(chosen["target"]),
-                              key=f"roar-target-{preset}", help="; ".join(f"{k}: {v}" for k, v in TARGETS.items()))
-        trainable = c2.selectbox("Retraining variant", list(TRAINABLE),
-                                 list(TRAINABLE).index(chosen.get("trainable", "head")), key=f"roar-variant-{preset}",
-                                 format_func=lambda t: TRAINABLE[t])
-        train_size = int(c3.number_input("Training subset N", 0, 1_000_000, chosen.get("train_size", 300),
-                                         key=f"roar-train-size-{preset}", help="0 = every example (the papers')"))
-        test_size = int(c4.number_input("Test examples", 0, 1_000_000, chosen.get("test_size", 200),
-                                        key=f"roar-test-size-{preset}", help="0 = every example"))
-        c1, c2, c3, c4 = st.columns(4)
-        epochs = float(c1.number_input("Epochs", 0.1, 50.0, float(chosen.get("epochs", 3.0)), step=0.5,
-                                       key=f"roar-epochs-{preset}"))
-        init = c2.selectbox("Start point", list(INITS), list(INITS).index(chosen.get("init", "classifier")),
-                            key=f"roar-init-{preset}", format_func=lambda i: INITS[i])
-        count_rule = c3.selectbox("Words per ratio", list(COUNT_RULES),
-                                  list(COUNT_RULES).index(chosen.get("count_rule", "floor")),
-                                  key=f"roar-count-{preset}", format_func=lambda c: COUNT_RULES[c])
-        rank_by = c4.selectbox("Ranking", list(RANKINGS), key="roar-rank", format_func=lambda r: RANKINGS[r])
+        # the study's and the retraining's options, from their param() schemas (the preset fills them in)
+        study = schema_controls(StudyConfig, f"roar-{preset}", base=chosen, labels=STUDY_LABELS)
+        variant = schema_controls(Variant, f"roar-variant-{preset}", base=chosen, labels=VARIANT_LABELS)
         c1, c2, c3 = st.columns([2, 1, 2])
         pairs = _dataset_pairs()
         dataset = c1.selectbox("Dataset (train split -> dev split)", pairs, pairs.index("sst2") if "sst2" in pairs else 0,
@@ -124,12 +106,13 @@ def settings_controls(model: str) -> dict | None:
     if not measures:
         st.info("Choose at least one importance measure.")
         return None
+    try:
+        variant = coerce(Variant, variant)
+    except ValueError as error:
+        st.error(str(error))
+        return None
     return {"kwargs": dict(model=model, dataset=dataset, measures=measures, ratios=ratios, seeds=list(range(seeds)),
-                           mode=mode, operator=operator, target=target, rank_by=rank_by, count_rule=count_rule,
-                           settings=settings,
-                           variant=Variant(**{**{k: v for k, v in chosen.items() if k in VARIANT_FIELDS},
-                                              "trainable": trainable, "train_size": train_size,
-                                              "test_size": test_size, "epochs": epochs, "init": init})),
+                           settings=settings, variant=variant, **study),
             "executor": executor, "address": address.strip() or None}
 
 
