@@ -35,7 +35,7 @@ from models.errors import ModelError, UserFacingError
 from evaluation import targets
 from evaluation.roar import artifacts as artifacts
 from evaluation.runs.jobs import JOBS, Cell, Progress, RunSummary, run_cells, stop_requested
-from evaluation.roar.masking import (COUNT_RULES, RANKINGS, ROAR_OPERATORS, SEGMENTS, check_operator, eligible_words, masked_batch,
+from evaluation.roar.masking import (COUNT_RULES, RANKINGS, SEGMENTS, check_operator, eligible_words, masked_batch,
                            masked_encoding, scores_on_original, select_removed, words_to_remove)
 from evaluation.roar.measures import SETTINGS, Measure, importance_scores, random_measure, resolve_measure
 from evaluation.roar.training import HEAD_FORWARD, TRAINABLE, Variant, retrain_and_evaluate, start_model, trainable_names
@@ -63,8 +63,7 @@ class StudyConfig:
     seeds: tuple[int, ...] = (0, 1, 2)
     mode: str = param("roar", "Mode", "; ".join(f"{k}: {v}" for k, v in MODES.items()), choices=tuple(MODES))
     operator: str = param("mask", "Removal operator", "mask ([MASK], paper 001), delete (paper 000), mlm (ROAR-BERT, "
-                          "needs the masked LM), unk, pad",
-                          choices=tuple(o.value for o in ROAR_OPERATORS))  # check_operator says why zero is not offered
+                          "needs the masked LM), unk, pad")  # check_operator says why zero is not offered
     target: str = param("predicted", "Label explained", "; ".join(f"{k}: {v}" for k, v in TARGETS.items()),
                         choices=tuple(TARGETS))
     rank_by: str = param("signed", "Ranking", "; ".join(f"{k}: {v}" for k, v in RANKINGS.items()),

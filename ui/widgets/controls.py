@@ -7,6 +7,7 @@ check's ``SanityOptions``), so an option declared with ``param()`` appears on it
 | field                          | widget                                                            |
 |--------------------------------|-------------------------------------------------------------------|
 | ``choices``                    | selectbox (plus "(not set)" when the default is None)             |
+| no choices, ``labels`` a dict  | selectbox of the dict's keys (a page naming the useful values)    |
 | bool                           | checkbox                                                          |
 | int / float                    | number_input with the schema's min, max and step                  |
 | anything else, or None allowed | text_input (empty = not set); the schema's ``coerce`` converts it |
@@ -59,8 +60,9 @@ def _values_of(base) -> dict:
 
 def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None):
     help_text = spec.help or None
-    if spec.choices is not None:
-        options = ([None] if spec.optional else []) + list(spec.choices)
+    choices = spec.choices if spec.choices is not None else tuple(label_of) if isinstance(label_of, dict) else None
+    if choices is not None:
+        options = ([None] if spec.optional else []) + list(choices)
         name = label_of.get if isinstance(label_of, dict) else label_of
 
         def format_choice(choice):
