@@ -18,6 +18,7 @@ import torch
 from models import OPERATORS, Encoding, InputError, Operator, TextClassifier
 from models.perturb import perturbed_logits
 
+from explainers.params import param
 from explainers.scores import class_score
 
 PERTURBATION_SCORES = ("logit", "probability", "log2-odds")
@@ -25,6 +26,16 @@ SCORE_HELP = ("What the perturbed inputs are scored by: the target's logit (pape
               "(LIME package, paper 002) or its log2-odds (paper 000).")
 REMOVAL_OPERATORS = tuple(op.value for op in Operator if op is not Operator.MLM)
 OPERATOR_HELP = "How a removed word is removed (the shared perturbation engine in models/perturb.py)."
+
+
+def operator_param(default: str):
+    """The ``operator`` option of the sampling methods' Params (LIME, KernelSHAP, Shapley sampling, occlusion)."""
+    return param(default, "Removal operator", OPERATOR_HELP, choices=REMOVAL_OPERATORS)
+
+
+def score_param(default: str):
+    """The ``score`` option of the sampling methods' Params: what the perturbed inputs are scored by."""
+    return param(default, "Score", SCORE_HELP, choices=PERTURBATION_SCORES)
 
 
 def target_scores(logits: np.ndarray, target: int, score: str) -> np.ndarray:

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from explainers.params import param
+
 _LOCK = threading.RLock()
 
 
@@ -40,3 +42,8 @@ def seeded(seed: int):
 
 def seed_param_help(what: str) -> str:
     return f"Seed of the random {what}; the same seed gives identical scores (stored in the provenance)."
+
+
+def seed_param(what: str):
+    """The ``seed`` option of every stochastic method's Params (what it seeds: "coalitions", "permutations", ...)."""
+    return param(0, "Seed", seed_param_help(what), min=0, max=2**31 - 1)

@@ -508,16 +508,12 @@ METRIC_RECORDS = (
 
 # paper 002's top-p token scores: fitted over a run's documents, so the dataset report computes them
 # (evaluation/plausibility/dataset.py) in place of the top-k ones when ``binarization="top-p"``
-TOP_P_RECORDS = tuple(register_metric(m) for m in (
-    _metric("plaus_token_precision_topp", "Token precision @ top-p", True,
-            "Share of the document's top-p words that people marked.", P002),
-    _metric("plaus_token_recall_topp", "Token recall @ top-p", True,
-            "Share of the human words among the document's top-p words.", P002),
-    _metric("plaus_token_f1_topp", "Token F1 @ top-p", True,
-            "Per-document F1 of the top-p words against the human words, then averaged.", P002),
-))
-TOP_K_TO_TOP_P = {"plaus_token_precision_topk": "plaus_token_precision_topp",
-                  "plaus_token_recall_topk": "plaus_token_recall_topp", "plaus_token_f1_topk": "plaus_token_f1_topp"}
+TOP_P_RECORDS = tuple(
+    register_metric(_metric(f"plaus_token_{q}_topp", f"Token {name} @ top-p", True, what, P002))
+    for q, name, what in (("precision", "precision", "Share of the document's top-p words that people marked."),
+                          ("recall", "recall", "Share of the human words among the document's top-p words."),
+                          ("f1", "F1", "Per-document F1 of the top-p words against the human words, then averaged.")))
+TOP_K_TO_TOP_P = {f"plaus_token_{q}_topk": f"plaus_token_{q}_topp" for q in ("precision", "recall", "f1")}
 
 SWEEP_RECORDS = tuple(
     _metric(f"p000_{q}", f"Paper 000 sweep: {name} per tau", True,

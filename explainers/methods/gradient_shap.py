@@ -18,7 +18,7 @@ from explainers.baseline_checks import baseline_gap_warning
 from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seed_param_help, seeded
+from explainers.seeding import seed_param, seeded
 
 BASELINE_SETS = ("pad+zero", "pad+mask+zero", "pad", "mask", "zero")
 
@@ -42,7 +42,7 @@ class GradientShap(Explainer):
         noise_level: float = param(0.0, "Noise level", "Gaussian noise sigma / (max - min) of the input's "
                                    "embedding values (Captum's stdevs; 0 = none).", min=0.0, max=5.0)
         output: str = param("logit", "Output differentiated", choices=OUTPUTS)
-        seed: int = param(0, "Seed", seed_param_help("baselines, path points and noise"), min=0, max=2**31 - 1)
+        seed: int = seed_param("baselines, path points and noise")
 
     presets = {"expected-gradients": {"n_samples": 50, "baselines": "pad+mask+zero", "noise_level": 0.0}}
 

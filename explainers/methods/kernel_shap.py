@@ -15,11 +15,10 @@ from captum.attr import KernelShap as CaptumKernelShap
 
 
 from explainers.base import Attribution, Explainer
-from explainers.mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
-                           operator_label, word_input)
+from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seed_param_help, seeded
+from explainers.seeding import seed_param, seeded
 
 
 @register
@@ -36,9 +35,9 @@ class KernelShap(Explainer):
     class Params:
         n_samples: int = param(200, "Samples", "Coalitions of words evaluated (the first two are the full and "
                                "the empty input).", min=10, max=20000)
-        operator: str = param("mask", "Removal operator", OPERATOR_HELP, choices=REMOVAL_OPERATORS)
-        score: str = param("logit", "Score", SCORE_HELP, choices=PERTURBATION_SCORES)
-        seed: int = param(0, "Seed", seed_param_help("coalitions"), min=0, max=2**31 - 1)
+        operator: str = operator_param("mask")
+        score: str = score_param("logit")
+        seed: int = seed_param("coalitions")
 
     presets = {"paper-003": {"n_samples": 200, "operator": "mask", "score": "logit"}}
 

@@ -24,11 +24,10 @@ from captum.attr import Lime as CaptumLime
 
 
 from explainers.base import Attribution, Explainer
-from explainers.mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
-                           operator_label, word_input)
+from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seed_param_help, seeded
+from explainers.seeding import seed_param, seeded
 
 SAMPLINGS = ("bernoulli", "uniform-count")
 KERNELS = ("captum-exp", "lime-text")
@@ -109,9 +108,9 @@ class LimeExplainer(Explainer):
                                choices=SURROGATES)
         alpha: float = param(0.01, "Regularization alpha", "Lasso / Ridge alpha (ignored by linear).", min=0.0,
                              max=1e3)
-        operator: str = param("mask", "Removal operator", OPERATOR_HELP, choices=REMOVAL_OPERATORS)
-        score: str = param("logit", "Score", SCORE_HELP, choices=PERTURBATION_SCORES)
-        seed: int = param(0, "Seed", seed_param_help("samples"), min=0, max=2**31 - 1)
+        operator: str = operator_param("mask")
+        score: str = score_param("logit")
+        seed: int = seed_param("samples")
 
     presets = {
         "paper-003": {"n_samples": 200, "sampling": "bernoulli", "kernel": "captum-exp", "kernel_width": 1.0,

@@ -43,7 +43,7 @@ from explainers.mask_learning.progress import MaskProgress, ProgressCallback, St
 from explainers.mask_learning.segments import Segment, blend, plan_segments
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seed_param_help
+from explainers.seeding import seed_param
 
 SCORINGS = ("log-softmax", "log-sigmoid")
 COMPLEMENTS = ("log-p", "log-1-p")
@@ -229,7 +229,7 @@ class MaRC(Explainer):
         segment_overlap: int = param(100, "Segment overlap (tokens)", "Texts longer than the model reads are cut "
                                      "into segments overlapping by this many tokens (App. A.1: 100).", min=0,
                                      max=1000)
-        seed: int = param(0, "Seed", seed_param_help("noise and flips"), min=0, max=2**31 - 1)
+        seed: int = seed_param("noise and flips")
 
     presets = {
         "paper-002": {"optimizer": "adam", "sigma_form": "sigma", "complement": "log-p", "scoring": "log-softmax",

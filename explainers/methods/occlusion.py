@@ -13,8 +13,7 @@ from captum.attr import Occlusion as CaptumOcclusion
 
 
 from explainers.base import Attribution, Explainer
-from explainers.mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
-                           operator_label, word_input)
+from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
 from explainers.params import param
 from explainers.registry import register
 
@@ -43,8 +42,8 @@ class Occlusion(Explainer):
         window: int = param(3, "Window (words)", "Consecutive words removed together (1 = leave-one-out).",
                             min=1, max=64)
         stride: int = param(1, "Stride (words)", "Step between windows.", min=1, max=64)
-        operator: str = param("pad", "Removal operator", OPERATOR_HELP, choices=REMOVAL_OPERATORS)
-        score: str = param("probability", "Score", SCORE_HELP, choices=PERTURBATION_SCORES)
+        operator: str = operator_param("pad")
+        score: str = score_param("probability")
 
     presets = {
         "paper-002": {"window": 5, "stride": 1, "operator": "pad", "score": "probability"},

@@ -13,7 +13,7 @@ import numpy as np
 from explainers.base import Attribution, Explainer
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seed_param_help
+from explainers.seeding import seed_param
 
 DISTRIBUTIONS = ("permutation", "uniform", "normal")
 
@@ -31,7 +31,7 @@ class RandomBaseline(Explainer):
     class Params:
         distribution: str = param("permutation", "Distribution", "permutation: a random ranking 1..n as scores "
                                   "(paper 003); uniform: U(0, 1); normal: signed N(0, 1).", choices=DISTRIBUTIONS)
-        seed: int = param(0, "Seed", seed_param_help("scores"), min=0, max=2**31 - 1)
+        seed: int = seed_param("scores")
 
     def is_signed(self) -> bool:
         return self.params.distribution == "normal"

@@ -14,11 +14,10 @@ from captum.attr import ShapleyValueSampling as CaptumShapleyValueSampling
 
 
 from explainers.base import Attribution, Explainer
-from explainers.mask_forward import (OPERATOR_HELP, PERTURBATION_SCORES, REMOVAL_OPERATORS, SCORE_HELP, MaskForward,
-                           operator_label, run_prefetched, word_input)
+from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, run_prefetched, word_input
 from explainers.params import param
 from explainers.registry import register
-from explainers.seeding import seed_param_help, seeded
+from explainers.seeding import seed_param, seeded
 
 
 @register
@@ -35,9 +34,9 @@ class ShapleySampling(Explainer):
     class Params:
         n_samples: int = param(25, "Permutations", "Random word orders averaged (cost: permutations x words "
                                "forward passes).", min=1, max=2000)
-        operator: str = param("pad", "Removal operator", OPERATOR_HELP, choices=REMOVAL_OPERATORS)
-        score: str = param("probability", "Score", SCORE_HELP, choices=PERTURBATION_SCORES)
-        seed: int = param(0, "Seed", seed_param_help("permutations"), min=0, max=2**31 - 1)
+        operator: str = operator_param("pad")
+        score: str = score_param("probability")
+        seed: int = seed_param("permutations")
 
     presets = {
         "paper-002": {"n_samples": 25, "operator": "pad", "score": "probability"},

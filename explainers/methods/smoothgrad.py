@@ -18,7 +18,7 @@ from explainers.embedding_forward import OUTPUTS, embedding_function
 from explainers.params import param
 from explainers.registry import register
 from explainers.methods.saliency import REDUCTIONS, reduce_hidden
-from explainers.seeding import seed_param_help, seeded
+from explainers.seeding import seed_param, seeded
 
 NT_TYPES = ("smoothgrad", "smoothgrad_sq", "vargrad")
 
@@ -44,7 +44,7 @@ class SmoothGrad(Explainer):
                              "(Captum's nt_type).", choices=NT_TYPES)
         reduction: str = param("l2", "Reduction over the embedding", "As for Saliency.", choices=REDUCTIONS)
         output: str = param("logit", "Output differentiated", choices=OUTPUTS)
-        seed: int = param(0, "Seed", seed_param_help("noise"), min=0, max=2**31 - 1)
+        seed: int = seed_param("noise")
 
     presets = {
         "smilkov-2017": {"n_samples": 50, "noise_level": 0.15, "nt_type": "smoothgrad", "reduction": "l2"},
