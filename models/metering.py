@@ -12,7 +12,8 @@ progress and is stopped: a meter made with ``should_stop`` ends the work at its 
 | one token of an n-token sequence | 1 + n / 400 units (b)                                                     |
 | F forward + B backward, n tokens | (F + 2 B) x n x (1 + n / 400) / rate x factor(method) seconds             |
 | rate (units / second)            | measured from this model's real batches in this process (c); else the     |
-|                                  | calibrated default (d)                                                    |
+|                                  | cold default (d)                                                          |
+| cold default, CPU (d)            | MATMUL_EFFICIENCY x matmul FLOP/s / (2 x working parameters)              |
 | factor(method)                   | 1, moving halfway to measured / estimated after each run of it (e)        |
 | auto-run budget                  | EXWB_AUTORUN_SECONDS, 15 s: single-input work above it waits for a click  |
 | time left, one method            | p = units done / estimated units: elapsed x (1 - p) / p; before the first |
@@ -24,8 +25,14 @@ progress and is stopped: a meter made with ``should_stop`` ends the work at its 
 (a) BACKWARD_FACTOR. (b) ATTENTION_TOKENS: attention makes long inputs slower per token (MiniLM on a CPU: 2.2x fewer
 tokens/s at 500 tokens than at 20). (c) padded tokens x (1 + width / 400) / seconds of each batch of
 ``predict_logits``; the first measurement replaces the default, later ones a moving average (newest weight 0.3);
-batches under 256 tokens or 5 ms are latency-bound and not measured. (d) 4 000 units/s on a CPU, 50 000 on a GPU
-for MiniLM-L6 (11 M parameters besides its embedding table), scaled by 11 M / the model's own. (e) Per model and
+batches under 256 tokens or 5 ms are latency-bound and not measured. (d) Before any batch is measured: a forward pass
+costs 2 FLOPs (one multiply-add) per token and working parameter (all but the input embedding table, a lookup), so
+a unit costs 2 x working parameters FLOPs; the CPU's FLOP rate is measured once per process (``cpu_flops``: the best
+of a few 256 x 256 float32 matmuls, ~40 ms, under this process's torch threads, so thread count and a machine shared
+with other work count), and a model reaches MATMUL_EFFICIENCY = 0.5 of it (measured 0.54 to 0.93 for MiniLM-L6 on
+the 2-core CPU; the lower bound, rounded down, keeps the cold estimate on the safe side). MiniLM-L6 at 20 GFLOP/s:
+0.5 x 20e9 / (2 x 11 M) = 455 units/s. On a GPU a tiny matmul measures launch latency, not throughput: 50 000
+units/s for MiniLM-L6, scaled by 11 M / the model's working parameters. (e) Per model and
 method; each measurement clamped to 0.25..4; it covers what passes do not count (Captum's bookkeeping,
 re-tokenizing, a masked LM); starting from 1 keeps one cold first run (2x slower on a CPU) from doubling every later
 estimate. (f) The running cell takes at least as long as it has run, so an overdue cell makes the cells after it
@@ -37,12 +44,17 @@ the app loads once and every session shares, and randomized copies of a model sh
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
+
+from models import runtime  # noqa: F401  (sets the process environment before torch is imported)
+
+import torch  # noqa: E402
 
 ATTENTION_TOKENS = 400.0
 BACKWARD_FACTOR = 2.0
@@ -51,8 +63,11 @@ FACTOR_WEIGHT = 0.5
 FACTOR_RANGE = (0.25, 4.0)
 MIN_MEASURED_TOKENS = 256
 MIN_MEASURED_SECONDS = 0.005
-REFERENCE_PARAMETERS = 11_000_000  # MiniLM-L6 without its embedding table: what the default rates were measured on
-DEFAULT_RATE = {"cpu": 4_000.0, "cuda": 50_000.0}
+REFERENCE_PARAMETERS = 11_000_000  # MiniLM-L6 without its embedding table: what the GPU default was measured on
+DEFAULT_RATE = {"cuda": 50_000.0}
+FLOPS_PER_UNIT_PARAMETER = 2.0  # one multiply-add per working parameter and token
+MATMUL_EFFICIENCY = 0.5  # share of the plain matmul FLOP rate a model's forward pass reaches on a CPU
+MATMUL_SIZE = 256
 AUTORUN_SECONDS = 15.0
 
 
@@ -106,6 +121,33 @@ def count(forward: int = 0, backward: int = 0, batches: int = 0) -> None:
 
 
 # ----- the rate of one model --------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def cpu_flops() -> float:
+    """FLOP/s of a float32 matmul on this CPU under this process's torch threads, measured once per process
+    (best of 5 rounds of 5 MATMUL_SIZE^2 matmuls: the best round is the one least disturbed by other work)."""
+    a, b = torch.randn(MATMUL_SIZE, MATMUL_SIZE), torch.randn(MATMUL_SIZE, MATMUL_SIZE)
+    a @ b  # first-call costs
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(5):
+            a @ b
+        best = min(best, (time.perf_counter() - started) / 5)
+    return 2.0 * MATMUL_SIZE ** 3 / max(best, 1e-9)
+
+
+def cold_cpu_rate(working_parameters: int, flops_per_second: float) -> float:
+    """Work units per second of a model with ``working_parameters`` on a CPU doing ``flops_per_second`` (rule (d))."""
+    return MATMUL_EFFICIENCY * flops_per_second / (FLOPS_PER_UNIT_PARAMETER * max(1, working_parameters))
+
+
+def working_parameters(model) -> int:
+    """Parameters a token's forward pass multiplies by: all but the input embedding table (a lookup)."""
+    total = sum(p.numel() for p in model.parameters())
+    embedding = model.get_input_embeddings()
+    return max(1, total - (embedding.weight.numel() if embedding is not None else 0))
+
+
 def token_cost(n_tokens: float) -> float:
     """Work units of one token in an n-token sequence."""
     return 1.0 + n_tokens / ATTENTION_TOKENS
@@ -122,16 +164,15 @@ class Throughput:
 
     @classmethod
     def for_model(cls, model, device_type: str) -> "Throughput":
-        """The calibrated default for this model's size on this kind of device (before any measurement)."""
-        total = sum(p.numel() for p in model.parameters())
-        embedding = model.get_input_embeddings()
-        working = max(1, total - (embedding.weight.numel() if embedding is not None else 0))
-        base = DEFAULT_RATE.get(device_type, DEFAULT_RATE["cpu"])
-        return cls(base * REFERENCE_PARAMETERS / working)
+        """The cold default for this model's size on this kind of device (rule (d); before any measurement)."""
+        working = working_parameters(model)
+        if device_type in DEFAULT_RATE:
+            return cls(DEFAULT_RATE[device_type] * REFERENCE_PARAMETERS / working)
+        return cls(cold_cpu_rate(working, cpu_flops()))
 
     @property
     def rate(self) -> float:
-        """Work units per second: measured when known, else the calibrated default."""
+        """Work units per second: measured when known, else the cold default."""
         return self.measured_rate if self.measured_rate is not None else self.default_rate
 
     @property

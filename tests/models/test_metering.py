@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from models import TextClassifier, WorkStopped, estimate_seconds, metered
-from models.metering import (AUTORUN_SECONDS, Throughput, autorun_budget, cells_left_seconds, learn_method,
-                             token_cost, work_left_seconds)
+from models.metering import (AUTORUN_SECONDS, Throughput, autorun_budget, cells_left_seconds, cold_cpu_rate, cpu_flops,
+                             learn_method, token_cost, work_left_seconds)
 from tiny_models import tiny_bert, tiny_tokenizer
 
 REL = 1e-12  # float64 arithmetic on a handful of numbers
@@ -54,8 +54,20 @@ def test_a_method_factor_learns_what_its_passes_do_not_count():
 def test_the_default_rate_scales_with_the_model_size():
     model = tiny_bert()
     working = sum(p.numel() for name, p in model.named_parameters() if "word_embeddings" not in name)
-    assert Throughput.for_model(model, "cpu").default_rate == pytest.approx(4000 * 11_000_000 / working, rel=REL)
+    # the CPU's cold default: half the measured matmul FLOP rate over 2 FLOPs per working parameter and token
+    assert Throughput.for_model(model, "cpu").default_rate == pytest.approx(0.5 * cpu_flops() / (2 * working), rel=REL)
     assert Throughput.for_model(model, "cuda").default_rate == pytest.approx(50_000 * 11_000_000 / working, rel=REL)
+
+
+def test_the_cold_cpu_rate_is_the_flop_rule_computed_by_hand():
+    # MiniLM-L6 (11 M working parameters) on a CPU doing 20 GFLOP/s: 0.5 x 20e9 / (2 x 11e6) = 454.54... units/s
+    assert cold_cpu_rate(11_000_000, 20e9) == pytest.approx(10e9 / 22e6, rel=REL)
+    # twice the parameters or half the FLOP rate: half the rate; the estimate of 100 passes of 40 tokens follows
+    assert cold_cpu_rate(22_000_000, 20e9) == pytest.approx(cold_cpu_rate(11_000_000, 10e9), rel=REL)
+    classifier = fresh_classifier(rate=cold_cpu_rate(11_000_000, 20e9))
+    assert estimate_seconds(classifier, 100, 0, 40) == pytest.approx(100 * 40 * 1.1 / (10e9 / 22e6), rel=REL)
+    # the FLOP rate is measured once per process (a real matmul, so only its sanity is checked here)
+    assert cpu_flops() == cpu_flops() and 1e6 < cpu_flops() < 1e15
 
 
 def test_real_batches_teach_the_classifier_and_copies_share_it():
