@@ -9,9 +9,13 @@ Per method, on SST-2 dev sentences with the ``default`` model:
   Target for perturbation methods: ratio <= 1.3.
 Whole page: every method the page runs by default (all but LIME-1000, the paper-000 preset) on a 20-word
 sentence, cold and cached totals. Targets on the 2-core CPU: < 10 s cold, < 0.3 s cached.
+Cold estimate (first, before anything else runs in the process): the cost model's estimate of the Heatmaps page's
+first computation (every method the page opens with, on the 20-word sentence) before any batch is measured, under
+the current rule (FLOPs at a measured matmul rate) and the former fixed 4 000 units/s, against the measured seconds.
 
     python bench/bench_methods.py            # 8 sentences, default model
     python bench/bench_methods.py --quick    # 2 sentences, no LIME-1000: seconds
+    python bench/bench_methods.py --model default-quick --cold-estimate-only   # the cold estimate alone: seconds
     EXWB_THREADS=1 ... on a shared machine (report figures as such)
 """
 from __future__ import annotations
@@ -38,6 +42,7 @@ from evaluation.agreement import agreement_matrix, top_k_table  # noqa: E402
 from explainers import REGISTRY, create  # noqa: E402
 from explainers.cache import ExplanationCache, explain_cached  # noqa: E402
 from models import load_classifier  # noqa: E402
+from models.metering import REFERENCE_PARAMETERS, Throughput, base_seconds, working_parameters  # noqa: E402
 from ui.widgets.heatmap import explanation_row_html  # noqa: E402  (plain HTML, no streamlit)
 
 FOUNDATION = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention")
@@ -144,6 +149,40 @@ def bench_page(classifier, text: str, specs) -> dict:
             "cold_s": cold, "cached_s": cached}
 
 
+FORMER_CPU_RATE = 4_000.0  # the fixed cold default before the FLOP rule: units/s for 11 M working parameters
+
+
+def bench_cold_estimate(classifier, text: str, specs) -> dict:
+    """The Heatmaps page's first computation (its methods, nothing cached, nothing measured yet): the cost model's
+    cold estimate, under the current and the former rule, against the measured seconds."""
+    encoding = classifier.encode(text)
+    cold = Throughput.for_model(classifier.model, classifier.device.type)  # what an unmeasured model estimates
+    former = Throughput(FORMER_CPU_RATE * REFERENCE_PARAMETERS / working_parameters(classifier.model))
+    explainers = [create(m, preset=p) for m, p in sorted(specs, key=lambda s: REGISTRY[s[0]].family == "ensemble")]
+    passes = [e.estimate_passes(encoding) for e in explainers]
+    cache = ExplanationCache(directory=None)
+    with default_cache(cache):  # ensembles fetch their members through the default cache
+        started = time.perf_counter()
+        for explainer in explainers:
+            explain_cached(explainer, classifier, encoding, None, cache=cache)
+        measured = time.perf_counter() - started
+    # an ensemble's estimate counts its members' passes, which the page has just run and caches: counting them
+    # twice is the plan's matter, not the cold rate's, so the ratios use the work the page really does
+    work = [p for p, e in zip(passes, explainers) if REGISTRY[e.id].family != "ensemble"]
+
+    def seconds(throughput, counted=work):
+        return sum(base_seconds(throughput, f, b, encoding.n_tokens) for f, b in counted)
+
+    estimate, estimate_former = seconds(cold), seconds(former)
+    # the rate the page's own batches measured: how far each cold rate was from it
+    return {"methods": len(explainers), "tokens": encoding.n_tokens, "measured_s": measured,
+            "estimate_s": estimate, "ratio": estimate / measured, "cold_rate": cold.rate,
+            "former_estimate_s": estimate_former, "former_ratio": estimate_former / measured,
+            "former_rate": former.rate, "measured_rate": classifier.throughput.rate,
+            "at_measured_rate_s": seconds(classifier.throughput),
+            "with_ensembles_estimate_s": seconds(cold, passes), "with_ensembles_former_s": seconds(former, passes)}
+
+
 def bench_app(model: str, warm_up_text: str, text: str) -> dict:
     """The real page through Streamlit's AppTest: a new sentence (cold) and a rerun of it (cached)."""
     import os
@@ -180,9 +219,24 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 sentences, no LIME-1000")
     parser.add_argument("--app", action="store_true", help="also time the real page through Streamlit's AppTest")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--cold-estimate-only", action="store_true", help="only the cold estimate's accuracy")
     args = parser.parse_args(argv)
     count = 2 if args.quick else args.sentences
     classifier = load_classifier(args.model)
+    specs = method_specs(args.quick)
+    page_specs = [s for s in specs if s != ("lime", "paper-000")]
+    cold = bench_cold_estimate(classifier, page_sentence(), page_specs)  # first: nothing has run or been measured
+    print(f"cold estimate of the Heatmaps page's first computation ({cold['methods']} methods, "
+          f"{cold['tokens']} tokens): measured {cold['measured_s']:.2f} s; estimated {cold['estimate_s']:.2f} s "
+          f"(ratio {cold['ratio']:.2f}, {cold['cold_rate']:.0f} units/s), former rule {cold['former_estimate_s']:.2f} s "
+          f"(ratio {cold['former_ratio']:.2f}, {cold['former_rate']:.0f} units/s); the page's batches measured "
+          f"{cold['measured_rate']:.0f} units/s (estimate at that rate {cold['at_measured_rate_s']:.2f} s); with the "
+          f"ensembles' members counted again: {cold['with_ensembles_estimate_s']:.2f} s, former "
+          f"{cold['with_ensembles_former_s']:.2f} s", flush=True)
+    if args.cold_estimate_only:
+        if args.json:
+            args.json.write_text(json.dumps({"cold_estimate": cold, "threads": torch.get_num_threads()}, indent=2))
+        return 0
     texts = sentences(count)
     print(f"model {classifier.name} ({classifier.fingerprint}) on {classifier.device}; torch threads "
           f"{torch.get_num_threads()}; {len(texts)} SST-2 dev sentences of "
@@ -191,8 +245,6 @@ def main(argv=None) -> int:
     for method in ("lime", "kernel_shap", "integrated_gradients"):  # imports (sklearn) and first-call costs
         create(method, n_samples=20).explain(classifier, warm_up) if method != "integrated_gradients" else \
             create(method, n_steps=4).explain(classifier, warm_up)
-    specs = method_specs(args.quick)
-    page_specs = [s for s in specs if s != ("lime", "paper-000")]
     print("per method (mean over sentences):", flush=True)
     rows = bench_methods(classifier, texts, specs)
     page = bench_page(classifier, page_sentence(), page_specs)
@@ -208,7 +260,8 @@ def main(argv=None) -> int:
           f"(target <= 1.3x); over target: "
           f"{', '.join(r['method'] for r in perturbation if r['ratio_to_floor'] > 1.3) or 'none'}")
     if args.json:
-        args.json.write_text(json.dumps({"methods": rows, "page": page, "threads": torch.get_num_threads(),
+        args.json.write_text(json.dumps({"methods": rows, "page": page, "cold_estimate": cold,
+                                         "threads": torch.get_num_threads(),
                                          "model": classifier.name}, indent=2))
     return 0
 

@@ -28,9 +28,9 @@ tokens/s at 500 tokens than at 20). (c) padded tokens x (1 + width / 400) / seco
 batches under 256 tokens or 5 ms are latency-bound and not measured. (d) Before any batch is measured: a forward pass
 costs 2 FLOPs (one multiply-add) per token and working parameter (all but the input embedding table, a lookup), so
 a unit costs 2 x working parameters FLOPs; the CPU's FLOP rate is measured once per process (``cpu_flops``: the best
-of a few 256 x 256 float32 matmuls, ~40 ms, under this process's torch threads, so thread count and a machine shared
-with other work count), and a model reaches MATMUL_EFFICIENCY = 0.5 of it (measured 0.54 to 0.93 for MiniLM-L6 on
-the 2-core CPU; the lower bound, rounded down, keeps the cold estimate on the safe side). MiniLM-L6 at 20 GFLOP/s:
+of a few float32 matmuls the size of a batch through one MiniLM layer, 512 x 384 @ 384 x 384, ~0.1 s, under this
+process's torch threads, so the thread count and a machine shared with other work count), and a model reaches MATMUL_EFFICIENCY = 0.5 of it (measured 0.56 to 0.63 for batches of MiniLM-L6 on the
+2-core CPU, 1 or 2 threads; rounded down, it keeps the cold estimate on the safe side). MiniLM-L6 at 20 GFLOP/s:
 0.5 x 20e9 / (2 x 11 M) = 455 units/s. On a GPU a tiny matmul measures launch latency, not throughput: 50 000
 units/s for MiniLM-L6, scaled by 11 M / the model's working parameters. (e) Per model and
 method; each measurement clamped to 0.25..4; it covers what passes do not count (Captum's bookkeeping,
@@ -67,7 +67,7 @@ REFERENCE_PARAMETERS = 11_000_000  # MiniLM-L6 without its embedding table: what
 DEFAULT_RATE = {"cuda": 50_000.0}
 FLOPS_PER_UNIT_PARAMETER = 2.0  # one multiply-add per working parameter and token
 MATMUL_EFFICIENCY = 0.5  # share of the plain matmul FLOP rate a model's forward pass reaches on a CPU
-MATMUL_SIZE = 256
+MATMUL_SHAPE = (512, 384, 384)  # (tokens, in, out): a batch of 512 tokens through one MiniLM-sized linear layer
 AUTORUN_SECONDS = 15.0
 
 
@@ -123,17 +123,18 @@ def count(forward: int = 0, backward: int = 0, batches: int = 0) -> None:
 # ----- the rate of one model --------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def cpu_flops() -> float:
-    """FLOP/s of a float32 matmul on this CPU under this process's torch threads, measured once per process
-    (best of 5 rounds of 5 MATMUL_SIZE^2 matmuls: the best round is the one least disturbed by other work)."""
-    a, b = torch.randn(MATMUL_SIZE, MATMUL_SIZE), torch.randn(MATMUL_SIZE, MATMUL_SIZE)
+    """FLOP/s of a float32 matmul of MATMUL_SHAPE on this CPU under this process's torch threads, measured once per
+    process (the best of 5 rounds of 2: the round least disturbed by other work on the machine)."""
+    tokens, width, out = MATMUL_SHAPE
+    a, b = torch.randn(tokens, width), torch.randn(width, out)
     a @ b  # first-call costs
     best = float("inf")
     for _ in range(5):
         started = time.perf_counter()
-        for _ in range(5):
+        for _ in range(2):
             a @ b
-        best = min(best, (time.perf_counter() - started) / 5)
-    return 2.0 * MATMUL_SIZE ** 3 / max(best, 1e-9)
+        best = min(best, (time.perf_counter() - started) / 2)
+    return 2.0 * tokens * width * out / max(best, 1e-9)
 
 
 def cold_cpu_rate(working_parameters: int, flops_per_second: float) -> float:
