@@ -76,7 +76,8 @@ def test_every_option_group_keeps_its_defaults():
     assert dataclasses.asdict(RunOptions()) == {"target": "predicted", "seed": 0, "random_orderings": 10}
     assert PlausibilityConfig().to_dict() == {"top_k": "20%", "tau": 0.5, "sign": "positive", "ties": "pessimistic",
                                               "iou_threshold": 0.5, "iou_from": "top-k", "truncation": "drop",
-                                              "only_correct": False, "select_by": "f1"}
+                                              "only_correct": False, "select_by": "f1",
+                                              "binarization": "top-k"}  # added with paper 002's top-p
     assert Variant().to_dict() == {"trainable": "head", "last_k": 2, "train_size": 300, "test_size": 200,
                                    "epochs": 3.0, "lr": None, "batch_size": 16, "max_length": 128,
                                    "init": "classifier"}
