@@ -33,8 +33,9 @@ def schema_controls(params_cls, key_prefix: str, base: Any = None, only: Iterabl
                     columns: int = 4) -> dict[str, Any]:
     """One widget per ``param()`` field of ``params_cls`` (``only`` those, in that order; never ``exclude``d ones),
     starting from ``base`` (an instance or a dict of values; default: the class defaults). ``labels`` names the
-    choices of a field (a dict or a function; None is the "not set" choice of an optional field). Keys are ``{key_prefix}-{field}``: put what resets the values (a
-    preset) in the prefix. Returns {field: value} of the fields shown."""
+    choices of a field (a dict or a function; None is the "not set" choice of an optional field). Keys are
+    ``{key_prefix}-{field}``: put what resets the values (a preset) in the prefix. Returns {field: value} of the
+    fields shown."""
     specs = {spec.name: spec for spec in schema(params_cls)}
     names = [n for n in (only if only is not None else specs) if n not in set(exclude)]
     unknown = [n for n in names if n not in specs]
