@@ -80,7 +80,7 @@ def test_every_option_group_keeps_its_defaults():
                                               "binarization": "top-k"}  # added with paper 002's top-p
     assert Variant().to_dict() == {"trainable": "head", "last_k": 2, "train_size": 300, "test_size": 200,
                                    "epochs": 3.0, "lr": None, "batch_size": 16, "max_length": 128,
-                                   "init": "classifier"}
+                                   "init": "classifier", "warmup": 0.1, "weight_decay": 0.01}  # both added by issue 18
     study = StudyConfig()
     assert {s.name: getattr(study, s.name) for s in schema(StudyConfig)} == {
         "mode": "roar", "operator": "mask", "target": "predicted", "rank_by": "signed", "count_rule": "floor",
