@@ -3,7 +3,6 @@ card (ties stay ties), the whole build on the tiny keyword model saved to a fold
 nothing recomputed on a second build), and the HTML export's escaping."""
 from __future__ import annotations
 
-import csv
 import json
 from html import escape
 
@@ -15,20 +14,10 @@ from evaluation import report_card as rc
 from evaluation.report_card_html import card_html
 from evaluation.runs.store import ResultStore
 from roar_fixtures import save_keyword_model
-from tiny_models import KEYWORD, keyword_sentences
+from report_card_fixtures import write_rationale_csv
+from tiny_models import keyword_sentences
 
 METHODS = ["saliency", "leave_one_out", "attention"]
-
-
-def write_rationale_csv(path, n: int, seed: int) -> str:
-    """Keyword sentences whose rationale (and known feature) is the keyword: the only word the model reads."""
-    texts, labels = keyword_sentences(n, seed=seed)
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["text", "label", "rationale"])
-        for text, label in zip(texts, labels):
-            writer.writerow([text, label, json.dumps([i for i, w in enumerate(text.split()) if w == KEYWORD])])
-    return f"file:{path}"
 
 
 @pytest.fixture(scope="module")
