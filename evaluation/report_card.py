@@ -31,7 +31,7 @@ from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
 from evaluation.agreement import cosine_matrix, spearman_features
 from evaluation.faithfulness import known_feature
 from evaluation.runs import runner
-from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, run_cells, stop_requested
+from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 from evaluation.statistics import bootstrap_ci
@@ -192,7 +192,8 @@ def _inner(start, work, store: ResultStore) -> tuple[str, int]:
     """Run (or reopen) an inner study; returns its run id and how many cells it computed now."""
     inner_store, run_id, cells = start(store)
     finished = {k for k, cell in inner_store.cells(run_id).items() if "error" not in cell}
-    summary: RunSummary = run_cells(inner_store, run_id, cells, work, should_stop=stop_requested)
+    # the card run's stop check, captured now: the inner run installs its own for its cells
+    summary: RunSummary = run_cells(inner_store, run_id, cells, work, should_stop=current_stop_check())
     if summary.status == "cancelled":
         raise CellStopped()
     if summary.errors and len(summary.errors) == summary.total:

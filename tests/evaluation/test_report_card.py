@@ -185,3 +185,24 @@ def test_html_escapes_every_text(built):
     assert page.count("class='v-") == len(card["rows"])
     for rule in card["rules"]:
         assert escape(rule["text"]) in page
+
+
+def test_a_stop_reaches_the_study_inside_a_check_and_a_rebuild_resumes_it(keyword_folder, rationale_data, tmp_path):
+    from evaluation.runs import runner
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    config = rc.CardConfig.quick(checks=("faithfulness",), limit=4)
+    calls = []
+
+    def stop_on_fourth_check():  # 1: the card before its cell; 2, 3, 4: the study before each of its examples
+        calls.append(1)
+        return len(calls) >= 4
+
+    card = rc.build_report_card(keyword_folder, rationale_data, ["leave_one_out"], config=config, store=store,
+                                should_stop=stop_on_fourth_check)
+    assert card["status"] == "cancelled" and card["pending"] == ["faithfulness"] and not card["rows"]
+    _, study, _ = runner.start_evaluation(keyword_folder, rationale_data, ["leave_one_out"], ["eraser"], 4,
+                                          {"random_orderings": config.random_orderings, "seed": config.seed}, store)
+    assert len(store.cells(study)) == 2  # stopped between examples, the finished ones kept
+    resumed = rc.build_report_card(keyword_folder, rationale_data, ["leave_one_out"], config=config, store=store)
+    assert resumed["status"] == "finished" and resumed["computed_cells"] == {"faithfulness": 2}
