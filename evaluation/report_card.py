@@ -237,14 +237,15 @@ def check_cell(spec: dict) -> dict:
     check, model, methods, config = spec["check"], spec["model"], spec["methods"], CardConfig(**{
         **spec["config"], "checks": tuple(spec["config"]["checks"])})
     options = {"random_orderings": config.random_orderings, "seed": config.seed}
+    if check == "agreement" and len(methods) < 2:
+        return {"rows": [_row(m, check, reason="agreement needs at least two methods") for m in methods],
+                "run_id": None, "computed": 0}
     if check in ("faithfulness", "agreement"):
         run_id, computed = _inner(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
                                                                     config.limit, options, s),
                                   runner.evaluate_example, store)
         rows = (_evaluation_rows(store, run_id, methods, check, RULES[check].metric) if check == "faithfulness"
                 else _agreement_rows(store, run_id, methods))
-        if check == "agreement" and len(methods) < 2:
-            rows = [_row(m, check, reason="agreement needs at least two methods") for m in methods]
     elif check == "known_feature":
         kf_model = config.known_feature_model or (str(known_feature.model_dir()) if known_feature.is_prepared()
                                                   else None)

@@ -12,7 +12,9 @@ from scipy.stats import spearmanr
 
 from evaluation import report_card as rc
 from evaluation.report_card_html import card_html
+from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
+from models import ModelError
 from roar_fixtures import save_keyword_model
 from report_card_fixtures import write_rationale_csv
 from tiny_models import keyword_sentences
@@ -149,21 +151,20 @@ def test_a_second_build_recomputes_nothing(built, keyword_folder, rationale_data
     assert sorted(map(json.dumps, reordered["rows"])) == sorted(map(json.dumps, card["rows"]))
 
 
-def test_no_rationales_makes_plausibility_not_applicable(keyword_folder, tmp_path):
+def test_no_rationales_or_a_single_method_is_not_applicable(keyword_folder, tmp_path):
     texts, labels = keyword_sentences(3, seed=5)
     path = tmp_path / "plain.csv"
     path.write_text("text,label\n" + "\n".join(f"{t},{y}" for t, y in zip(texts, labels)) + "\n")
     card = rc.build_report_card(keyword_folder, f"file:{path}", ["saliency"],
-                                config=rc.CardConfig.quick(checks=("plausibility",)),
+                                config=rc.CardConfig.quick(checks=("plausibility", "agreement")),
                                 store=ResultStore(tmp_path / "r.sqlite"))
-    (row,) = card["rows"]
-    assert row["verdict"] == rc.NOT_APPLICABLE and "no human rationales" in row["rule"]
-    assert card["ordering"][0]["not_applicable"] == 1
+    plausibility, agreement = card["rows"]
+    assert plausibility["verdict"] == rc.NOT_APPLICABLE and "no human rationales" in plausibility["rule"]
+    assert agreement["verdict"] == rc.NOT_APPLICABLE and "at least two methods" in agreement["rule"]
+    assert card["ordering"][0]["not_applicable"] == 1  # agreement is not counted
 
 
 def test_bad_input_is_a_message_before_any_work(keyword_folder, rationale_data, tmp_path):
-    from models import ModelError
-
     with pytest.raises(ModelError, match="Unknown check"):
         rc.start_report_card(keyword_folder, rationale_data, METHODS, rc.CardConfig(checks=("speed",)),
                              ResultStore(tmp_path / "r.sqlite"))
@@ -188,8 +189,6 @@ def test_html_escapes_every_text(built):
 
 
 def test_a_stop_reaches_the_study_inside_a_check_and_a_rebuild_resumes_it(keyword_folder, rationale_data, tmp_path):
-    from evaluation.runs import runner
-
     store = ResultStore(tmp_path / "r.sqlite")
     config = rc.CardConfig.quick(checks=("faithfulness",), limit=4)
     calls = []
