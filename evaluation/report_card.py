@@ -351,7 +351,8 @@ class _Assembly:
 
 def card_from_store(store: ResultStore, run_id: str) -> dict:
     """The card of a stored run: per method and check the value, its CI, the reference, the verdict and its rule;
-    then the ordering with its reasoning. Checks still running or failed are listed under ``pending``/``errors``."""
+    then the ordering with its reasoning. Checks still running or failed are listed under ``pending``/``errors``;
+    ``computed_cells`` says how many examples each check computed when it ran (0: its study was reopened)."""
     run = store.get_run(run_id)
     if run is None:
         raise KeyError(f"No run '{run_id}'.")
