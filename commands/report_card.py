@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from explainers import ParamError
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
-from evaluation.report_card_html import card_html, interval_text
+from evaluation.report_card_html import card_html, interval_text, reference_text
 
 from commands.common import check_out, help_text, parse_method_specs, print_json, write_out
 
@@ -104,7 +104,7 @@ def handle(args) -> int:
     for rule in card["rules"]:
         print(f"\n{rule['label']} [{rule['metric']}]: {rule['text']}")
         for row in (r for r in card["rows"] if r["check"] == rule["check"]):
-            detail = row["not_applicable"] or interval_text(row)
+            detail = row["not_applicable"] or f"{interval_text(row)} {reference_text(row)}".strip()
             print(f"  {row['method']}: {row['verdict']}  {detail}" + (f"  ({row['note']})" if row.get("note") else ""))
     print(f"\nOrdering. {card['ordering_rule']}")
     for entry in card["ordering"]:

@@ -26,6 +26,15 @@ def interval_text(row: dict, decimals: int = 3) -> str:
     return f"{row['mean']:.{decimals}f} [{low}, {high}] (n = {row.get('n', 0)})"
 
 
+def reference_text(row: dict, decimals: int = 3) -> str:
+    """What the row was compared with: 'vs [low, high]' (a band) or 'vs value', '' when nothing (a fixed threshold
+    is in the rule's text)."""
+    low, high = row.get("reference_low"), row.get("reference_high")
+    if low is None or high is None:
+        return ""
+    return f"vs {low:.{decimals}f}" if low == high else f"vs [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
 def card_html(card: dict) -> str:
     """The whole card: header, the verdict table (methods x checks, coloured by verdict, rule under each), the
     rules, the ordering with its reasoning, errors and pending checks."""
@@ -43,7 +52,8 @@ def card_html(card: dict) -> str:
                 continue
             css = "v-" + row["verdict"].replace(" ", "-")
             note = f"<div class='rule'>{_e(row['note'])}</div>" if row.get("note") else ""
-            cells.append(f"<td class='{css}'><b>{_e(row['verdict'])}</b> {_e(interval_text(row))}"
+            cells.append(f"<td class='{css}'><b>{_e(row['verdict'])}</b> {_e(interval_text(row))} "
+                         f"{_e(reference_text(row))}"
                          f"<div class='rule'>{_e(row['rule'])}</div>{note}</td>")
         body.append(f"<tr><th>{_e(method)}</th>{''.join(cells)}</tr>")
     rules = "".join(f"<tr><td>{_e(r['label'])}</td><td>{_e(r['metric'])}</td><td>{_e(r['reference'])}</td>"

@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from evaluation import report_card as rc
-from evaluation.report_card_html import card_html
+from evaluation.report_card_html import card_html, interval_text, reference_text
 from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
 from models import ModelError
@@ -205,3 +205,12 @@ def test_a_stop_reaches_the_study_inside_a_check_and_a_rebuild_resumes_it(keywor
     assert len(store.cells(study)) == 2  # stopped between examples, the finished ones kept
     resumed = rc.build_report_card(keyword_folder, rationale_data, ["leave_one_out"], config=config, store=store)
     assert resumed["status"] == "finished" and resumed["computed_cells"] == {"faithfulness": 2}
+
+
+def test_interval_and_reference_texts():
+    row = {"mean": 0.25, "low": 0.125, "high": 0.5, "n": 7, "reference_low": -0.0625, "reference_high": 0.0625}
+    assert interval_text(row) == "0.250 [0.125, 0.500] (n = 7)"
+    assert reference_text(row) == "vs [-0.062, 0.062]"
+    assert reference_text({**row, "reference_low": 0.0, "reference_high": 0.0}) == "vs 0.000"
+    assert reference_text({**row, "reference_low": None, "reference_high": None}) == ""
+    assert interval_text({**row, "mean": None}) == ""

@@ -10,7 +10,7 @@ import streamlit as st
 
 from corpora import DataError
 from evaluation import report_card as rc
-from evaluation.report_card_html import COLOURS, card_html, interval_text
+from evaluation.report_card_html import COLOURS, card_html, interval_text, reference_text
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, ParamError, is_known_spec
@@ -125,7 +125,7 @@ def show_card(store: ResultStore, run_id: str) -> dict | None:
                     f"{'' if rule['counts'] else '; not counted in the ordering'})")
         st.caption(rule["text"])
     details = pd.DataFrame([{"method": r["method"], "check": r["label"], "verdict": r["verdict"],
-                             "value": interval_text(r), "reference": _reference(r), "why / note":
+                             "value": interval_text(r), "reference": reference_text(r), "why / note":
                                  r["not_applicable"] or r.get("note") or ""} for r in card["rows"]])
     with st.expander("Every value, reference and note"):
         st.dataframe(details, hide_index=True, key=f"card-details-{run_id}")
@@ -139,13 +139,6 @@ def show_card(store: ResultStore, run_id: str) -> dict | None:
     c2.download_button("Download HTML", card_html(card), f"report-card-{run_id}.html", "text/html",
                        key=f"card-html-{run_id}")
     return card
-
-
-def _reference(row: dict) -> str:
-    low, high = row.get("reference_low"), row.get("reference_high")
-    if low is None or high is None:
-        return ""
-    return f"{low:.3f}" if low == high else f"[{low:.3f}, {high:.3f}]"
 
 
 def side_by_side(store: ResultStore, current: str | None) -> None:
