@@ -1,6 +1,6 @@
 """Command-line sub-commands, one module each, listed in the order `cli.py --help` shows them."""
 from commands import (adversarial, errors, evaluate, explain, known_feature, methods, prepare, prepare_aml, prepare_mlm,
-                      roar, sanity)
+                      report_card, roar, sanity)
 
 COMMANDS = [prepare, prepare_mlm, prepare_aml, explain, methods, evaluate, known_feature, sanity, roar, adversarial,
-            errors]
+            errors, report_card]

@@ -57,6 +57,12 @@ def stop_requested() -> bool:
     return bool(check is not None and check())
 
 
+def current_stop_check() -> Callable[[], bool] | None:
+    """The stop check of the run whose cell this thread is working on (local executor), for a cell that runs an
+    inner run of its own (the report card's checks) and must stop with the outer one."""
+    return getattr(_running, "should_stop", None)
+
+
 def _eta(store: ResultStore, run_id: str, remaining: int, parallel: int = 1) -> float | None:
     """Seconds left at a cell boundary (the cost model's rule, models/metering.py)."""
     seconds = store.cell_seconds(run_id)

@@ -25,7 +25,7 @@ SUB_COMMANDS = _names()
 def test_every_command_module_is_a_sub_command():
     assert len(SUB_COMMANDS) == len(COMMANDS)
     assert {"prepare", "prepare-mlm", "prepare-aml", "explain", "methods", "evaluate", "known-feature", "sanity",
-            "roar", "adversarial", "errors"} <= set(SUB_COMMANDS)
+            "roar", "adversarial", "errors", "report-card"} <= set(SUB_COMMANDS)
 
 
 @pytest.mark.parametrize("command", SUB_COMMANDS)

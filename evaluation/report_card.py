@@ -1,0 +1,389 @@
+""""Which method should I trust for this model?": a report card of every method on every check (issue 16).
+
+The card composes the dataset-level studies the project already has, each stored as job cells in the result store
+(a second build recomputes nothing):
+
+- ``known_feature``: ground-truth overlap on the known-feature task (paper 003 s. 3.1) vs random word scores;
+- ``faithfulness``: ERASER comprehensiveness vs the random orderings' band (``evaluation/runs/runner.py``);
+- ``sanity``: rank correlation with the original explanation after cascading randomization of every layer,
+  vs a random permutation's (``evaluation/sanity/dataset.py``, paper 003 s. 3.4);
+- ``adversarial``: Rank Change of the top-k words under the class-keeping attack (``evaluation/adversarial``);
+- ``plausibility``: AUPRC against human rationales vs random word scores (datasets with rationales only);
+- ``agreement``: mean Spearman rho with the other methods' word scores (``evaluation/agreement.py``); shown,
+  never counted in the ordering: agreement is not faithfulness.
+
+The card itself is a run (kind ``report-card``) with one cell per check; a cell runs (or reopens) its study and
+stores the per-method intervals. Verdicts and the ordering are computed from those intervals with the rules in
+``RULES`` (one table, each rule's text shown next to its verdict), so a changed rule needs no recomputation.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from corpora import load_dataset
+from explainers import is_known_spec, split_spec
+from models import ModelError, cached_classifier, randomize
+
+from evaluation.adversarial import dataset as adversarial
+from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
+from evaluation.agreement import cosine_matrix, spearman_features
+from evaluation.faithfulness import known_feature
+from evaluation.runs import runner
+from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
+from evaluation.runs.store import ResultStore
+from evaluation.sanity import dataset as sanity
+from evaluation.statistics import bootstrap_ci
+
+KIND = "report-card"
+PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE = "pass", "fail", "inconclusive", "not applicable"
+
+# paper 003's methods with its settings, where this installation registers them (the bare method otherwise)
+PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",
+                     "saliency:paper-003", "input_x_gradient:paper-003", "attention:paper-003-average")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one check's interval becomes a verdict. ``kind``:
+    - ``above_band``: pass when the CI lies above the reference band, fail below it, inconclusive on overlap;
+    - ``below``: pass when the CI lies below the reference value, fail above it, inconclusive when it contains it;
+    - ``above``: the mirror of ``below``."""
+
+    check: str
+    label: str
+    metric: str
+    kind: str
+    reference: str          # what the value is compared with
+    text: str               # the rule as shown next to every verdict
+    counts: bool = True     # counted in the ordering
+    threshold: float | None = None  # the fixed reference value of ``below`` / ``above`` rules (None: from the data)
+
+
+RULES = {rule.check: rule for rule in (
+    Rule("known_feature", "Known feature found", "known-feature.precision@k", "above_band",
+         "random word scores (band of the random draws)",
+         "pass: the 95 % CI of ground-truth overlap lies above the random scores' band; fail: below its lower bound; "
+         "inconclusive: they overlap"),
+    Rule("faithfulness", "Faithful (comprehensiveness)", "comprehensiveness-eraser", "above_band",
+         "random word orderings (band of the per-ordering dataset means)",
+         "pass: the 95 % CI of comprehensiveness lies above the random band's upper bound; fail: below its lower "
+         "bound; inconclusive: they overlap"),
+    Rule("sanity", "Changes when the model is randomized", "sanity_spearman", "below",
+         "upper bound of a random permutation's rank correlation (chance band)",
+         "pass: the 95 % CI of Spearman rho with the original explanation after randomizing every layer lies below "
+         "the chance band's upper bound; fail: its lower bound is above it; inconclusive: it contains it"),
+    Rule("adversarial", "Robust to the attack", "rank_change", "below", "half of the top-k words moved",
+         "pass: the 95 % CI of Rank Change under the class-keeping attack lies below 0.5; fail: above 0.5; "
+         "inconclusive: it contains 0.5", threshold=0.5),
+    Rule("plausibility", "Agrees with people", "plaus_auprc", "above_band", "random word scores (band)",
+         "pass: the 95 % CI of AUPRC against the human rationales lies above the random scores' band; fail: below "
+         "its lower bound; inconclusive: they overlap"),
+    Rule("agreement", "Agrees with the other methods", "agreement_spearman", "above",
+         "no agreement (rho = 0)",
+         "pass: the 95 % CI of the mean Spearman rho (|scores|) with the other methods lies above 0; fail: below 0; "
+         "inconclusive: it contains 0. Not counted in the ordering: agreement is not faithfulness (paper 001).",
+         counts=False, threshold=0.0),
+)}
+ORDERING_RULE = ("Methods are ordered by the number of passes on the counted checks, then by fewer fails; methods "
+                 "equal on both share a rank (ties stay ties). Inconclusive and not-applicable checks count neither "
+                 "way.")
+
+
+@dataclass(frozen=True)
+class CardConfig:
+    """Which checks, on what data, at what sizes. ``quick()`` gives the tiny sizes the tests use."""
+
+    checks: tuple[str, ...] = tuple(RULES)
+    limit: int = 100                      # examples of the faithfulness (and agreement) study
+    sanity_limit: int = 50                # paper 003 s. 3.4: 50 examples
+    attack_limit: int = 16                # paper 003 s. 4.1: 16 datapoints
+    attack_steps: int = 200               # the thesis's 500 at most; 200 keeps the card within its budget
+    known_feature_limit: int = 100
+    plausibility_limit: int = 100
+    known_feature_model: str | None = None    # None: the project's known-feature model, when it is trained
+    known_feature_dataset: str | None = None  # None: the known-feature task's dev split
+    plausibility_dataset: str | None = None   # None: the card's dataset, when it has human rationales
+    random_orderings: int = 10
+    seed: int = 0
+
+    @classmethod
+    def quick(cls, **overrides) -> "CardConfig":
+        return replace(cls(limit=4, sanity_limit=3, attack_limit=2, attack_steps=3, known_feature_limit=4,
+                           plausibility_limit=4), **overrides)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "checks": list(self.checks)}
+
+
+def default_methods() -> list[str]:
+    chosen = []
+    for spec in PAPER_003_METHODS:
+        method, _ = split_spec(spec)
+        if is_known_spec(spec):
+            chosen.append(spec)
+        elif is_known_spec(method):
+            chosen.append(method)
+    return chosen
+
+
+# ----- verdicts --------------------------------------------------------------------------------------------------
+def verdict(rule: Rule, low: float, high: float, reference_low: float | None = None,
+            reference_high: float | None = None) -> str:
+    """pass / fail / inconclusive of one interval under ``rule`` (see ``Rule``); a missing value is inconclusive."""
+    if rule.kind == "above_band":
+        values = (low, high, reference_low, reference_high)
+        if not all(v is not None and np.isfinite(v) for v in values):
+            return INCONCLUSIVE
+        return PASS if low > reference_high else FAIL if high < reference_low else INCONCLUSIVE
+    reference = rule.threshold if rule.threshold is not None else reference_high
+    if not all(v is not None and np.isfinite(v) for v in (low, high, reference)):
+        return INCONCLUSIVE
+    if rule.kind == "below":
+        return PASS if high < reference else FAIL if low > reference else INCONCLUSIVE
+    if rule.kind == "above":
+        return PASS if low > reference else FAIL if high < reference else INCONCLUSIVE
+    raise ValueError(f"Unknown rule kind '{rule.kind}'.")
+
+
+def ordering(rows: list[dict], methods: list[str]) -> list[dict]:
+    """Rank methods by passes, then fewer fails, on the counted checks; equal methods share a rank."""
+    tallies = []
+    for method in methods:
+        mine = [r for r in rows if r["method"] == method and RULES[r["check"]].counts]
+        count = {v: [RULES[r["check"]].label for r in mine if r["verdict"] == v]
+                 for v in (PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE)}
+        tallies.append({"method": method, "passes": len(count[PASS]), "fails": len(count[FAIL]),
+                        "inconclusive": len(count[INCONCLUSIVE]), "not_applicable": len(count[NOT_APPLICABLE]),
+                        "passed": count[PASS], "failed": count[FAIL]})
+    tallies.sort(key=lambda t: (-t["passes"], t["fails"]))
+    out, rank = [], 0
+    for position, tally in enumerate(tallies):
+        key = (tally["passes"], tally["fails"])
+        if position == 0 or key != (tallies[position - 1]["passes"], tallies[position - 1]["fails"]):
+            rank = position + 1
+        tied = [t["method"] for t in tallies if (t["passes"], t["fails"]) == key and t is not tally]
+        reasoning = (f"{tally['passes']} pass{'es' if tally['passes'] != 1 else ''}"
+                     + (f" ({', '.join(tally['passed'])})" if tally["passed"] else "")
+                     + f", {tally['fails']} fail{'s' if tally['fails'] != 1 else ''}"
+                     + (f" ({', '.join(tally['failed'])})" if tally["failed"] else "")
+                     + f", {tally['inconclusive']} inconclusive, {tally['not_applicable']} not applicable"
+                     + (f"; tied with {', '.join(tied)}" if tied else ""))
+        out.append({"rank": rank, **tally, "tied_with": tied, "reasoning": reasoning})
+    return out
+
+
+# ----- one cell per check ----------------------------------------------------------------------------------------
+def _row(method: str, check: str, estimate: dict | None = None, reference: tuple = (None, None),
+         reason: str | None = None, note: str | None = None) -> dict:
+    estimate = estimate or {}
+    return {"method": method, "check": check, "mean": _num(estimate.get("mean")), "low": _num(estimate.get("low")),
+            "high": _num(estimate.get("high")), "n": int(estimate.get("n") or 0),
+            "reference_low": _num(reference[0]), "reference_high": _num(reference[1]),
+            "not_applicable": reason, "note": note}
+
+
+def _num(value) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def _inner(start, work, store: ResultStore) -> tuple[str, int]:
+    """Run (or reopen) an inner study; returns its run id and how many cells it computed now."""
+    inner_store, run_id, cells = start(store)
+    finished = {k for k, cell in inner_store.cells(run_id).items() if "error" not in cell}
+    # the card run's stop check, captured now: the inner run installs its own for its cells
+    summary: RunSummary = run_cells(inner_store, run_id, cells, work, should_stop=current_stop_check())
+    if summary.status == "cancelled":
+        raise CellStopped()
+    if summary.errors and len(summary.errors) == summary.total:
+        raise ModelError(f"every example failed: {next(iter(summary.errors.values()))}")
+    return run_id, len([c for c in cells if c.key not in finished])
+
+
+def _evaluation_rows(store, run_id, methods, check, metric) -> list[dict]:
+    table = runner.summarize(runner.results_frame(store, run_id), runner.random_orderings_frame(store, run_id))
+    rows = []
+    for method in methods:
+        found = table[(table["method"] == method) & (table["metric"] == metric)] if len(table) else table
+        if not len(found):
+            rows.append(_row(method, check, reason=f"no value of {metric} on any example"))
+            continue
+        record = found.iloc[0].to_dict()
+        rows.append(_row(method, check, record, (record.get("random_low"), record.get("random_high"))))
+    return rows
+
+
+def _agreement_rows(store, run_id, methods) -> list[dict]:
+    """Per method: per example the mean Spearman rho (|scores|) with the other methods, bootstrap CI over examples."""
+    per_method = {m: [] for m in methods}
+    for cell in store.cells(run_id).values():
+        explained = cell.get("explanations") or {}
+        present = [m for m in methods if m in explained]
+        if len(present) < 2 or len(explained[present[0]]["scores"]) < 2:
+            continue
+        vectors = np.abs(np.array([explained[m]["scores"] for m in present], dtype=np.float64))
+        matrix = cosine_matrix(spearman_features(vectors))
+        np.fill_diagonal(matrix, np.nan)
+        for method, row in zip(present, matrix):
+            if np.isfinite(row).any():
+                per_method[method].append(float(np.nanmean(row)))
+    return [_row(m, "agreement", asdict(bootstrap_ci(per_method[m])), (0.0, 0.0)) for m in methods]
+
+
+def check_cell(spec: dict) -> dict:
+    """The work of one check (depends only on ``spec``): run or reopen its study, keep each method's interval."""
+    store = ResultStore(spec.get("store"))
+    check, model, methods, config = spec["check"], spec["model"], spec["methods"], CardConfig(**{
+        **spec["config"], "checks": tuple(spec["config"]["checks"])})
+    options = {"random_orderings": config.random_orderings, "seed": config.seed}
+    if check == "agreement" and len(methods) < 2:
+        return {"rows": [_row(m, check, reason="agreement needs at least two methods") for m in methods],
+                "run_id": None, "computed": 0}
+    if check in ("faithfulness", "agreement"):
+        run_id, computed = _inner(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
+                                                                    config.limit, options, s),
+                                  runner.evaluate_example, store)
+        rows = (_evaluation_rows(store, run_id, methods, check, RULES[check].metric) if check == "faithfulness"
+                else _agreement_rows(store, run_id, methods))
+    elif check == "known_feature":
+        kf_model = config.known_feature_model or (str(known_feature.model_dir()) if known_feature.is_prepared()
+                                                  else None)
+        if kf_model is None:
+            return {"rows": [_row(m, check, reason="the known-feature model is not trained; train it with `python "
+                                  "cli.py known-feature --prepare`") for m in methods], "run_id": None, "computed": 0}
+        kf_data = config.known_feature_dataset or f"known-feature:dev:{known_feature.RECIPE.label_seed}"
+        run_id, computed = _inner(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
+                                                                    config.known_feature_limit, options, s),
+                                  runner.evaluate_example, store)
+        note = None if kf_model == model else f"on {kf_model}: the known-feature task needs a model trained on it"
+        rows = [{**r, "note": note} for r in _evaluation_rows(store, run_id, methods, check, RULES[check].metric)]
+    elif check == "plausibility":
+        data = config.plausibility_dataset or spec["dataset"]
+        if not any(e.rationale is not None for e in load_dataset(data, limit=config.plausibility_limit)):
+            return {"rows": [_row(m, check, reason=f"{data} has no human rationales; give a dataset that has them")
+                             for m in methods], "run_id": None, "computed": 0}
+        run_id, computed = _inner(lambda s: runner.start_evaluation(model, data, methods, ["plausibility"],
+                                                                    config.plausibility_limit, options, s),
+                                  runner.evaluate_example, store)
+        rows = _evaluation_rows(store, run_id, methods, check, RULES[check].metric)
+    elif check == "sanity":
+        run_id, computed = _inner(lambda s: sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
+                                                                "layers", "cascading", "model", config.seed,
+                                                                store=s),
+                                  sanity.sanity_cell, store)
+        last = randomize.stage_names(cached_classifier(model))[-1]
+        summary = sanity.summarize(sanity.results_frame(store, run_id), seed=config.seed)
+        chance, curves = sanity.chance_band(sanity.curves(summary, [last], RULES[check].metric))
+        band = (chance["low"], chance["high"]) if chance else (None, None)
+        rows = []
+        for method in methods:
+            found = curves[curves["method"] == method]
+            rows.append(_row(method, check, found.iloc[0].to_dict(), band, note=f"after stage '{last}'")
+                        if len(found) else _row(method, check, reason="no sanity value (see the sanity run's errors)"))
+    elif check == "adversarial":
+        attacked = {m: split_spec(m)[0] for m in methods if split_spec(m)[0] in ATTACKED_METHODS}
+        rows = [_row(m, check, reason=f"the attack needs a differentiable method ({', '.join(ATTACKED_METHODS)})")
+                for m in methods if m not in attacked]
+        run_id, computed = None, 0
+        if attacked:
+            attack_config = config_for(None, steps=config.attack_steps, seed=config.seed)
+            bare = list(dict.fromkeys(attacked.values()))
+            run_id, computed = _inner(lambda s: adversarial.start_attacks(model, spec["dataset"], bare,
+                                                                          config.attack_limit, attack_config, s),
+                                      adversarial.attack_cell, store)
+            table = adversarial.summarize(adversarial.results_frame(store, run_id), seed=config.seed)
+            skipped = adversarial.skipped_inputs(store, run_id)
+            for method, name in attacked.items():
+                found = table[(table["method"] == name) & (table["metric"] == RULES[check].metric)]
+                note = (f"attacked as {name} with the attack's own settings ({config.attack_steps} steps)"
+                        + (f"; {skipped[name]} inputs too short to attack" if skipped.get(name) else ""))
+                rows.append(_row(method, check, found.iloc[0].to_dict(), note=note) if len(found) else
+                            _row(method, check, reason="every input was too short to attack (k = 15 % of the words)"))
+    else:
+        raise ModelError(f"Unknown check '{check}'. Choose from: {', '.join(RULES)}.")
+    return {"rows": rows, "run_id": run_id, "computed": computed}
+
+
+# ----- the card as a run ----------------------------------------------------------------------------------------
+def start_report_card(model: str, dataset: str, methods: list[str] | None = None, config: CardConfig | None = None,
+                      store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) the card's run: one cell per check."""
+    config = config or CardConfig()
+    methods = list(methods or default_methods())
+    unknown = [c for c in config.checks if c not in RULES]
+    if unknown:
+        raise ModelError(f"Unknown check(s) {', '.join(unknown)}. Choose from: {', '.join(RULES)}.")
+    if not methods:
+        raise ModelError("Choose at least one method.")
+    sanity.validate(model, methods, "layers", "cascading", "model")  # unknown methods fail here, before any work
+    store = store or ResultStore()
+    classifier = cached_classifier(model)
+    run_config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
+                  "methods": methods, "card": config.to_dict()}
+    run_id = store.create_run(KIND, run_config, total=len(config.checks),
+                              title=f"report card of {model} on {dataset} ({len(methods)} methods)")
+    cells = [Cell(key=check, spec={"check": check, "model": model, "dataset": dataset, "methods": methods,
+                                   "config": config.to_dict(), "store": str(store.path)})
+             for check in config.checks]
+    return store, run_id, cells
+
+
+def build_report_card(model: str, dataset: str, methods: list[str] | None = None, limit: int | None = None,
+                      config: CardConfig | None = None, store: ResultStore | None = None,
+                      progress: Progress | None = None, should_stop=None) -> dict:
+    """Run (or reuse) every check and return the card (``card_from_store``)."""
+    config = config or CardConfig()
+    if limit is not None:
+        config = replace(config, limit=limit)
+    store, run_id, cells = start_report_card(model, dataset, methods, config, store)
+    run_cells(store, run_id, cells, check_cell, progress=progress, should_stop=should_stop)
+    return card_from_store(store, run_id)
+
+
+@dataclass
+class _Assembly:
+    rows: list[dict] = field(default_factory=list)
+    runs: dict = field(default_factory=dict)
+    computed: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)
+
+
+def card_from_store(store: ResultStore, run_id: str) -> dict:
+    """The card of a stored run: per method and check the value, its CI, the reference, the verdict and its rule;
+    then the ordering with its reasoning. Checks still running or failed are listed under ``pending``/``errors``;
+    ``computed_cells`` says how many examples each check computed when it ran (0: its study was reopened)."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"No run '{run_id}'.")
+    config = run["config"]
+    cells = store.cells(run_id)
+    got = _Assembly()
+    for check in config["card"]["checks"]:
+        cell = cells.get(check)
+        if cell is None:
+            continue
+        if "error" in cell:
+            got.errors[check] = cell["error"]
+            continue
+        got.runs[check], got.computed[check] = cell.get("run_id"), cell.get("computed", 0)
+        for row in cell["rows"]:
+            rule = RULES[check]
+            if row["not_applicable"]:
+                result = NOT_APPLICABLE
+            else:
+                result = verdict(rule, _nan(row["low"]), _nan(row["high"]), row["reference_low"],
+                                 row["reference_high"])
+            got.rows.append({**row, "label": rule.label, "metric": rule.metric, "verdict": result,
+                             "rule": row["not_applicable"] or rule.text, "counts": rule.counts})
+    methods = config["methods"]
+    return {"model": config["model"], "model_fingerprint": config["model_fingerprint"], "dataset": config["dataset"],
+            "methods": methods, "config": config["card"], "run_id": run_id, "status": run["status"],
+            "rules": [asdict(RULES[c]) for c in config["card"]["checks"]], "rows": got.rows,
+            "ordering": ordering(got.rows, methods), "ordering_rule": ORDERING_RULE, "runs": got.runs,
+            "computed_cells": got.computed, "errors": got.errors,
+            "pending": [c for c in config["card"]["checks"] if c not in cells]}
+
+
+def _nan(value) -> float:
+    return float("nan") if value is None else float(value)

@@ -1,0 +1,216 @@
+"""The report card (issue 16): verdict rules at their boundaries on hand-made intervals, the ordering on a hand-made
+card (ties stay ties), the whole build on the tiny keyword model saved to a folder (values recomputed another way,
+nothing recomputed on a second build), and the HTML export's escaping."""
+from __future__ import annotations
+
+import json
+from html import escape
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from evaluation import report_card as rc
+from evaluation.report_card_html import card_html, interval_text, reference_text
+from evaluation.runs import runner
+from evaluation.runs.store import ResultStore
+from models import ModelError
+from roar_fixtures import save_keyword_model
+from report_card_fixtures import write_rationale_csv
+from tiny_models import keyword_sentences
+
+METHODS = ["saliency", "leave_one_out", "attention"]
+
+
+@pytest.fixture(scope="module")
+def keyword_folder(keyword_classifier, tmp_path_factory):
+    return str(save_keyword_model(keyword_classifier, tmp_path_factory.mktemp("keyword-model")))
+
+
+@pytest.fixture(scope="module")
+def rationale_data(tmp_path_factory):
+    return write_rationale_csv(tmp_path_factory.mktemp("data") / "keyword.csv", 6, seed=3)
+
+
+@pytest.fixture(scope="module")
+def built(keyword_folder, rationale_data, tmp_path_factory):
+    store = ResultStore(tmp_path_factory.mktemp("store") / "results.sqlite")
+    config = rc.CardConfig.quick(known_feature_model=keyword_folder, known_feature_dataset=rationale_data)
+    card = rc.build_report_card(keyword_folder, rationale_data, METHODS, config=config, store=store)
+    return store, config, card
+
+
+# ----- rules -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("low, high, expected", [
+    (0.51, 0.9, rc.PASS),          # entirely above the band's upper bound
+    (0.5, 0.9, rc.INCONCLUSIVE),   # touching the upper bound is an overlap
+    (0.0, 0.09, rc.FAIL),          # entirely below the lower bound
+    (0.0, 0.1, rc.INCONCLUSIVE),   # touching the lower bound
+    (0.2, 0.3, rc.INCONCLUSIVE),   # inside the band
+    (0.05, 0.6, rc.INCONCLUSIVE),  # wider than the band
+])
+def test_above_band_rule_boundaries(low, high, expected):
+    assert rc.verdict(rc.RULES["faithfulness"], low, high, 0.1, 0.5) == expected
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (-0.3, 0.19, rc.PASS), (0.21, 0.8, rc.FAIL), (0.1, 0.3, rc.INCONCLUSIVE), (0.2, 0.5, rc.INCONCLUSIVE),
+])
+def test_sanity_rule_compares_with_the_chance_band_upper_bound(low, high, expected):
+    assert rc.verdict(rc.RULES["sanity"], low, high, -0.2, 0.2) == expected
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (0.1, 0.49, rc.PASS), (0.51, 0.9, rc.FAIL), (0.4, 0.6, rc.INCONCLUSIVE), (0.5, 0.7, rc.INCONCLUSIVE),
+])
+def test_attack_rule_threshold_is_half_the_top_k(low, high, expected):
+    assert rc.verdict(rc.RULES["adversarial"], low, high) == expected
+
+
+def test_missing_values_are_inconclusive_and_every_rule_is_written():
+    assert rc.verdict(rc.RULES["faithfulness"], float("nan"), 0.3, 0.1, 0.2) == rc.INCONCLUSIVE
+    assert rc.verdict(rc.RULES["faithfulness"], 0.5, 0.6, None, None) == rc.INCONCLUSIVE
+    for rule in rc.RULES.values():
+        assert rule.text.startswith("pass:") and "fail:" in rule.text and "inconclusive:" in rule.text
+
+
+# ----- ordering ----------------------------------------------------------------------------------------------
+def _rows(method, verdicts):
+    return [{"method": method, "check": check, "verdict": v} for check, v in verdicts.items()]
+
+
+def test_ordering_counts_passes_then_fewer_fails_and_keeps_ties():
+    p, f, i, na = rc.PASS, rc.FAIL, rc.INCONCLUSIVE, rc.NOT_APPLICABLE
+    rows = (_rows("A", {"faithfulness": p, "sanity": p, "adversarial": f, "agreement": p})
+            + _rows("B", {"faithfulness": p, "sanity": p, "adversarial": i, "agreement": f})
+            + _rows("C", {"faithfulness": p, "sanity": f, "adversarial": na, "agreement": p})
+            + _rows("D", {"faithfulness": p, "sanity": i, "adversarial": na, "agreement": f})
+            + _rows("E", {"faithfulness": p, "sanity": p, "adversarial": i, "agreement": p}))
+    order = rc.ordering(rows, ["A", "B", "C", "D", "E"])
+    # agreement is not counted: B and E tie (2 passes, 0 fails) ahead of A (2, 1); D (1, 0) ahead of C (1, 1)
+    assert [(o["method"], o["rank"]) for o in order] == [("B", 1), ("E", 1), ("A", 3), ("D", 4), ("C", 5)]
+    first = order[0]
+    assert (first["passes"], first["fails"], first["inconclusive"], first["not_applicable"]) == (2, 0, 1, 0)
+    assert first["tied_with"] == ["E"] and "tied with E" in first["reasoning"]
+    assert "1 fail (Robust to the attack)" in order[2]["reasoning"]
+    assert order[3]["not_applicable"] == 1 and not order[3]["tied_with"]
+
+
+# ----- the whole build on the keyword model ------------------------------------------------------------------
+def test_every_method_gets_every_check_with_a_verdict_from_its_rule(built):
+    _, config, card = built
+    assert not card["errors"] and not card["pending"] and card["status"] == "finished"
+    assert {(r["method"], r["check"]) for r in card["rows"]} == {(m, c) for m in METHODS for c in config.checks}
+    for row in card["rows"]:
+        if row["verdict"] == rc.NOT_APPLICABLE:
+            assert row["rule"] == row["not_applicable"]
+            continue
+        assert row["rule"] == rc.RULES[row["check"]].text
+        assert row["low"] <= row["mean"] <= row["high"]
+        assert row["verdict"] == rc.verdict(rc.RULES[row["check"]], row["low"], row["high"], row["reference_low"],
+                                            row["reference_high"])
+    by = {(r["method"], r["check"]): r for r in card["rows"]}
+    # the attack needs gradients: leave-one-out and attention are not applicable, with the reason
+    assert by[("leave_one_out", "adversarial")]["verdict"] == rc.NOT_APPLICABLE
+    assert "differentiable" in by[("attention", "adversarial")]["not_applicable"]
+    assert by[("saliency", "adversarial")]["verdict"] != rc.NOT_APPLICABLE
+    # the keyword model reads only the keyword: leave-one-out finds it first in every sentence
+    assert by[("leave_one_out", "known_feature")]["mean"] == 1.0
+    assert by[("leave_one_out", "known_feature")]["verdict"] == rc.PASS
+    assert [o["method"] for o in card["ordering"]] and {o["method"] for o in card["ordering"]} == set(METHODS)
+
+
+def test_agreement_is_the_mean_spearman_with_the_other_methods(built):
+    store, _, card = built
+    run_id = card["runs"]["agreement"]
+    per_method = {m: [] for m in METHODS}
+    for cell in store.cells(run_id).values():
+        scores = {m: np.abs(cell["explanations"][m]["scores"]) for m in METHODS}
+        for m in METHODS:
+            rhos = [spearmanr(scores[m], scores[o]).statistic for o in METHODS if o != m]
+            rhos = [r for r in rhos if np.isfinite(r)]
+            if rhos:
+                per_method[m].append(np.mean(rhos))
+    for row in (r for r in card["rows"] if r["check"] == "agreement"):
+        assert row["mean"] == pytest.approx(np.mean(per_method[row["method"]]), abs=1e-9)  # float64 on both sides
+        assert row["n"] == len(per_method[row["method"]])
+
+
+def test_a_second_build_recomputes_nothing(built, keyword_folder, rationale_data):
+    store, config, card = built
+    assert sum(card["computed_cells"].values()) > 0
+    again = rc.build_report_card(keyword_folder, rationale_data, METHODS, config=config, store=store)
+    assert again["rows"] == card["rows"] and again["run_id"] == card["run_id"]
+    # a card with the checks in another order is a new card run, yet every study behind it is reused
+    reordered = rc.build_report_card(keyword_folder, rationale_data, METHODS,
+                                     config=rc.CardConfig.quick(**{**config.to_dict(),
+                                                                   "checks": tuple(reversed(config.checks))}),
+                                     store=store)
+    assert reordered["run_id"] != card["run_id"]
+    assert reordered["computed_cells"] == {check: 0 for check in config.checks}
+    assert sorted(map(json.dumps, reordered["rows"])) == sorted(map(json.dumps, card["rows"]))
+
+
+def test_no_rationales_or_a_single_method_is_not_applicable(keyword_folder, tmp_path):
+    texts, labels = keyword_sentences(3, seed=5)
+    path = tmp_path / "plain.csv"
+    path.write_text("text,label\n" + "\n".join(f"{t},{y}" for t, y in zip(texts, labels)) + "\n")
+    card = rc.build_report_card(keyword_folder, f"file:{path}", ["saliency"],
+                                config=rc.CardConfig.quick(checks=("plausibility", "agreement")),
+                                store=ResultStore(tmp_path / "r.sqlite"))
+    plausibility, agreement = card["rows"]
+    assert plausibility["verdict"] == rc.NOT_APPLICABLE and "no human rationales" in plausibility["rule"]
+    assert agreement["verdict"] == rc.NOT_APPLICABLE and "at least two methods" in agreement["rule"]
+    assert card["ordering"][0]["not_applicable"] == 1  # agreement is not counted
+
+
+def test_bad_input_is_a_message_before_any_work(keyword_folder, rationale_data, tmp_path):
+    with pytest.raises(ModelError, match="Unknown check"):
+        rc.start_report_card(keyword_folder, rationale_data, METHODS, rc.CardConfig(checks=("speed",)),
+                             ResultStore(tmp_path / "r.sqlite"))
+    with pytest.raises(ModelError, match="Unknown method"):
+        rc.start_report_card(keyword_folder, rationale_data, ["nonsense"], store=ResultStore(tmp_path / "r.sqlite"))
+
+
+# ----- HTML --------------------------------------------------------------------------------------------------
+def test_html_escapes_every_text(built):
+    _, _, card = built
+    evil = "<script>alert(1)</script>"
+    hostile = {**card, "model": evil, "methods": [evil, *card["methods"][1:]],
+               "rows": [{**r, "method": evil if r["method"] == card["methods"][0] else r["method"],
+                         "note": evil} for r in card["rows"]],
+               "ordering": [{**o, "method": evil, "reasoning": evil} for o in card["ordering"]]}
+    page = card_html(hostile)
+    assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "http" not in page and "<link" not in page  # self-contained
+    assert page.count("class='v-") == len(card["rows"])
+    for rule in card["rules"]:
+        assert escape(rule["text"]) in page
+
+
+def test_a_stop_reaches_the_study_inside_a_check_and_a_rebuild_resumes_it(keyword_folder, rationale_data, tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    config = rc.CardConfig.quick(checks=("faithfulness",), limit=4)
+    calls = []
+
+    def stop_on_fourth_check():  # 1: the card before its cell; 2, 3, 4: the study before each of its examples
+        calls.append(1)
+        return len(calls) >= 4
+
+    card = rc.build_report_card(keyword_folder, rationale_data, ["leave_one_out"], config=config, store=store,
+                                should_stop=stop_on_fourth_check)
+    assert card["status"] == "cancelled" and card["pending"] == ["faithfulness"] and not card["rows"]
+    _, study, _ = runner.start_evaluation(keyword_folder, rationale_data, ["leave_one_out"], ["eraser"], 4,
+                                          {"random_orderings": config.random_orderings, "seed": config.seed}, store)
+    assert len(store.cells(study)) == 2  # stopped between examples, the finished ones kept
+    resumed = rc.build_report_card(keyword_folder, rationale_data, ["leave_one_out"], config=config, store=store)
+    assert resumed["status"] == "finished" and resumed["computed_cells"] == {"faithfulness": 2}
+
+
+def test_interval_and_reference_texts():
+    row = {"mean": 0.25, "low": 0.125, "high": 0.5, "n": 7, "reference_low": -0.0625, "reference_high": 0.0625}
+    assert interval_text(row) == "0.250 [0.125, 0.500] (n = 7)"
+    assert reference_text(row) == "vs [-0.062, 0.062]"
+    assert reference_text({**row, "reference_low": 0.0, "reference_high": 0.0}) == "vs 0.000"
+    assert reference_text({**row, "reference_low": None, "reference_high": None}) == ""
+    assert interval_text({**row, "mean": None}) == ""
