@@ -16,6 +16,7 @@ from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 
 from ui.widgets import loaders
+from ui.widgets.heatmap import palette_picker
 
 from ui.widgets import state
 from ui.widgets.state import kept
@@ -159,6 +160,7 @@ def render() -> state.Selection | None:
                       format_func=lambda t: "predicted class" if t is None else f"{t}: {labels[t]}")
         level = kept(st.radio, "View", "level", "word", ("word", "token"), horizontal=True,
                      format_func=lambda v: "words" if v == "word" else "sub-word tokens")
+        palette_picker()  # kept in the session: every heatmap of every page draws with it
     if classifier is None or picked is None:
         state.store(None)
         return None
