@@ -165,8 +165,10 @@ def step_sanity(classifier: TextClassifier, encoding: Encoding, selection: Selec
         if method not in result.original:
             return
         summary = result.summary().iloc[0]
-        body = CSS + "<div style='font-size:12px;color:#666'>trained model</div>" + \
-            explanation_row_html(result.original[method], selection.level)
+        signed = result.signed[method]
+        body = (CSS + legend_html(signed=signed, unsigned=not signed)
+                + "<div style='font-size:12px;color:#666'>trained model</div>"
+                + explanation_row_html(result.original[method], selection.level))
         for seed in result.seeds:
             if method in result.randomized.get(seed, {}):
                 body += (f"<div style='font-size:12px;color:#666'>randomized head, seed {seed}</div>"

@@ -54,7 +54,7 @@ def apply_link(other_model: str) -> list[str]:
     params = {k: st.query_params.get(k) for k in st.query_params}
     ours = {k: v for k, v in params.items() if k in ("model", "methods", "level", "target", "palette", *INPUT_PARAMS)
             or k in PAGE_OPTIONS.get(current_page(), {})}
-    signature = tuple(sorted(ours.items()))
+    signature = tuple(sorted(params.items()))  # the whole link: a page switch that keeps it applies nothing again
     if not ours or st.session_state.get(APPLIED) == signature:
         return []
     st.session_state[APPLIED] = signature
