@@ -27,13 +27,13 @@ def page_env(quick_classifier):
         cache.DEFAULT_CACHE.clear()
 
 
-def open_link(page: str | None = None, **query) -> AppTest:
-    """A fresh session opened on ``page`` (the default page: Heatmaps) with ``query`` as the link's parameters."""
+def open_link(page_file: str | None = None, **query) -> AppTest:
+    """A fresh session opened on ``page_file`` (else the address without a path) with ``query`` as the link."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.query_params.update(query)
-    if page is not None:
+    if page_file is not None:
         at.run()
-        at.switch_page(page)
+        at.switch_page(page_file)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -92,3 +92,14 @@ def test_a_method_this_installation_lacks_is_named_and_left_out(page_env):
     at = open_link(model="default-quick", text=TEXT, methods="attention,no_such_method")
     assert at.multiselect(key="methods").value == ["attention"]
     assert any("no_such_method" in w.value for w in at.sidebar.warning)
+
+
+def test_the_link_names_its_page_and_the_bare_address_opens_it(page_env):
+    at = open_link("app_pages/9_Guided_tour.py", model="default-quick", text=TEXT, step="compare")
+    link = shown_link(at)
+    assert link["page"] == "Guided_tour" and link["step"] == "compare"
+
+    again = open_link(**link)  # no switch_page: the address without a path
+    assert [t.value for t in again.title] == ["Guided tour"]
+    assert again.radio(key="tour-step").value == "compare"
+    assert again.text_area(key="text").value == TEXT

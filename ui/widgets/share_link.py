@@ -1,5 +1,6 @@
-"""Shareable links: the model, the input, the methods and options of the page in the URL's query parameters, so a
-teacher can send a class to the same view. The page itself is the URL's path (``/Faithfulness``).
+"""Shareable links: the page, the model, the input, the methods and options of the page in the URL's query
+parameters, so a teacher can send a class to the same view. The page is also the URL's path (``/Faithfulness``);
+``?page=Faithfulness`` opens it from the bare address (app.py).
 
 ``apply_link`` runs first in the sidebar: on a session's first run with a link (or a new link) it writes the link's
 values where the sidebar and the page's widgets read their starting values (``keep:<key>`` and widget keys).
@@ -44,44 +45,69 @@ def current_page() -> str:
     return Path(str(page.get("script_path", ""))).name
 
 
+def page_name(file_name: str) -> str:
+    """The name a link gives the page ("2_Faithfulness.py" -> "Faithfulness"; app.py reads it back)."""
+    return Path(file_name).stem.split("_", 1)[-1]
+
+
 def _keep(key: str, value) -> None:
     st.session_state[f"keep:{key}"] = value
 
 
+def _first_time(signature: tuple, scope: str) -> bool:
+    """True once per (link, scope): a link is applied when it arrives, never again over the reader's own changes."""
+    applied = st.session_state.setdefault(APPLIED, set())
+    if (signature, scope) in applied:
+        return False
+    applied.add((signature, scope))
+    return True
+
+
 def apply_link(other_model: str) -> list[str]:
-    """Write a new link's values into the session (once per link); returns messages about what it could not use.
-    ``other_model`` is the sidebar's "folder or hub id" choice, used for a model that is not built in."""
+    """Write a new link's values into the session; returns messages about what it could not use. The model, input
+    and display choices are applied once per link, the page's methods and options once per link and page (a link
+    opened on one page and followed to another). ``other_model`` is the sidebar's "folder or hub id" choice."""
     params = {k: st.query_params.get(k) for k in st.query_params}
-    ours = {k: v for k, v in params.items() if k in ("model", "methods", "level", "target", "palette", *INPUT_PARAMS)
-            or k in PAGE_OPTIONS.get(current_page(), {})}
-    signature = tuple(sorted(params.items()))  # the whole link: a page switch that keeps it applies nothing again
-    if not ours or st.session_state.get(APPLIED) == signature:
-        return []
-    st.session_state[APPLIED] = signature
+    signature = tuple(sorted(params.items()))
     problems = []
-    model = ours.get("model")
+    if any(k in params for k in ("model", "level", "target", "palette", *INPUT_PARAMS)) and \
+            _first_time(signature, "sidebar"):
+        problems += _apply_sidebar(params, other_model)
+    page = current_page()
+    if any(k in params for k in ("methods", *PAGE_OPTIONS.get(page, {}))) and _first_time(signature, page):
+        problems += _apply_page(params, page)
+    return problems
+
+
+def _apply_sidebar(params: dict, other_model: str) -> list[str]:
+    model = params.get("model")
     if model:
         _keep("model_choice", model if model in BUILT_IN else other_model)
         if model not in BUILT_IN:
             _keep("model_path", model)
-    problems += _apply_input(ours)
-    if ours.get("level") in ("word", "token"):
-        _keep("level", ours["level"])
-    if ours.get("palette"):
-        _keep("palette", ours["palette"])
-    if model and ours.get("target", "").isdigit():
-        _keep(f"target-{model}", int(ours["target"]))
-    method_key = METHOD_KEYS.get(current_page())
-    if ours.get("methods") and method_key:
-        wanted = [m.strip() for m in ours["methods"].split(",") if m.strip()]
+    problems = _apply_input(params)
+    if params.get("level") in ("word", "token"):
+        _keep("level", params["level"])
+    if params.get("palette"):
+        _keep("palette", params["palette"])
+    if model and params.get("target", "").isdigit():
+        _keep(f"target-{model}", int(params["target"]))
+    return problems
+
+
+def _apply_page(params: dict, page: str) -> list[str]:
+    problems = []
+    method_key = METHOD_KEYS.get(page)
+    if params.get("methods") and method_key:
+        wanted = [m.strip() for m in params["methods"].split(",") if m.strip()]
         known = [m for m in wanted if split_spec(m)[0] in REGISTRY]
         if len(known) < len(wanted):
             problems.append(f"The link names methods this installation does not have: "
                             f"{', '.join(m for m in wanted if m not in known)}; they are left out.")
         _keep(method_key, known)
-    for name, (widget_key, parse) in PAGE_OPTIONS.get(current_page(), {}).items():
-        if ours.get(name):
-            st.session_state[widget_key] = parse(ours[name])
+    for name, (widget_key, parse) in PAGE_OPTIONS.get(page, {}).items():
+        if params.get(name):
+            st.session_state[widget_key] = parse(params[name])
     return problems
 
 
@@ -112,7 +138,8 @@ def _apply_input(params: dict) -> list[str]:
 def link_params(selection: Selection) -> tuple[dict[str, str], str | None]:
     """The query parameters of the current view, and a message when the input cannot travel in a link."""
     state = st.session_state
-    params = {"model": selection.model}
+    params = {"page": page_name(current_page()), "model": selection.model} if current_page() else \
+        {"model": selection.model}
     source = state.get("keep:input_source")
     message = None
     if source == SOURCES["example"]:
