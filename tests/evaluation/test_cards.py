@@ -69,12 +69,17 @@ def _latex_blocks(text: str) -> list[str]:
 
 
 def test_every_formula_is_balanced_latex():
-    """KaTeX shows a raw error for an unbalanced brace or a stray $; catch it here rather than in class."""
+    """KaTeX shows a raw error for an unbalanced brace, a stray $ or a multi-line $$ block written inline (the browser
+    test tests/e2e/test_e2e_teaching.py renders every card); catch them here rather than in class."""
     problems = []
     for path in sorted(cards.CARDS_DIR.glob("*.md")):
         text = path.read_text(encoding="utf-8")
         if text.replace("$$", "").count("$") % 2:
             problems.append(f"{path.name}: odd number of $")
+        for block in re.findall(r"\$\$(.+?)\$\$", text, flags=re.DOTALL):
+            if "\n" in block.strip() and not (block.startswith("\n") and block.endswith("\n")):
+                problems.append(f"{path.name}: a display formula over several lines needs its $$ on lines of their "
+                                f"own (Streamlit reads it as broken inline math otherwise): {block[:40]!r}")
         for block in _latex_blocks(text):
             if block.count("{") != block.count("}"):
                 problems.append(f"{path.name}: unbalanced braces in {block[:60]!r}")
