@@ -20,6 +20,7 @@ def server(quick_classifier):
         yield url
 
 
+@pytest.mark.slow  # a fresh page per card: about 5 minutes on a shared 2-core machine
 def test_every_card_renders_its_formulas(server):
     from playwright.sync_api import expect
 
@@ -28,7 +29,7 @@ def test_every_card_renders_its_formulas(server):
     with browser_page(server + "Method_cards") as page:
         for card_id in ids:
             page.goto(f"{server}Method_cards?card={card_id}")
-            expect(page.get_by_role("heading", name=cards.load(card_id).title)).to_be_visible(timeout=60_000)
+            expect(page.get_by_role("heading", name=cards.load(card_id).title)).to_be_visible(timeout=120_000)
             expect(page.locator(".katex").first).to_be_visible(timeout=30_000)
             errors = page.locator(".katex-error")
             problems += [f"{card_id}: {errors.nth(i).get_attribute('title')} in {errors.nth(i).inner_text()[:80]!r}"
@@ -44,7 +45,7 @@ def test_a_shared_link_reopens_the_same_view(server):
                                      "methods": "attention,leave_one_out", "palette": "blue-orange"}, quote_via=quote)
     with browser_page(link) as page:
         rows = page.locator(".xw-row")
-        expect(rows.first).to_contain_text("funny", timeout=120_000)
+        expect(rows.first).to_contain_text("funny", timeout=240_000)  # cold start on a shared machine
         assert rows.count() == 2
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Share this view").click()

@@ -9,7 +9,7 @@ values where the sidebar and the page's widgets read their starting values (``ke
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -175,6 +175,8 @@ def link_params(selection: Selection) -> tuple[dict[str, str], str | None]:
 def link_for(params: dict[str, str]) -> str:
     """The full link (the page's own address when the browser told it; else a link relative to the server)."""
     base = st.context.url or ""
+    if base and not urlsplit(base).path:
+        base += "/"  # Streamlit gives the first page's address without its slash
     return f"{base}?{urlencode(params, quote_via=quote)}"
 
 
