@@ -19,4 +19,6 @@ st.set_page_config(page_title=settings.PRODUCT, page_icon=str(FAVICON), layout="
 
 PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 PAGES = sorted(PAGES_DIR.glob("[0-9]*_*.py"), key=lambda path: int(path.name.split("_")[0]))  # 10 after 9
-st.navigation([st.Page(str(path), default=(i == 0)) for i, path in enumerate(PAGES)]).run()
+# a shared link may name its page as ?page=Faithfulness (ui/widgets/share_link.py): the page a bare address opens
+WANTED = next((p for p in PAGES if p.stem.split("_", 1)[1] == st.query_params.get("page")), PAGES[0])
+st.navigation([st.Page(str(path), default=(path == WANTED)) for path in PAGES]).run()

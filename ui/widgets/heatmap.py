@@ -4,16 +4,61 @@ Signed scores use a diverging scale centred on zero (blue supports the target cl
 against it); unsigned scores use a sequential purple scale. Each row is coloured relative to its own
 largest |score| so every method uses its full colour range; the numbers in the tooltips are the
 scores as normalized for display.
+
+Palettes: ``red-blue`` (the default above) and ``blue-orange``, built from the Okabe-Ito colour-universal-design
+set (blue #0072B2 for, vermillion #D55E00 against, reddish purple #CC79A7 unsigned) so readers with any common
+colour-vision deficiency can tell the two sides apart. The reader picks one in the sidebar (``palette_picker``);
+every function here that takes ``palette=None`` draws with the one picked in this session (the default outside
+a page run: exports from the command line, tests).
 """
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ui.widgets.state import kept
 
 POSITIVE = (33, 102, 172)  # blue
 NEGATIVE = (178, 24, 43)  # red
 UNSIGNED = (106, 61, 154)  # purple
+
+
+@dataclass(frozen=True)
+class Palette:
+    name: str
+    label: str
+    positive: tuple[int, int, int]  # supports the target class
+    negative: tuple[int, int, int]  # speaks against it
+    unsigned: tuple[int, int, int]  # importance without a sign
+
+
+PALETTES = {p.name: p for p in [
+    Palette("red-blue", "red-blue", POSITIVE, NEGATIVE, UNSIGNED),
+    Palette("blue-orange", "blue-orange (colour-blind safe)", (0, 114, 178), (213, 94, 0), (204, 121, 167)),
+]}
+DEFAULT_PALETTE = "red-blue"
+PALETTE_KEY = "palette"  # the sidebar widget's key; its value is kept under "keep:palette"
+
+
+def palette_picker() -> Palette:
+    """The colour palette control (sidebar); the choice is kept in the session for every page and heatmap."""
+    name = kept(st.selectbox, "Heatmap colours", PALETTE_KEY, DEFAULT_PALETTE, list(PALETTES),
+                format_func=lambda n: PALETTES[n].label,
+                help="blue-orange reads the same for the common colour-vision deficiencies (Okabe-Ito colours).")
+    return PALETTES[name]
+
+
+def active_palette(palette: str | Palette | None = None) -> Palette:
+    """``palette`` itself, by name, or (None) the one picked in this session; the default outside a page run."""
+    if isinstance(palette, Palette):
+        return palette
+    if palette is None and get_script_run_ctx(suppress_warning=True) is not None:
+        palette = st.session_state.get(f"keep:{PALETTE_KEY}")
+    return PALETTES.get(palette or DEFAULT_PALETTE, PALETTES[DEFAULT_PALETTE])
 SEPARATOR = '<span class="xw-sep" title="segment boundary ([SEP])">&#8214;</span>'
 
 CSS = """
@@ -33,12 +78,13 @@ border-radius:2px}
 """
 
 
-def colour(value: float, scale: float, signed: bool) -> str:
+def colour(value: float, scale: float, signed: bool, palette: str | Palette | None = None) -> str:
     """rgba background for one score; alpha grows with |value| / scale."""
     if scale <= 0 or not np.isfinite(value):
         return "rgba(0,0,0,0)"
     strength = float(min(1.0, abs(value) / scale))
-    rgb = (POSITIVE if value >= 0 else NEGATIVE) if signed else UNSIGNED
+    chosen = active_palette(palette)
+    rgb = (chosen.positive if value >= 0 else chosen.negative) if signed else chosen.unsigned
     return f"rgba({rgb[0]},{rgb[1]},{rgb[2]},{0.08 + 0.72 * strength:.3f})" if strength > 0 else "rgba(0,0,0,0)"
 
 
@@ -47,10 +93,12 @@ def text_colour(value: float, scale: float) -> str:
 
 
 def heatmap_html(units: list[str], scores: np.ndarray, signed: bool, segments: list[int] | None = None,
-                 special: list[bool] | None = None, human: list[int] | None = None, decimals: int = 3) -> str:
+                 special: list[bool] | None = None, human: list[int] | None = None, decimals: int = 3,
+                 palette: str | Palette | None = None) -> str:
     """One heatmap row. ``units`` are words or tokens; ``segments`` (0/1) draws the pair boundary;
     ``special`` greys out [CLS]/[SEP]; ``human`` underlines the words people marked."""
     scores = np.asarray(scores, dtype=np.float64)
+    palette = active_palette(palette)
     finite = np.abs(scores[np.isfinite(scores)])
     scale = float(finite.max()) if finite.size else 0.0
     parts = []
@@ -61,7 +109,7 @@ def heatmap_html(units: list[str], scores: np.ndarray, signed: bool, segments: l
             parts.append(f'<span class="xw-tok xw-special">{html.escape(unit)}</span>')
             continue
         classes = "xw-tok xw-human" if human is not None and human[i] else "xw-tok"
-        parts.append(f'<span class="{classes}" style="background:{colour(value, scale, signed)};'
+        parts.append(f'<span class="{classes}" style="background:{colour(value, scale, signed, palette)};'
                      f'color:{text_colour(value, scale)}" title="{html.escape(unit)}: {value:+.{decimals}g}">'
                      f"{html.escape(unit)}</span>")
     return f'<div class="xw-row">{" ".join(parts)}</div>'
@@ -75,15 +123,16 @@ SIGNED_SCALE = ("signed methods", "against the target", "0", "for the target")
 UNSIGNED_SCALE = ("unsigned methods", "0", "", "most important")
 
 
-def legend_html(signed: bool = True, unsigned: bool = True) -> str:
+def legend_html(signed: bool = True, unsigned: bool = True, palette: str | Palette | None = None) -> str:
     """The colour scales of the rows shown: signed (red against / blue for the target class) and unsigned
-    (purple importance); each row uses the full scale for its own largest |score|."""
+    (purple importance), in the palette in use; each row uses the full scale for its own largest |score|."""
+    chosen = active_palette(palette)
     scales = []
     if signed:
-        gradient = f"{_rgba(NEGATIVE, 0.8)},rgba(255,255,255,0),{_rgba(POSITIVE, 0.8)}"
+        gradient = f"{_rgba(chosen.negative, 0.8)},rgba(255,255,255,0),{_rgba(chosen.positive, 0.8)}"
         scales.append((SIGNED_SCALE, gradient))
     if unsigned or not scales:
-        scales.append((UNSIGNED_SCALE, f"rgba(255,255,255,0),{_rgba(UNSIGNED, 0.8)}"))
+        scales.append((UNSIGNED_SCALE, f"rgba(255,255,255,0),{_rgba(chosen.unsigned, 0.8)}"))
     parts = []
     for (name, low, middle, high), gradient in scales:
         parts.append(f'<span class="xw-scale"><span class="xw-name">{name}</span> {low} <span class="xw-bar" '
@@ -94,16 +143,17 @@ def legend_html(signed: bool = True, unsigned: bool = True) -> str:
 
 
 def explanation_row_html(explanation, level: str = "word", normalization: str = "none", absolute: bool = False,
-                         human: list[int] | None = None) -> str:
+                         human: list[int] | None = None, palette: str | Palette | None = None) -> str:
     """The heatmap of one Explanation at word or sub-word level."""
     scores = explanation.scores(level, normalization, absolute)
     signed = explanation.signed and not absolute and normalization != "abs-sum"
     if level == "word":
         return heatmap_html(list(explanation.words), scores, signed, segments=list(explanation.word_segment),
-                            human=human)
+                            human=human, palette=palette)
     segments = [explanation.word_segment[w] if w >= 0 else -1 for w in explanation.token_word]
     special = [w < 0 for w in explanation.token_word]
-    return heatmap_html(list(explanation.tokens), scores, signed, segments=segments, special=special)
+    return heatmap_html(list(explanation.tokens), scores, signed, segments=segments, special=special,
+                        palette=palette)
 
 
 def html_document(title: str, body: str) -> str:

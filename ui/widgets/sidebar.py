@@ -15,7 +15,8 @@ from corpora import DATASETS, DataError, normalize_typed_text, parse_dataset_id
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 
-from ui.widgets import loaders
+from ui.widgets import loaders, share_link
+from ui.widgets.heatmap import palette_picker
 
 from ui.widgets import state
 from ui.widgets.state import kept
@@ -138,6 +139,8 @@ def render() -> state.Selection | None:
     """Draw the sidebar and store the selection; None when no usable model or input is chosen."""
     with st.sidebar:
         st.markdown(f"### {settings.PRODUCT}")
+        for problem in share_link.apply_link(OTHER_MODEL):  # a shared link's values, before any widget reads them
+            st.warning(problem)
         spec = _model_picker()
         classifier = None
         if spec:
@@ -159,6 +162,7 @@ def render() -> state.Selection | None:
                       format_func=lambda t: "predicted class" if t is None else f"{t}: {labels[t]}")
         level = kept(st.radio, "View", "level", "word", ("word", "token"), horizontal=True,
                      format_func=lambda v: "words" if v == "word" else "sub-word tokens")
+        palette_picker()  # kept in the session: every heatmap of every page draws with it
     if classifier is None or picked is None:
         state.store(None)
         return None
@@ -166,4 +170,6 @@ def render() -> state.Selection | None:
     selection = state.Selection(model=spec, text=text, pair=pair, target=target, level=level, source=source,
                                 example=example)
     state.store(selection)
+    with st.sidebar:
+        share_link.render(selection)
     return selection

@@ -1,0 +1,105 @@
+"""Shareable links with AppTest and the real default-quick model: a link's query parameters reopen its model,
+input, methods and options; the link a page shows reopens the same view in a fresh session; an input too long for a
+link and a method this installation lacks get a message."""
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+TEXT = "a wonderful , moving film"
+
+
+@pytest.fixture(scope="module")
+def page_env(quick_classifier):
+    """default-quick as the app's model; explanations cached in memory only (not in the user's cache)."""
+    from explainers import cache
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXWB_MODEL", "default-quick")
+        patch.setattr(cache.DEFAULT_CACHE, "directory", None)
+        yield
+        cache.DEFAULT_CACHE.clear()
+
+
+def open_link(page_file: str | None = None, **query) -> AppTest:
+    """A fresh session opened on ``page_file`` (else the address without a path) with ``query`` as the link."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.query_params.update(query)
+    if page_file is not None:
+        at.run()
+        at.switch_page(page_file)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def shown_link(at: AppTest) -> dict[str, str]:
+    (block,) = [c for c in at.sidebar.code]
+    return dict(parse_qsl(urlsplit(block.value).query))
+
+
+def test_a_link_opens_its_input_methods_and_options(page_env):
+    at = open_link(model="default-quick", text=TEXT, methods="saliency,leave_one_out", level="token",
+                   palette="blue-orange", norm="max-abs")
+    assert at.radio(key="input_source").value == "Your text"
+    assert at.text_area(key="text").value == TEXT
+    assert at.multiselect(key="methods").value == ["saliency", "leave_one_out"]
+    assert at.radio(key="level").value == "token"
+    assert at.selectbox(key="palette").value == "blue-orange"
+    assert at.selectbox(key="display-norm").value == "max-abs"
+    rows = " ".join(m.value for m in at.markdown)
+    assert "**Saliency (gradient)**" in rows and "**Leave-one-out**" in rows and "**Attention weights**" not in rows
+    assert "rgba(0,114,178" in " ".join(str(h.proto.body) for h in at.get("html"))  # the palette reached the rows
+
+
+def test_the_link_a_page_shows_reopens_the_same_view(page_env):
+    at = open_link(model="default-quick", methods="attention")
+    at.radio(key="input_source").set_value("Sentence pair").run()
+    at.text_area(key="pair_second").set_value("the film is good .").run()
+    at.multiselect(key="methods").set_value(["attention", "leave_one_out"]).run()
+    link = shown_link(at)
+    assert link["pair"] == "the film is good ." and link["methods"] == "attention,leave_one_out"
+
+    again = open_link(**link)
+    assert again.radio(key="input_source").value == "Sentence pair"
+    assert again.text_area(key="pair_text").value == at.text_area(key="pair_text").value
+    assert again.text_area(key="pair_second").value == "the film is good ."
+    assert again.multiselect(key="methods").value == ["attention", "leave_one_out"]
+    assert shown_link(again) == link
+
+
+def test_a_dataset_example_travels_as_its_number(page_env):
+    at = open_link(model="default-quick", dataset="sst2:dev", index="5", methods="attention")
+    assert at.radio(key="input_source").value == "Dataset"
+    assert at.number_input(key="dataset_index_sst2:dev").value == 5
+    link = shown_link(at)
+    assert (link["dataset"], link["index"]) == ("sst2:dev", "5") and "text" not in link
+
+
+def test_a_text_too_long_for_a_link_gets_a_message(page_env):
+    at = open_link(model="default-quick", text="long " * 600, methods="attention")
+    assert not at.sidebar.code
+    assert any("too long for a link" in w.value for w in at.sidebar.warning)
+
+
+def test_a_method_this_installation_lacks_is_named_and_left_out(page_env):
+    at = open_link(model="default-quick", text=TEXT, methods="attention,no_such_method")
+    assert at.multiselect(key="methods").value == ["attention"]
+    assert any("no_such_method" in w.value for w in at.sidebar.warning)
+
+
+def test_the_link_names_its_page_and_the_bare_address_opens_it(page_env):
+    at = open_link("app_pages/9_Guided_tour.py", model="default-quick", text=TEXT, step="compare")
+    link = shown_link(at)
+    assert link["page"] == "Guided_tour" and link["step"] == "compare"
+
+    again = open_link(**link)  # no switch_page: the address without a path
+    assert [t.value for t in again.title] == ["Guided tour"]
+    assert again.radio(key="tour-step").value == "compare"
+    assert again.text_area(key="text").value == TEXT
