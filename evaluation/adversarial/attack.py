@@ -29,6 +29,7 @@ import torch
 from explainers.embedding_forward import baseline_embeddings, embedding_function
 from explainers.params import ParamError, coerce, param
 from models import Encoding, ModelError, TextClassifier
+from models import metering
 
 from evaluation.adversarial import measures
 
@@ -88,6 +89,20 @@ def config_for(preset: str | None = None, **overrides) -> AttackConfig:
     if preset is not None and preset not in PRESETS:
         raise ParamError(f"Unknown attack preset '{preset}'. Choose from: {', '.join(PRESETS)}.")
     return coerce(AttackConfig, {**PRESETS.get(preset or "paper-003", {}), **overrides})
+
+
+def passes(method: str, config: AttackConfig) -> tuple[int, int]:
+    """(forward, backward) passes of a full attack: each step is a forward, a backward for the explanation and one
+    more through it (the double back-propagation counts as a backward); IG does that at every point of its path."""
+    points = config.ig_steps if method == "integrated_gradients" else 1
+    backward_per_point = 2 if config.double_backprop else 1
+    return config.steps * points, config.steps * points * backward_per_point
+
+
+def estimate_seconds(classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig) -> float:
+    """The cost model's estimate (``models.metering``) for the whole step budget (an early stop ends sooner)."""
+    forward, backward = passes(method, config)
+    return metering.estimate_seconds(classifier, forward, backward, encoding.n_tokens)
 
 
 class AttackError(ModelError):

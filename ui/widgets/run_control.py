@@ -1,4 +1,4 @@
-"""The "start (or resume) / stop a dataset run" block of the Faithfulness and Plausibility pages."""
+"""The "start (or resume) / stop a dataset run" block of the pages that run studies over a dataset."""
 from __future__ import annotations
 
 from typing import Callable
@@ -15,8 +15,10 @@ from models import UserFacingError
 SETUP_ERRORS = (DataError, UserFacingError, ParamError, KeyError, ValueError)
 
 
-def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: bool = False) -> str | None:
-    """A Start button that calls ``start() -> (store, run_id, cells)`` and runs the cells as a background job
+def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: bool = False,
+               work: Callable[[dict], dict] = evaluate_example) -> str | None:
+    """A Start button that calls ``start() -> (store, run_id, cells)`` and runs the cells (``work`` per cell, the
+    metric runner's by default) as a background job
     (the run id goes to ``st.session_state[run_key]``), and a Stop button while that run is running. Returns
     the session's run id (None before the first start)."""
     left, right = st.columns(2)
@@ -26,7 +28,7 @@ def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: boo
         except SETUP_ERRORS as error:
             st.error(str(error).strip("'\""))  # a KeyError's message comes quoted
         else:
-            JOBS.start(store, run_id, cells, evaluate_example)
+            JOBS.start(store, run_id, cells, work)
             st.session_state[run_key] = run_id
     run_id = st.session_state.get(run_key)
     if run_id and JOBS.is_running(run_id) and right.button("Stop", key=f"{key}-stop"):

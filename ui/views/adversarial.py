@@ -1,0 +1,179 @@
+"""Adversarial page blocks: attack one input's explanation live, or a dataset as a resumable run (paper 003).
+
+The attack and its measures live in ``evaluation/adversarial``; this module lays out the controls, the live progress,
+the clean and attacked heatmaps, the nearest vocabulary words and the dataset summary. Every word shown is escaped.
+"""
+from __future__ import annotations
+
+import html
+import json
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from corpora import DATASETS
+from evaluation.adversarial import dataset as adversarial_dataset
+from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, AttackResult, config_for
+from evaluation.adversarial.attack import estimate_seconds as attack_seconds
+from evaluation.adversarial.live import LiveAttack
+from evaluation.runs.store import ResultStore
+from explainers import ParamError
+from models import Encoding, TextClassifier
+
+from ui.widgets.controls import schema_controls
+from ui.widgets.heatmap import CSS, heatmap_html
+from ui.widgets.run_control import start_stop
+from ui.widgets.run_picker import run_picker
+from ui.widgets.run_progress import run_progress
+
+LIVE_KEY = "adversarial_live"
+RUN_KEY = "adversarial_run"
+MEASURE_LABELS = {"rank_change": "Rank Change", "top_k_sum_change": "Top-k Sum Change",
+                  "probability_change": "Probability Change", "class_kept": "Class kept", "steps_taken": "Steps"}
+MEASURE_HELP = {
+    "rank_change": "share of the clean top-k positions whose token changed (position-wise); high = the attack worked",
+    "top_k_sum_change": "importance share the clean top-k tokens lost; high = the attack worked",
+    "probability_change": "predicted-class probability before minus after; near 0 = the input still means the same "
+                          "to the model",
+}
+
+
+def banner() -> None:
+    st.markdown("Can a change the model barely notices move an explanation? The attack adds a perturbation to the "
+                "word embeddings, no larger than **epsilon** in any coordinate, that pushes importance away from the "
+                "explanation's top-k words while the prediction stays (paper 003 sections 2.3 and 3.5, after "
+                "Ghorbani et al. 2019). A robust method keeps a low **Rank Change** and **Top-k Sum Change**; a low "
+                "**Probability Change** says the attacked input is still the same input to the model.")
+    st.caption("Preset paper-003 differentiates through the explanation (double back-propagation). paper-003-code "
+               "is the thesis code: its explanation gradients are detached, so for plain Gradients the explanation "
+               "term never reaches the perturbation (notes 003, section 6.3).")
+
+
+def controls(key: str = "adv") -> tuple[list[str], AttackConfig] | None:
+    """Methods, preset and the attack's options (generated from ``AttackConfig``'s schema)."""
+    left, right = st.columns([3, 1])
+    methods = left.multiselect("Methods attacked", list(ATTACKED_METHODS), default=["input_x_gradient"],
+                               format_func=lambda m: ATTACKED_METHODS[m], key=f"{key}-methods")
+    preset = right.selectbox("Preset", list(PRESETS), key=f"{key}-preset")
+    with st.expander("Attack options"):
+        overrides = schema_controls(AttackConfig, f"{key}-{preset}", base=config_for(preset), columns=3)
+    try:
+        return methods, config_for(preset, **overrides)
+    except ParamError as error:
+        st.error(str(error))
+        return None
+
+
+# ----- one input -----------------------------------------------------------------------------------------------
+def single_input(classifier: TextClassifier, encoding: Encoding, methods: list[str], config: AttackConfig,
+                 key: str = "adv") -> None:
+    if not methods:
+        st.info("Choose at least one method to attack.")
+        return
+    jobs: dict[str, LiveAttack] = st.session_state.setdefault(LIVE_KEY, {})
+    for method in methods:
+        st.markdown(f"**{ATTACKED_METHODS[method]}**")
+        job = LiveAttack(classifier, encoding, method, config)
+        job = jobs.get(job.key, job)
+        if job.result is None and job.error is None and not job.running:
+            seconds = attack_seconds(classifier, encoding, method, config)
+            if st.button(f"Attack (up to {config.steps} steps, ~{seconds:.0f} s)", key=f"{key}-run-{job.key}"):
+                jobs[job.key] = job.start()
+                st.rerun()
+            continue
+        if job.running:
+            _live(job, config, key)
+        elif job.error:
+            st.error(job.error)
+            if st.button("Attack again", key=f"{key}-again-{job.key}"):
+                jobs.pop(job.key, None)
+                st.rerun()
+        else:
+            result_view(job.result, encoding, classifier, key=f"{key}-{method}")
+
+
+def _live(job: LiveAttack, config: AttackConfig, key: str) -> None:
+    @st.fragment(run_every=1.0)
+    def live() -> None:
+        if not job.running:
+            st.rerun(scope="app")
+        st.progress(min(1.0, job.step / config.steps),
+                    text=f"step {job.step} of at most {config.steps} · objective {job.objective:.4f} · "
+                         f"{job.elapsed:.0f} s")
+        st.button("Stop (keeps the best iterate so far)", key=f"{key}-stop-{job.key}", on_click=job.stop)
+
+    live()
+
+
+def _measures_frame(result: AttackResult) -> pd.DataFrame:
+    rows = [{"measure": MEASURE_LABELS[name], "value": round(value, 4), "meaning": MEASURE_HELP.get(name, "")}
+            for name, value in result.measures().items()]
+    return pd.DataFrame(rows)
+
+
+def result_view(result: AttackResult, encoding: Encoding, classifier: TextClassifier, key: str) -> None:
+    tokens = [result.tokens[p] for p in result.positions]
+    st.markdown(CSS, unsafe_allow_html=True)
+    st.markdown("Clean explanation (share of importance, |a| / sum |a|)")
+    st.markdown(heatmap_html(tokens, result.original_shares, signed=False), unsafe_allow_html=True)
+    kept = "kept" if result.class_kept else f"changed to {classifier.labels[result.attacked_class]}"
+    st.markdown(f"Attacked explanation (||delta||_inf = {result.delta_linf:.3g}; class {kept}; "
+                f"{result.steps_taken} steps, {result.stop_reason})")
+    st.markdown(heatmap_html(tokens, result.attacked_shares, signed=False), unsafe_allow_html=True)
+    st.dataframe(_measures_frame(result), hide_index=True, key=f"{key}-measures")
+    if result.replaced_words:
+        words = ", ".join(f"{html.escape(r['token'])} → {html.escape(r['nearest'])}" for r in result.replaced_words)
+        st.caption(f"Nearest vocabulary token of the perturbed embeddings, where it is no longer the original: "
+                   f"{words}")
+    else:
+        st.caption("Every perturbed embedding is still nearest to its own token.")
+    st.download_button("Download this attack (JSON)", json.dumps(result.to_dict(), indent=2, default=str),
+                       file_name=f"attack-{result.method}.json", mime="application/json", key=f"{key}-json")
+
+
+# ----- a dataset -----------------------------------------------------------------------------------------------
+def dataset_section(model: str, methods: list[str], config: AttackConfig, key: str = "adv-ds") -> None:
+    c1, c2, c3 = st.columns([3, 1, 1])
+    names = list(DATASETS)
+    name = c1.selectbox("Dataset", names, key=f"{key}-name", format_func=lambda n: f"{n}: {DATASETS[n].title}")
+    info = DATASETS[name]
+    split = c2.selectbox("Split", info.splits, info.splits.index(info.default_split), key=f"{key}-split-{name}")
+    limit = int(c3.number_input("Examples", 1, 100_000, 16, key=f"{key}-limit", help="paper 003 attacked 16"))
+    store = ResultStore()
+    run_id = start_stop(key, RUN_KEY, lambda: adversarial_dataset.start_attacks(model, f"{name}:{split}", methods,
+                                                                                limit, config, store),
+                        work=adversarial_dataset.attack_cell, disabled=not methods)
+    runs = store.list_runs(adversarial_dataset.KIND)
+    chosen = run_picker(runs, run_id, key=f"{key}-show", model=model)
+    if chosen is None:
+        st.caption("No adversarial runs of this model yet." if runs else "No adversarial runs yet.")
+        return
+    run_progress(store, chosen)
+    summary_view(store, chosen, key)
+
+
+def summary_view(store: ResultStore, run_id: str, key: str) -> None:
+    frame = adversarial_dataset.results_frame(store, run_id)
+    if frame.empty:
+        st.caption("No results yet.")
+        return
+    table = adversarial_dataset.summarize(frame)
+    skipped = adversarial_dataset.skipped_inputs(store, run_id)
+    if skipped:
+        st.caption("Inputs too short for k >= 1, skipped (as the thesis did): " +
+                   ", ".join(f"{ATTACKED_METHODS[m]}: {n}" for m, n in skipped.items()))
+    figure = go.Figure()
+    for metric in ("rank_change", "top_k_sum_change", "probability_change"):
+        part = table[table["metric"] == metric]
+        figure.add_bar(name=MEASURE_LABELS[metric], x=[ATTACKED_METHODS[m] for m in part["method"]],
+                       y=part["mean"], error_y={"type": "data", "symmetric": False,
+                                                "array": part["high"] - part["mean"],
+                                                "arrayminus": part["mean"] - part["low"]})
+    figure.update_layout(barmode="group", height=380, yaxis_title="mean [95 % bootstrap CI]",
+                         margin={"t": 30, "b": 10})
+    st.plotly_chart(figure, key=f"{key}-bars")
+    shown = table.assign(measure=table["metric"].map(MEASURE_LABELS)).drop(columns=["metric"])
+    st.dataframe(shown, hide_index=True, key=f"{key}-table")
+    st.download_button("Download the summary (CSV)", shown.to_csv(index=False), file_name="adversarial.csv",
+                       mime="text/csv", key=f"{key}-csv")
