@@ -30,7 +30,7 @@ from explainers.aggregate import aggregate_to_words
 from explainers.mask_learning.aml_model import PREDICTION_TARGETS, AttributionModel, aml_terms, conditioning, \
     mask_token_id
 from explainers.mask_learning.aml_store import checkpoint_folder, find_checkpoint, save_checkpoint
-from explainers.mask_learning.selection import DEFAULT_METRIC, SelectionMetric, metric_named, metric_values
+from explainers.mask_learning.selection import DEFAULT_METRIC, SelectionMetric, metric_named, metric_of_inputs
 from models import ModelError, TextClassifier, UserFacingError
 from models.runtime import library_versions
 from models.training import TrainConfig, collate, fit
@@ -57,6 +57,7 @@ class AMLRecipe:
     dropout: float = 0.1
     eval_every: float = 0.32  # epochs between validation checks (reference code)
     seed: int = 0
+    group_lengths: bool = True  # compute only: the classifier's passes skip padding (same loss up to float rounding)
 
     def __post_init__(self):
         metric_named(self.tune)
@@ -95,34 +96,41 @@ class _Data:
         self.labels = self.probabilities.argmax(dim=1)
 
 
-def validation_score(classifier: TextClassifier, model: AttributionModel, inputs: list[tuple[str, str | None]],
-                     metric: SelectionMetric, recipe: AMLRecipe, batch_size: int = 50) -> float:
-    """Mean metric of G's maps (word score = largest sub-word score) over the validation inputs."""
+class ValidationSet:
+    """The held-out inputs G can read, encoded once in length order (G's chunks are padded to their longest), with
+    the frozen classifier's predictions (y_v) on them."""
+
+    def __init__(self, classifier: TextClassifier, inputs: list[tuple[str, str | None]], recipe: AMLRecipe):
+        encodings = [e for e in (classifier.encode(text, pair) for text, pair in inputs)
+                     if e.n_words and e.n_tokens < classifier.max_length]  # G needs one more position
+        self.encodings = sorted(encodings, key=lambda e: e.n_tokens)
+        self.y = None
+        if self.encodings:
+            probabilities = torch.as_tensor(np.stack([classifier.proba_of(e) for e in self.encodings]),
+                                            dtype=torch.float32, device=classifier.device)
+            self.y = conditioning(probabilities, probabilities.argmax(1), recipe.prediction_target)
+
+
+def validation_score(classifier: TextClassifier, model: AttributionModel, validation: ValidationSet,
+                     metric: SelectionMetric, batch_size: int = 50) -> float:
+    """Mean metric of G's maps (word score = largest sub-word score) over the validation inputs; all the
+    metric's perturbed copies in one engine call."""
     was_training = model.training
     model.eval()
-    values = []
-    device = classifier.device
+    encodings, words = validation.encodings, []
     with torch.no_grad():
-        for start in range(0, len(inputs), batch_size):
-            chunk = inputs[start:start + batch_size]
-            encodings = [e for e in (classifier.encode(text, pair) for text, pair in chunk)
-                         if e.n_words and e.n_tokens < classifier.max_length]  # G needs one more position
-            if not encodings:
-                continue
-            probabilities = torch.as_tensor(np.stack([classifier.proba_of(e) for e in encodings]),
-                                            dtype=torch.float32, device=device)
-            y = conditioning(probabilities, probabilities.argmax(1), recipe.prediction_target)
-            batch = collate(classifier.batch_of(encodings), list(range(len(encodings))),
-                            classifier.tokenizer.pad_token_id, classifier.max_length, device)
-            maps = torch.sigmoid(model(batch["input_ids"], batch["attention_mask"], y,
+        for start in range(0, len(encodings), batch_size):
+            chunk = encodings[start:start + batch_size]
+            batch = collate(classifier.batch_of(chunk), list(range(len(chunk))), classifier.tokenizer.pad_token_id,
+                            classifier.max_length, classifier.device)
+            maps = torch.sigmoid(model(batch["input_ids"], batch["attention_mask"],
+                                       validation.y[start:start + batch_size],
                                        batch.get("token_type_ids"))).cpu().double().numpy()
-            for row, encoding in enumerate(encodings):
-                words = aggregate_to_words(maps[row, :encoding.n_tokens], encoding.token_word, encoding.n_words,
-                                           "max")
-                values.append(float(metric_values(classifier, encoding, [words], metric)[0]))
+            words += [aggregate_to_words(maps[row, :e.n_tokens], e.token_word, e.n_words, "max")
+                      for row, e in enumerate(chunk)]
     if was_training:
         model.train()
-    return float(np.mean(values)) if values else float("nan")
+    return float(np.mean(metric_of_inputs(classifier, encodings, words, metric))) if encodings else float("nan")
 
 
 def train_attribution_model(classifier: TextClassifier, train: list, validation: list, recipe: AMLRecipe,
@@ -132,6 +140,7 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
     mask_id, note = mask_token_id(classifier, recipe.mask_token)
     device = classifier.device
     data = _Data(classifier, train)
+    held_out = ValidationSet(classifier, validation, recipe)
     model = AttributionModel.from_classifier(classifier, dropout=recipe.dropout, seed=recipe.seed)
     model.train()
     config = TrainConfig(epochs=recipe.epochs, lr=recipe.lr, batch_size=recipe.batch_size, warmup=0.0,
@@ -149,12 +158,12 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
         labels = data.labels[indices].to(device)
         y = conditioning(probabilities, labels, recipe.prediction_target)
         terms = aml_terms(classifier, model, batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"),
-                          y, labels, mask_id, recipe.lambdas)
+                          y, labels, mask_id, recipe.lambdas, recipe.group_lengths)
         return sum(terms.values())
 
     def checkpoint(step: int, _total: int, info: dict) -> None:
         if step % check_every == 0 or step == total:
-            score = validation_score(classifier, model, validation, metric, recipe)
+            score = validation_score(classifier, model, held_out, metric)
             history.append((step, round(score, 6)))
             better = best["score"] is None or (score > best["score"] if metric.higher_is_better
                                                else score < best["score"])
@@ -195,10 +204,13 @@ def search_lambdas(classifier: TextClassifier, train: list, validation: list, re
         log(f"trial {trial.number}: lambdas {trial_recipe.lambdas} -> {metric.name} {record['validation_score']:.4f}")
         return record["validation_score"]
 
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # each trial is logged once, by ``log`` above
     study = optuna.create_study(direction="maximize" if metric.higher_is_better else "minimize",
                                 sampler=optuna.samplers.TPESampler(seed=42))
     study.optimize(objective, n_trials=trials)
-    return {"trials": trials, "best_value": study.best_value, "best": study.best_params}
+    history = [{"trial": t.number, **t.params, "value": t.value} for t in study.trials]
+    return {"trials": len(study.trials), "best_value": study.best_value, "best": study.best_params,
+            "history": history}
 
 
 def prepare_aml(classifier: TextClassifier, inputs: list[tuple[str, str | None]], recipe: AMLRecipe = AMLRecipe(),

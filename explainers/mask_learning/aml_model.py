@@ -23,6 +23,8 @@ from torch import nn
 
 from models import ModelError, TextClassifier
 
+from explainers.mask_learning.length_groups import grouped_forward_embeds
+
 PREDICTION_TARGETS = ("soft", "argmax")  # paper Eq. 5 / reference code
 MASK_TOKENS = ("mask", "unk", "pad")
 
@@ -140,20 +142,36 @@ def conditioning(probabilities: torch.Tensor, label: torch.Tensor, how: str) -> 
 
 def aml_terms(classifier: TextClassifier, model: AttributionModel, input_ids: torch.Tensor,
               attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None, y: torch.Tensor,
-              label: torch.Tensor, mask_id: int, lambdas: tuple[float, float, float]) -> dict[str, torch.Tensor]:
-    """The weighted terms of Eq. 4 for a batch; a term whose lambda is 0 is absent (and costs no forward)."""
+              label: torch.Tensor, mask_id: int, lambdas: tuple[float, float, float],
+              group_lengths: bool = True) -> dict[str, torch.Tensor]:
+    """The weighted terms of Eq. 4 for a batch; a term whose lambda is 0 is absent (and costs no forward).
+
+    ``group_lengths``: the classifier reads x' and x'' in one call, in groups of similar length
+    (``length_groups.py``; the same terms up to float rounding, faster); False runs the two plain padded passes."""
     lambda_p, lambda_a, lambda_inv = lambdas
     scores = model(input_ids, attention_mask, y, token_type_ids)
     a = torch.sigmoid(scores)
     x = classifier.word_embeddings(input_ids).detach()
     m = classifier.word_embeddings(torch.tensor(mask_id, device=input_ids.device)).detach()
+    inputs = {}
+    if lambda_p:
+        inputs["kept"] = soft_masked(x, m, a)
+    if lambda_inv:
+        inputs["removed"] = soft_masked(x, m, 1 - a)
+    if group_lengths and inputs:
+        copies = len(inputs)
+        types = token_type_ids.repeat(copies, 1) if token_type_ids is not None else None
+        logits = grouped_forward_embeds(classifier, torch.cat(list(inputs.values())),
+                                        attention_mask.repeat(copies, 1), types)
+        outputs = dict(zip(inputs, logits.split(input_ids.shape[0])))
+    else:
+        outputs = {name: classifier.forward_embeds(value, attention_mask, token_type_ids)
+                   for name, value in inputs.items()}
     terms = {}
     if lambda_p:
-        kept = classifier.forward_embeds(soft_masked(x, m, a), attention_mask, token_type_ids)
-        terms["prediction"] = lambda_p * prediction_loss(kept, y)
+        terms["prediction"] = lambda_p * prediction_loss(outputs["kept"], y)
     if lambda_a:
         terms["attribution"] = lambda_a * attribution_loss(scores, attention_mask)
     if lambda_inv:
-        removed = classifier.forward_embeds(soft_masked(x, m, 1 - a), attention_mask, token_type_ids)
-        terms["inverse"] = lambda_inv * inverse_loss(removed, label)
+        terms["inverse"] = lambda_inv * inverse_loss(outputs["removed"], label)
     return terms

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import Encoding, TextClassifier, UserFacingError
-from models.perturb import perturbed_logits
+from models import Encoding, TextClassifier, TokenBatch, UserFacingError
+from models.perturb import perturb
 
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
+# padded tokens per engine call when many inputs share calls on a CPU: 8,192-token batches ran 20 % slower than
+# 2,048-token ones on MiniLM (their activations leave the cache; docs/benchmarks.md, mask learning)
+CPU_CALL_TOKENS = 2048
 
 
 @dataclass(frozen=True)
@@ -68,36 +71,95 @@ def metric_values(classifier: TextClassifier, encoding: Encoding, candidates: li
                   target: int | None = None, seed: int = 0) -> np.ndarray:
     """The metric of every candidate word-score vector for the explained class (default: the predicted one),
     all perturbed copies in one engine call."""
-    n = encoding.n_words
-    logits0 = classifier.logits_of(encoding)
-    target = int(np.argmax(logits0)) if target is None else int(target)
-    counts = [int(np.floor(round(f * n, 9))) for f in metric.fractions]
-    rows, layout = [], []
-    for scores in candidates:
-        order = ranking(scores, seed)
-        rank_of = np.empty(n, dtype=int)
-        rank_of[order] = np.arange(n)
-        for count in counts:
-            top = rank_of < count
-            layout.append(count)
-            rows.append(~top if metric.mode == "remove" else top)
-    keep = np.array(rows, dtype=bool).reshape(len(rows), n)
-    run = (np.array(layout) > 0) & ~keep.all(axis=1)  # an empty bin is never run; keeping every word is x itself
-    logits = np.tile(logits0, (len(rows), 1))
-    if run.any():
-        logits[run] = perturbed_logits(classifier, encoding, keep[run], metric.operator)
-    log_p = logits - logits.max(axis=1, keepdims=True)
-    log_p = log_p - np.log(np.exp(log_p).sum(axis=1, keepdims=True))
-    log_p0 = logits0 - logits0.max() - np.log(np.exp(logits0 - logits0.max()).sum())
-    if metric.value == "delta":
-        values = np.exp(log_p0[target]) - np.exp(log_p[:, target])
-    else:
-        values = log_p[:, target] - log_p0[target]
-    values = np.where(np.array(layout) == 0, 0.0, values)  # an empty bin counts 0 (paper 004 code)
-    values = values.reshape(len(candidates), len(counts))
-    if metric.aopc:
-        return values.sum(axis=1) / (len(counts) + 1)
-    return values.mean(axis=1)
+    return metric_table(classifier, [(encoding, candidates, target)], metric, seed)[0]
+
+
+def metric_of_inputs(classifier: TextClassifier, encodings: list[Encoding], word_scores: list, metric: SelectionMetric,
+                     seed: int = 0) -> np.ndarray:
+    """The metric of one word-score vector per input, for each input's predicted class (pAML's validation): the
+    perturbed copies of many inputs share engine calls of about ``CPU_CALL_TOKENS`` padded tokens on a CPU."""
+    budget = classifier.max_batch_tokens
+    if classifier.device.type == "cpu":
+        budget = min(budget, CPU_CALL_TOKENS)
+    values, part, tokens = [], [], 0
+    for i, encoding in enumerate(encodings):
+        part.append(i)
+        tokens += encoding.n_tokens * len(metric.fractions)
+        if tokens >= budget or i == len(encodings) - 1:
+            table = metric_table(classifier, [(encodings[j], [word_scores[j]], None) for j in part], metric, seed)
+            values += [row[0] for row in table]
+            part, tokens = [], 0
+    return np.array(values)
+
+
+def metric_table(classifier: TextClassifier, items: list[tuple[Encoding, list, int | None]], metric: SelectionMetric,
+                 seed: int = 0) -> list[np.ndarray]:
+    """For each (encoding, candidates, target): the metric of every candidate; one engine call for everything."""
+    plans, batches = [], []
+    for encoding, candidates, target in items:
+        plan = _Plan(classifier, encoding, candidates, metric, target, seed)
+        plans.append(plan)
+        if plan.run.any():
+            batches.append(perturb(classifier, encoding, plan.keep[plan.run], metric.operator))
+    logits = classifier.predict_logits(_concatenated(batches)) if batches else np.zeros((0, classifier.num_labels))
+    out, offset = [], 0
+    for plan in plans:
+        count = int(plan.run.sum())
+        out.append(plan.values(logits[offset:offset + count], metric))
+        offset += count
+    return out
+
+
+class _Plan:
+    """The perturbed copies one input needs: for every candidate and bin, which words stay."""
+
+    def __init__(self, classifier: TextClassifier, encoding: Encoding, candidates: list, metric: SelectionMetric,
+                 target: int | None, seed: int):
+        n = encoding.n_words
+        self.logits0 = classifier.logits_of(encoding)
+        self.target = int(np.argmax(self.logits0)) if target is None else int(target)
+        self.n_candidates = len(candidates)
+        self.n_bins = len(metric.fractions)
+        counts = [int(np.floor(round(f * n, 9))) for f in metric.fractions]
+        rows, layout = [], []
+        for scores in candidates:
+            order = ranking(scores, seed)
+            rank_of = np.empty(n, dtype=int)
+            rank_of[order] = np.arange(n)
+            for count in counts:
+                top = rank_of < count
+                layout.append(count)
+                rows.append(~top if metric.mode == "remove" else top)
+        self.layout = np.array(layout)
+        self.keep = np.array(rows, dtype=bool).reshape(len(rows), n)
+        self.run = (self.layout > 0) & ~self.keep.all(axis=1)  # an empty bin is never run; keeping all words is x
+
+    def values(self, run_logits: np.ndarray, metric: SelectionMetric) -> np.ndarray:
+        logits = np.tile(self.logits0, (len(self.layout), 1))
+        if self.run.any():
+            logits[self.run] = run_logits
+        log_p = logits - logits.max(axis=1, keepdims=True)
+        log_p = log_p - np.log(np.exp(log_p).sum(axis=1, keepdims=True))
+        logits0 = self.logits0
+        log_p0 = logits0 - logits0.max() - np.log(np.exp(logits0 - logits0.max()).sum())
+        if metric.value == "delta":
+            values = np.exp(log_p0[self.target]) - np.exp(log_p[:, self.target])
+        else:
+            values = log_p[:, self.target] - log_p0[self.target]
+        values = np.where(self.layout == 0, 0.0, values)  # an empty bin counts 0 (paper 004 code)
+        values = values.reshape(self.n_candidates, self.n_bins)
+        if metric.aopc:
+            return values.sum(axis=1) / (self.n_bins + 1)
+        return values.mean(axis=1)
+
+
+def _concatenated(batches: list[TokenBatch]) -> TokenBatch:
+    def joined(field: str):
+        parts = [getattr(b, field) for b in batches]
+        return None if any(p is None for p in parts) else [row for part in parts for row in part]
+
+    return TokenBatch(input_ids=joined("input_ids"), token_type_ids=joined("token_type_ids"),
+                      zero_masks=joined("zero_masks"))
 
 
 def best_index(values: np.ndarray, metric: SelectionMetric) -> int:
