@@ -26,6 +26,7 @@ heatmaps.render_rows(results, selection.level, normalization, absolute, human=hu
                      classifier=classifier)
 
 explanations = compare.finished(results)
+heatmaps.matrix_view(explanations, selection.level, absolute)
 compare.agreement_panel(explanations)
 compare.top_words_panel(explanations, absolute)
 context = export.page_context(classifier, encoding, target)

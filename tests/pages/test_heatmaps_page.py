@@ -304,3 +304,17 @@ def test_stop_keeps_the_finished_methods_and_the_stopped_one_can_run_again(page_
     click(at, "Run Leave-one-out again")
     assert [n.label for n in row_of(at, "Leave-one-out") if n.type == "button"] == ["Stop"]  # running again
     assert [e.method_id for e in at.session_state["heatmaps:export"].explanations] == ["saliency"]
+
+
+def test_each_row_has_its_method_card_and_the_matrix_fits_every_method_on_one_scale(page):
+    at = page
+    bundle = at.session_state["heatmaps:export"]
+    popovers = [p for p in at.get("popover") if p.proto.popover.label == "How it works, how it fails"]
+    assert len(popovers) == len(bundle.explanations)
+    saliency_card = next(m.value for m in at.markdown if m.value.startswith("## What it computes")
+                         and "gradient" in m.value.lower())
+    assert "## How it fails" in saliency_card
+    chart = next(c for c in at.get("plotly_chart") if "matrix-chart" in c.proto.id)
+    figure = json.loads(chart.proto.spec)
+    heatmap = next(trace for trace in figure["data"] if trace["type"] == "heatmap")
+    assert len(heatmap["y"]) == len(bundle.explanations)

@@ -16,6 +16,8 @@ from models.metering import autorun_budget
 from ui.widgets import loaders, method_run
 from ui.widgets.controls import method_controls
 from ui.figures.common import probability_bars
+from ui.figures.heatmap_matrix import EXPORT_FORMATS, export_config, heatmap_matrix
+from ui.widgets.method_card import method_card
 from ui.widgets.heatmap import CSS, badge_of, explanation_row_html, legend_html, provenance_line
 from ui.widgets.state import Selection
 
@@ -251,5 +253,22 @@ def explanation_row(explanation: Explanation, level: str, normalization: str, ab
                                  human=human if level == "word" else None))
     for warning in explanation.warnings:
         st.warning(warning)
-    with st.expander(f"Provenance: {provenance_caption(explanation, normalization)}"):
+    provenance, about = st.columns([3, 1])
+    with provenance.expander(f"Provenance: {provenance_caption(explanation, normalization)}"):
         st.json(explanation.provenance, expanded=False)
+    with about:
+        method_card(explanation.method_id, popover=True, label="How it works, how it fails")
+
+
+def matrix_view(explanations: list[Explanation], level: str, absolute: bool) -> None:
+    """Every finished method as one slide-sized matrix (methods x words, one colour scale), PNG / SVG export."""
+    if len(explanations) < 2:
+        return
+    with st.expander("Compact matrix view (for a slide)"):
+        image_format = st.radio("Export format", EXPORT_FORMATS, horizontal=True, key="matrix-format")
+        try:
+            figure = heatmap_matrix(explanations, level, absolute)
+        except ValueError as error:
+            st.info(str(error))
+            return
+        st.plotly_chart(figure, config=export_config(image_format), key="matrix-chart")
