@@ -286,3 +286,12 @@ def test_schema_generated_options_reach_the_metrics(monkeypatch, quick_classifie
     assert table.loc["Comprehensiveness (AOPC) ↑", loo].startswith(f"{value:.3f}")
     # the options matter here: with the defaults, the number differs (so the check above can fail)
     assert f"{default.loc[('comprehensiveness-eraser', 'leave_one_out'), 'value']:.3f}" != f"{value:.3f}"
+
+
+def test_each_chosen_metric_has_its_card(monkeypatch, quick_classifier, page_cache):
+    at = _open(monkeypatch, metrics=("eraser", "deletion"))
+    labels = [p.proto.popover.label for p in at.get("popover")]
+    assert any(label.startswith("About") and "ERASER" in label for label in labels), labels
+    assert sum(label.startswith("About") for label in labels) == 2
+    assert any(m.value.startswith("## What it computes") and "comprehensiveness" in m.value.lower()
+               for m in at.markdown)

@@ -29,6 +29,7 @@ from explainers import Explanation, ParamError, label_for
 from models import OPERATORS, Operator, UserFacingError
 
 from ui.widgets.bands import band_picker
+from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import run_picker
@@ -98,6 +99,10 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     evaluators = [e for e in EVALUATOR_METRICS]
     chosen = st.multiselect("Metrics (paper presets)", evaluators, default=list(DEFAULT_EVALUATORS),
                             key=f"{key}-metrics", format_func=lambda e: PRESETS[e])
+    if chosen:  # what each chosen metric computes, assumes and how it misleads (assets/cards)
+        for column, evaluator in zip(st.columns(min(len(chosen), 4)), chosen[:4]):
+            with column:
+                method_card(evaluator, popover=True, label=f"About {PRESETS[evaluator]}")
     # every removal option and the random baseline's draws, from their param() schemas (the target: above)
     values = schema_controls(RemovalOptions, key, exclude=("target",), labels={"operator": _operator_label})
     values |= schema_controls(RunOptions, key, exclude=("target", "seed"))  # both shared with RemovalOptions
