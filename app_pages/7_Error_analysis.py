@@ -23,7 +23,8 @@ if not table.has_labels:
     errors.labels_needed(table)
     st.stop()
 
-shown = errors.filtered(table.frame, errors.filters(table))
+chosen = errors.filters(table)
+shown = errors.filtered(table.frame, chosen)
 if shown is None:
     st.stop()
 st.subheader("Confusion matrix")
@@ -36,5 +37,7 @@ else:
     errors.open_example(shown, dataset_id)
 st.subheader("Explain a slice")
 errors.slice_panel(classifier, examples, table, shown)
+st.subheader("Saved slices")
+errors.saved_slices_panel(table, shown, chosen)
 st.subheader("Shortcut words")
 errors.shortcut_panel(table)

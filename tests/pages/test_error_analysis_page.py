@@ -169,3 +169,20 @@ def test_work_above_the_autorun_budget_waits_for_a_click(page_cache, tmp_path, m
     assert len(table_of(at)) == len(ROWS) and ResultStore().list_runs("predictions")[0]["status"] == "done"
     at.toggle(key="errors-misclassified").set_value(True).run()  # the stored table: no second click
     assert not at.exception and len(table_of(at)) < len(ROWS)
+
+
+def test_save_a_slice_and_reopen_it(page_cache, tmp_path, quick_classifier):
+    at = open_page(write_file(tmp_path))
+    at.toggle(key="errors-misclassified").set_value(True).run()
+    shown = table_of(at)
+    at.button(key="errors-slice-save").click().run()
+    assert any("name" in e.value for e in at.error)  # no name yet: a message, nothing saved
+    at.text_input(key="errors-slice-name").input("my errors").run()
+    at.button(key="errors-slice-save").click().run()
+    assert not at.exception, at.exception
+    saved = next(d.value for d in at.dataframe if "accuracy" in d.value.columns and "name" in d.value.columns)
+    row = saved.iloc[0]
+    assert row["name"] == "my errors" and row["examples"] == len(shown) and row["errors"] == len(shown)
+    reopened = next(d.value for d in at.dataframe if list(d.value.columns) == ["text", "gold_label",
+                                                                              "predicted_label", "confidence"])
+    assert sorted(reopened["text"]) == sorted(shown["text"])

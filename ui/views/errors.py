@@ -11,6 +11,7 @@ from corpora import DATASETS, DataError, Example
 from evaluation.errors import (LABELS_NEEDED, FilterError, Filters, PredictionTable, apply_filters, cell_rows,
                                confident_errors_first, confusion, correct_rows, estimated_seconds, predict_dataset,
                                shortcut_words, stored_run, summarize_slice)
+from evaluation.errors.saved_slices import export_slices, load_slice, save_slice, saved_slices
 from evaluation.errors.slices import ALPHA, MIN_COUNT, TOP_K
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, label_for
@@ -266,3 +267,39 @@ def shortcut_panel(table: PredictionTable) -> None:
     show_table(frame.head(30), key="errors-shortcuts")
     st.download_button("Download every tested word (CSV)", frame.to_csv(index=False), file_name="shortcut_words.csv",
                        mime="text/csv", key="errors-shortcuts-csv")
+
+
+# ----- saved slices -----------------------------------------------------------------------------------------------
+def saved_slices_panel(table: PredictionTable, shown: pd.DataFrame, chosen: Filters) -> None:
+    """Save the rows shown (with their filters, metrics and, if explained, the word summary), list and reopen."""
+    store = ResultStore()
+    left, right = st.columns([3, 1])
+    name = left.text_input("Name of this slice", key="errors-slice-name", placeholder="e.g. confident negatives")
+    if right.button("Save this slice", key="errors-slice-save", icon=":material/bookmark_add:", width="stretch"):
+        done = st.session_state.get("errors:slice")
+        explained = done[1] if done is not None else None
+        shown_ids = set(shown["id"])
+        summary = explained if explained is not None and set(explained.slice_ids) <= shown_ids else None
+        try:
+            save_slice(store, name, table.run_id, chosen, shown, summary)
+        except UserFacingError as error:
+            st.error(str(error))
+        else:
+            st.toast(f"Saved '{name.strip()}' ({len(shown)} examples" + (", with its word summary)" if summary
+                                                                         else ")"))
+    listed = saved_slices(store, table.run_id)
+    if listed.empty:
+        st.caption("No saved slice of these predictions yet.")
+        return
+    show_table(listed.drop(columns="run"), key="errors-saved-slices")
+    pick = st.selectbox("Reopen", list(listed["run"]), key="errors-slice-open",
+                        format_func=lambda run: listed.set_index("run").loc[run, "name"])
+    opened = load_slice(store, pick)
+    st.caption("Filters: " + ", ".join(f"{k} = {v}" for k, v in opened["filters"].items() if v not in (None, False,
+                                                                                                        "")) or "none")
+    examples = table.frame[table.frame["index"].isin(opened["indices"])]
+    show_table(examples[["text", "gold_label", "predicted_label", "confidence"]], key="errors-slice-rows")
+    if opened.get("summary"):
+        show_table(pd.DataFrame(opened["summary"]["class_words"]), key="errors-slice-words")
+    st.download_button("Download every saved slice (JSON)", json.dumps(export_slices(store, table.run_id), indent=2),
+                       file_name="slices.json", mime="application/json", key="errors-slices-json")
