@@ -320,3 +320,11 @@ def test_normalized_and_in_distribution_measures_on_this_input(monkeypatch, quic
         assert "[" in table.loc[label, "random baseline"]  # the band
     assert any("NAOPC bounds: beam search" in c.value for c in at.caption)  # 13 words > 10: the beam
     assert any(b.proto.label == "Download these measures (CSV)" for b in at.get("download_button"))
+
+
+def test_runs_of_the_newer_measures_alone_are_listed_as_faithfulness_runs():
+    from ui.views.faithfulness import _is_faithfulness
+
+    assert _is_faithfulness({"config": {"evaluators": ["naopc"]}})
+    assert _is_faithfulness({"config": {"evaluators": ["soft"]}})
+    assert not _is_faithfulness({"config": {"evaluators": ["plausibility"]}})

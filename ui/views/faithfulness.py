@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from corpora import DATASETS, DataError, load_user_file
-from evaluation.faithfulness import known_feature
+from evaluation.faithfulness import known_feature, other_measures
 from evaluation.runs.runner import KIND, evaluate_example, results_frame, \
     start_evaluation
 from evaluation import targets
@@ -320,7 +320,7 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
 
 
 def _is_faithfulness(run: dict) -> bool:
-    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN}
+    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN} | set(other_measures.MEASURES)
     return bool(ours & set(run["config"].get("evaluators", [])))
 
 
