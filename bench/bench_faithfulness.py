@@ -13,6 +13,13 @@ Figures:
     python bench/bench_faithfulness.py --limit 40      # 40 sentences, projection to 872
     python bench/bench_faithfulness.py                 # all 872 sentences (the lead's run)
     python bench/bench_faithfulness.py --quick         # 6 sentences, default-quick model: seconds
+    python bench/bench_faithfulness.py --quick --only-newer   # just the issue-18 section below
+
+Issue 18 section (``newer_measures``): the metric part of each newer measure against the measure it refines,
+explanations cached, every method and the 10 random orderings of a sentence as a dataset run scores them:
+NAOPC vs AOPC (target <= 2x; exact bounds up to ``naopc_exact_words`` words, beam above, and a sweep of both
+searches by sentence length to show where the beam takes over), soft vs hard comprehensiveness + sufficiency
+(target <= 1.5x), ROAD-text (MoRF + LeRF, MLM-imputed) vs DeletionBERT (target <= 1.5x).
     EXWB_THREADS=1 nice -n 10 ... on a shared machine (report figures as such)
 """
 from __future__ import annotations
@@ -53,6 +60,7 @@ def main() -> int:
     parser.add_argument("--model", default=None, help="default (default-quick with --quick)")
     parser.add_argument("--methods", default=None, help="comma-separated (default: six methods, see PREFERRED)")
     parser.add_argument("--metric-sample", type=int, default=30, help="sentences for the batched/unbatched ratio")
+    parser.add_argument("--only-newer", action="store_true", help="only the issue-18 section (newer measures)")
     parser.add_argument("--random-orderings", type=int, default=10,
                         help="random-baseline orderings per sentence (10 as in every table; 0 = metrics only)")
     args = parser.parse_args()
@@ -77,6 +85,9 @@ def main() -> int:
     classifier = load_classifier(model)
     print(f"model {model} ({classifier.fingerprint}) on {classifier.device}; threads: "
           f"{os.environ.get('EXWB_THREADS', 'default')}; methods: {', '.join(methods)}; cache: {folder}")
+
+    if args.only_newer:
+        return newer_measures(classifier, methods, limit, args.random_orderings)
 
     # ----- end to end, as cli.py evaluate runs it -------------------------------------------------------
     store = ResultStore(folder / "results.sqlite")
@@ -150,6 +161,99 @@ def main() -> int:
     print(f"  ratio batched / unbatched = {timings['batched'] / timings['unbatched']:.2f}")
     print(f"  metric share of the end-to-end time: "
           f"{timings['batched'] / len(encodings) / per_sentence:.0%}")
+    return newer_measures(classifier, methods, limit, args.random_orderings)
+
+
+def newer_measures(classifier, methods: list[str], limit: int, n_random: int) -> int:
+    """Issue 18: the cost of NAOPC, soft suff / comp and ROAD-text against the measures they refine."""
+    import numpy as np
+
+    from corpora import load_dataset
+    from evaluation.faithfulness import naopc
+    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
+    from evaluation.faithfulness.curves import load_filler
+    from evaluation.registry import evaluate_batch
+    from explainers import create
+    from explainers.cache import explain_cached
+    from models import UserFacingError, metered
+
+    examples = load_dataset("sst2:dev", limit=limit)
+    encodings = [classifier.encode(e.text) for e in examples]
+    explanations = [{m: explain_cached(create(m), classifier, enc) for m in methods} for enc in encodings]
+    options = {"seed": 0, "random_orderings": n_random}
+
+    def timed(function) -> tuple[float, int]:
+        naopc._cache.clear()
+        with metered() as meter:
+            started = time.perf_counter()
+            function()
+            return time.perf_counter() - started, meter.forward_passes
+
+    def runs(evaluator_ids, extra=None):
+        def run():
+            naopc._cache.clear()  # the bounds are memoized per input: measure their search every time
+            for enc, per_method in zip(encodings, explanations):
+                evaluate_batch(evaluator_ids, classifier, enc, None, per_method, {**options, **(extra or {})},
+                               n_random)
+        return run
+
+    def raw_aopc():  # the same full one-word-step AOPC curves NAOPC normalizes, without the bounds
+        for enc, per_method in zip(encodings, explanations):
+            orders = np.vstack([rank_words(e.word_scores) for e in per_method.values()] +
+                               [random_orders(enc.n_words, n_random, 0)])
+            evaluate_orders(classifier, enc, list(naopc.METRICS), orders, RemovalOptions())
+
+    lengths = [e.n_words for e in encodings]
+    print(f"\nissue 18, newer measures: {len(encodings)} sentences ({min(lengths)}-{max(lengths)} words, "
+          f"{sum(n <= 10 for n in lengths)} with <= 10), {len(methods)} methods + {n_random} random orderings each, "
+          f"explanations cached")
+    rows = {"hard comp + suff (ERASER AOPC)": runs(["eraser"]),
+            "soft comp + suff (5 masks)": runs(["soft"], {"soft_samples": 5}),
+            "soft comp + suff (20 masks)": runs(["soft"])}
+    try:
+        load_filler()
+        rows.update({"DeletionBERT": runs(["deletion-bert"]), "ROAD-text MoRF + LeRF": runs(["road"])})
+    except UserFacingError as error:
+        print(f"  (no masked-LM filler, ROAD and DeletionBERT skipped: {error})")
+    rows.update({"AOPC, every step (comp + suff)": raw_aopc,  # the slowest last: NAOPC's beam is O(width n^2)
+                 "NAOPC (exact <= 10 words, beam 1)": runs(["naopc"], {"naopc_beam": 1}),
+                 "NAOPC (exact <= 10 words, beam 5)": runs(["naopc"])})
+    runs(["eraser", "deletion-bert"] if "DeletionBERT" in rows else ["eraser"])()  # warm-up: tokenizer, filler
+    measured = {}
+    for name, function in rows.items():  # printed as measured: a long row does not hide the others
+        measured[name] = timed(function)
+        print(f"  {name:38s} {measured[name][0]:7.2f} s  {measured[name][1]:7d} forward passes", flush=True)
+
+    def ratio(a: str, b: str, target: float) -> None:
+        if a in measured and b in measured:
+            value = measured[a][0] / measured[b][0]
+            print(f"  {a} / {b} = {value:.1f}x (target <= {target}x: {'met' if value <= target else 'NOT met'})")
+
+    ratio("NAOPC (exact <= 10 words, beam 5)", "AOPC, every step (comp + suff)", 2)
+    ratio("NAOPC (exact <= 10 words, beam 1)", "AOPC, every step (comp + suff)", 2)
+    ratio("NAOPC (exact <= 10 words, beam 5)", "hard comp + suff (ERASER AOPC)", 2)
+    ratio("soft comp + suff (20 masks)", "hard comp + suff (ERASER AOPC)", 1.5)
+    ratio("soft comp + suff (5 masks)", "hard comp + suff (ERASER AOPC)", 1.5)
+    ratio("ROAD-text MoRF + LeRF", "DeletionBERT", 1.5)
+
+    # where the beam takes over: the bounds alone, exact vs beam, by sentence length
+    print("\n  NAOPC bounds of one sentence (comp + suff), exact vs beam 5, by length:")
+    by_length = {}
+    for enc in sorted(load_dataset("sst2:dev", limit=200), key=lambda e: len(e.text.split())):
+        encoding = classifier.encode(enc.text)
+        if 4 <= encoding.n_words <= 12 and encoding.n_words not in by_length:
+            by_length[encoding.n_words] = encoding
+    removal, target = RemovalOptions(), None
+    for n, encoding in sorted(by_length.items()):
+        target = int(np.argmax(classifier.logits_of(encoding)))
+        cells = []
+        for exact_words in (16, 1):
+            search = naopc.NaopcOptions(naopc_exact_words=exact_words, naopc_beam=5)
+            naopc._cache.clear()
+            started = time.perf_counter()
+            naopc.aopc_bounds(classifier, encoding, removal, search, target)
+            cells.append(time.perf_counter() - started)
+        print(f"    {n:2d} words: exact {cells[0]:6.2f} s ({2 ** n} inputs), beam {cells[1]:6.2f} s", flush=True)
     return 0
 
 

@@ -13,6 +13,7 @@
 | deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3 (DeletionBERT): same with the masked LM's top-1 word (mlm operator) |
 | insertion      | insertion-auc                                              | insert the top words one at a time into the empty input, AUC of p |
 | decision-flip  | decision-flip                                              | fraction of words removed (by importance) until the predicted class changes |
+| road           | road-morf, road-lerf                                       | ROAD for text (Rong et al. 2022, adapted): MoRF / LeRF at 10..90 %, removed words imputed by the masked LM's top-1 word (mlm operator), mean p(target) |
 | faithfulness   | all of the above except DeletionBERT                        | |
 
 Each metric takes the options of ``RemovalOptions`` (operator, target, special tokens, tie-break seed).
@@ -43,6 +44,7 @@ PRESETS = {
     "deletion-bert": "paper 000 DeletionBERT (top-1 masked-LM fill up to 20 %, AUC)",
     "insertion": "Insertion (top words inserted one at a time into the empty input, AUC)",
     "decision-flip": "Decision flip (words removed by importance until the prediction changes)",
+    "road": "ROAD for text (MoRF / LeRF at 10-90 %, removed words imputed by the masked LM)",
 }
 
 _ERASER_REF = "DeYoung et al. 2020 (ERASER), AOPC as printed (1 / (|B| + 1)); paper 004 s. 4 and code (bins " \
@@ -201,6 +203,29 @@ METRICS: tuple[RemovalMetric, ...] = (
                     "then (1.0 when it never changes). Lower: fewer top words decide the prediction.",
         reference="Chrysostomou & Aletras 2021 (fraction of tokens for a decision flip); paper 004 pitfalls"),
 )
+# ROAD (Rong et al., ICML 2022, arXiv 2202.00449) adapted to text: the curve engine's mlm operator imputes each
+# removed word with the masked LM's top-1 word (ROAD's noisy linear imputation has no text analogue), so no
+# retraining and less distribution shift than deletion. MoRF removes the top f, LeRF the bottom f of the ranking.
+ROAD_FRACTIONS = tuple(round(0.1 * i, 1) for i in range(1, 10))
+_ROAD_REF = ("Rong et al., ICML 2022 (ROAD, arXiv 2202.00449), MoRF / LeRF at 10..90 %; adapted to text: imputation "
+             "by the masked LM's top-1 word (mlm operator) instead of noisy linear imputation")
+ROAD_METRICS: tuple[RemovalMetric, ...] = (
+    RemovalMetric(
+        id="road-morf", label="ROAD MoRF (MLM-imputed)", preset="road", preset_label=PRESETS["road"],
+        higher_is_better=False, range=(0.0, 1.0), operator="mlm", mode="remove", fractions=ROAD_FRACTIONS,
+        rounding="ceil", value="level", summary="mean", curve="road-morf",
+        description="Most relevant first: mean over removing the top ceil(10, 20, ..., 90 % x n) words, each imputed "
+                    "by the masked LM's top-1 word, of p(target). Lower: imputing the marked words hurts more.",
+        reference=_ROAD_REF),
+    RemovalMetric(
+        id="road-lerf", label="ROAD LeRF (MLM-imputed)", preset="road", preset_label=PRESETS["road"],
+        higher_is_better=True, range=(0.0, 1.0), operator="mlm", mode="keep", fractions=ROAD_FRACTIONS,
+        rounding="ceil", complement=True, value="level", summary="mean", curve="road-lerf",
+        description="Least relevant first: mean over imputing the bottom ceil(10, 20, ..., 90 % x n) words with the "
+                    "masked LM of p(target). Higher: the unmarked words did not matter.",
+        reference=_ROAD_REF),
+)
+METRICS = METRICS + ROAD_METRICS
 BY_ID = {m.id: m for m in METRICS}
 
 
@@ -290,6 +315,7 @@ EVALUATOR_METRICS = {
     "deletion-bert": ("deletion-bert-auc",),
     "insertion": ("insertion-auc",),
     "decision-flip": ("decision-flip",),
+    "road": ("road-morf", "road-lerf"),
 }
 GROUP = "faithfulness"
 

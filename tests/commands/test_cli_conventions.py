@@ -101,6 +101,15 @@ def test_evaluate_options_come_from_the_schemas():
     assert preset == "paper000" and config.tau == 0.3 and not config.only_correct and config.iou_from == "threshold"
 
 
+def test_evaluate_takes_the_newer_measures_options_from_their_schemas():
+    from commands.evaluate import run_options
+
+    parsed = cli.build_parser().parse_args(["evaluate", "--naopc-exact-words", "8", "--naopc-beam", "3",
+                                            "--soft-samples", "7"])
+    options = run_options(parsed)
+    assert (options["naopc_exact_words"], options["naopc_beam"], options["soft_samples"]) == (8, 3, 7)
+
+
 def test_roar_flags_override_a_preset(monkeypatch):
     from commands import roar
     from evaluation.roar.training import Variant

@@ -295,3 +295,36 @@ def test_each_chosen_metric_has_its_card(monkeypatch, quick_classifier, page_cac
     assert sum(label.startswith("About") for label in labels) == 2
     assert any(m.value.startswith("## What it computes") and "comprehensiveness" in m.value.lower()
                for m in at.markdown)
+
+
+def test_normalized_and_in_distribution_measures_on_this_input(monkeypatch, quick_classifier, page_cache):
+    from evaluation.faithfulness import other_measures
+    from explainers import create, label_for
+
+    at = _open(monkeypatch, metrics=("eraser",))
+    at.multiselect(key="faith-measures").set_value(["naopc", "soft"]).run()
+    assert not at.exception, at.exception
+    at.number_input(key="faith-measures-soft_samples").set_value(4).run()
+    assert not at.exception, at.exception
+    encoding = quick_classifier.encode(TEXT)
+    explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
+    options = {"target": "predicted", "operator": None, "exclude_special": True, "seed": 0, "random_orderings": 10,
+               "naopc_exact_words": 10, "naopc_beam": 5, "soft_samples": 4}
+    direct = other_measures.measures_table(quick_classifier, encoding, explanations, ["naopc", "soft"], options)
+    direct = direct.set_index(["metric", "method"])
+    table = next(df.value for df in at.dataframe if "NAOPC comprehensiveness ↑" in df.value.index)
+    loo = label_for("leave_one_out")
+    for metric, label in (("naopc-comprehensiveness", "NAOPC comprehensiveness ↑"),
+                          ("soft-sufficiency", "Soft normalized sufficiency ↑")):
+        assert table.loc[label, loo].startswith(f"{direct.loc[(metric, 'leave_one_out'), 'value']:.3f}")
+        assert "[" in table.loc[label, "random baseline"]  # the band
+    assert any("NAOPC bounds: beam search" in c.value for c in at.caption)  # 13 words > 10: the beam
+    assert any(b.proto.label == "Download these measures (CSV)" for b in at.get("download_button"))
+
+
+def test_runs_of_the_newer_measures_alone_are_listed_as_faithfulness_runs():
+    from ui.views.faithfulness import _is_faithfulness
+
+    assert _is_faithfulness({"config": {"evaluators": ["naopc"]}})
+    assert _is_faithfulness({"config": {"evaluators": ["soft"]}})
+    assert not _is_faithfulness({"config": {"evaluators": ["plausibility"]}})

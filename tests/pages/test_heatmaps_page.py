@@ -100,6 +100,30 @@ def test_agreement_matrix_shows_the_rank_correlations_of_the_shown_scores(page):
                                expected.matrix, equal_nan=True)
 
 
+def test_agreement_panel_offers_krishna_measures_shape_and_exports_them(page):
+    from evaluation.agreement import agreement_matrix, gini
+
+    at = page
+    bundle = at.session_state["heatmaps:export"]
+    at.radio(key="agreement-measure").set_value("sign")
+    at.number_input(key="agreement-k").set_value(2)
+    at.run()
+    assert not at.exception, at.exception
+    shown = frame_with(at, bundle.explanations[0].method_label).set_index("method")
+    expected = agreement_matrix(bundle.explanations, "sign", absolute=True, k=2)
+    np.testing.assert_allclose(shown.loc[list(expected.labels), list(expected.labels)].to_numpy(dtype=float),
+                               expected.matrix, equal_nan=True)
+    assert any("Sign agreement @2" in c.proto.spec for c in at.get("plotly_chart"))
+    shape = frame_with(at, "Sparseness (Gini) ↑").set_index("method")
+    first = bundle.explanations[0]
+    assert shape.loc[first.method_label, "Sparseness (Gini) ↑"] == pytest.approx(gini(first.word_scores))
+    document = json.loads(bundle.json())
+    assert set(document["context"]["agreement"]["agreement"]) >= {"feature", "rank", "sign", "signed-rank",
+                                                                   "pairwise-rank", "pearson"}
+    at.radio(key="agreement-measure").set_value("spearman")
+    at.run()
+
+
 def test_top_three_grid_has_a_row_per_method(page):
     from evaluation.agreement import top_words
 

@@ -1,10 +1,12 @@
-"""Heatmaps page: method agreement (rank correlation matrix) and the top-3-words grid."""
+"""Heatmaps page: method agreement (rank correlations, Krishna et al.'s disagreement measures), the shape of each
+explanation (complexity, sparseness) and the top-3-words grid."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from evaluation.agreement import CAVEAT, MEASURES, agreement_matrix, top_k_table
+from evaluation.agreement import CAVEAT, DEFAULT_K, MEASURES, SHAPES, TOP_K, agreement_matrix, shape_table, \
+    top_k_table
 from explainers import Explanation
 
 from ui.figures.agreement import agreement_figure
@@ -21,18 +23,31 @@ def agreement_panel(explanations: list[Explanation], key: str = "agreement") -> 
     if len(explanations) < 2:
         st.info("Agreement needs at least two computed methods.")
         return
+    measure = st.radio("Measure", tuple(MEASURES), horizontal=True, key=f"{key}-measure",
+                       format_func=lambda m: MEASURES[m][0],
+                       help="Correlations (-1..1) and the disagreement measures of Krishna et al. (shares, 0..1): "
+                            + "; ".join(f"{label}: {meaning}" for label, meaning in MEASURES.values()))
     left, right = st.columns(2)
-    measure = left.radio("Rank correlation", tuple(MEASURES), horizontal=True, key=f"{key}-measure",
-                         format_func=lambda m: MEASURES[m][0])
+    n_words = len(explanations[0].words)
+    k = int(left.number_input("k (top-k measures and top-k share)", 1, max(1, n_words), min(DEFAULT_K, n_words),
+                              key=f"{key}-k"))
     magnitude = right.toggle("Compare magnitudes |score|", value=True, key=f"{key}-abs",
                              help="On: rank words by |score| (methods with and without a sign become comparable). "
-                                  "Off: rank by signed score.")
-    agreement = agreement_matrix(explanations, measure, absolute=magnitude)
-    st.plotly_chart(agreement_figure(agreement), key=f"{key}-chart", width="stretch")
-    st.caption(f"{CAVEAT} n/a: a method gave every word the same score. {len(explanations[0].words)} words.")
+                                  "Off: rank by signed score. Sign agreement always reads the raw scores' signs.")
+    agreement = agreement_matrix(explanations, measure, absolute=magnitude, k=k)
+    st.plotly_chart(agreement_figure(agreement, k if measure in TOP_K else None), key=f"{key}-chart",
+                    width="stretch")
+    st.caption(f"{CAVEAT} n/a: a method gave every word the same score. {n_words} words.")
     with st.expander("Agreement values"):
         show_table(pd.DataFrame(agreement.to_rows()), f"{key}-table",
                    why_missing="a method gave every word the same score (no ranking to correlate)")
+    with st.expander("Shape of each explanation: complexity and sparseness"):
+        shape = pd.DataFrame(shape_table(explanations, k)).drop(columns="k")
+        show_table(shape.rename(columns={m: f"{label} {'↓' if m == 'complexity' else '↑'}"
+                                         for m, (label, _) in SHAPES.items()}), f"{key}-shape",
+                   why_missing="every score of the method is 0")
+        st.caption(" · ".join(f"**{label}**: {meaning}" for label, meaning in SHAPES.values()) + f" (k = {k}). On "
+                   "|score|; concentration is not faithfulness either.")
 
 
 def top_words_panel(explanations: list[Explanation], absolute: bool, k: int = 3, key: str = "top-words") -> None:

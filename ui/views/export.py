@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
+from evaluation.agreement import agreement_report
 from explainers import Explanation
 from explainers.export import scores_csv, scores_json
 
@@ -55,7 +56,9 @@ class ExportBundle:
         return scores_csv(self.explanations, self.normalization, self.absolute)
 
     def json(self) -> str:
-        return scores_json(self.explanations, self.normalization, self.absolute, context=self.context)
+        # method agreement and explanation shape travel with the scores (on |score|, the agreement panel's default)
+        return scores_json(self.explanations, self.normalization, self.absolute,
+                           context={**self.context, "agreement": agreement_report(self.explanations)})
 
     def html(self) -> str:
         return export_html(self.explanations, self.level, self.normalization, self.absolute, title=self.title,

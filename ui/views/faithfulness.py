@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from corpora import DATASETS, DataError, load_user_file
-from evaluation.faithfulness import known_feature
+from evaluation.faithfulness import known_feature, other_measures
 from evaluation.runs.runner import KIND, evaluate_example, results_frame, \
     start_evaluation
 from evaluation import targets
@@ -110,11 +110,12 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     if n_random < MIN_ORDERINGS:
         st.caption(f"The random band needs at least {MIN_ORDERINGS} orderings: {MIN_ORDERINGS} are drawn.")
         n_random = values["random_orderings"] = MIN_ORDERINGS
-    needs_mlm = "deletion-bert" in chosen or operator == Operator.MLM.value
+    with_mlm = [e for e in chosen if any(m.operator == Operator.MLM.value for m in removal_metrics_of(e) or ())]
+    needs_mlm = bool(with_mlm) or operator == Operator.MLM.value
     if needs_mlm and not filler_available():
-        st.warning("DeletionBERT and the MLM-fill operator need the masked-LM filler, which is not prepared on this "
-                   "machine: build it with `python cli.py prepare-mlm`. They are left out until then.")
-        chosen = [e for e in chosen if e != "deletion-bert"]
+        st.warning("DeletionBERT, ROAD and the MLM-fill operator need the masked-LM filler, which is not prepared on "
+                   "this machine: build it with `python cli.py prepare-mlm`. They are left out until then.")
+        chosen = [e for e in chosen if e not in with_mlm]
         values["operator"] = None if operator == Operator.MLM.value else operator
     return {"evaluators": chosen, "options": {**values, "target": choice}, "n_random": n_random}
 
@@ -319,7 +320,7 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
 
 
 def _is_faithfulness(run: dict) -> bool:
-    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN}
+    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN} | set(other_measures.MEASURES)
     return bool(ours & set(run["config"].get("evaluators", [])))
 
 

@@ -1,0 +1,126 @@
+"""NAOPC against AOPC's min-max rescaling computed by brute force over all 5! orderings of a 5-word input.
+
+The hand path scores each subset of words by writing the perturbed sentence out as text (words left out),
+encoding it from scratch and classifying it; the AOPC of every permutation is then summed in plain Python.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from evaluation.faithfulness import naopc
+from evaluation.faithfulness.random_band import random_explanation
+from evaluation.metric import EVALUATORS, METRICS
+from evaluation.registry import evaluate_batch
+from tolerances import float32_tolerance
+
+WORDS = "the film was excellent fun".split()
+SCORES = np.array([0.1, -0.4, 0.6, 0.3, 0.5])  # "excellent" (the keyword) ranked third
+N = len(WORDS)
+
+
+@pytest.fixture(scope="module", params=["keyword", pytest.param("quick", marks=pytest.mark.integration)])
+def clf(request):
+    """The keyword model (a step function of one word) and the real MiniLM (a graded landscape)."""
+    return request.getfixturevalue("keyword_classifier" if request.param == "keyword" else "quick_classifier")
+
+
+@pytest.fixture(scope="module")
+def enc(clf):
+    return clf.encode(" ".join(WORDS))
+
+
+def prob_of_kept(clf, kept: frozenset, target: int, operator: str) -> float:
+    """p(target) with the words outside ``kept`` left out (delete) or written as [MASK] (mask)."""
+    if operator == "mask":
+        words = [w if i in kept else "[MASK]" for i, w in enumerate(WORDS)]
+    else:
+        words = [w for i, w in enumerate(WORDS) if i in kept]
+    batch = [clf.encode(" ".join(words))] if words else clf.tokenize_texts([""])
+    return float(clf.predict_proba(batch)[0][target])
+
+
+def brute_force(clf, target: int, operator: str = "delete") -> dict:
+    """AOPC of every ordering (comprehensiveness and sufficiency, divisor n + 1), by hand."""
+    everything = frozenset(range(N))
+    p = {s: prob_of_kept(clf, frozenset(s), target, operator)
+         for k in range(N + 1) for s in itertools.combinations(range(N), k)}
+    p = {frozenset(s): v for s, v in p.items()}
+    full = p[everything]
+    out = {}
+    for order in itertools.permutations(range(N)):
+        comp = sum(full - p[everything - frozenset(order[:k])] for k in range(N + 1)) / (N + 1)
+        suff = sum(full - p[frozenset(order[:N - k])] for k in range(N + 1)) / (N + 1)
+        out[order] = (comp, suff)
+    return out
+
+
+def explanation(clf, enc, scores, target):
+    return random_explanation(enc, target, clf.labels[target], scores, 0, 0)
+
+
+@pytest.mark.parametrize("operator", ["delete", "mask"])
+def test_naopc_equals_min_max_rescaled_aopc_over_all_orderings(clf, enc, operator):
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    table = brute_force(clf, target, operator)
+    comps = np.array([v[0] for v in table.values()])
+    suffs = np.array([v[1] for v in table.values()])
+    order = tuple(int(i) for i in np.argsort(-SCORES, kind="stable"))
+    comp, suff = table[order]
+    values = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None, {"operator": operator})
+    tolerance = float32_tolerance(1.0) / (comps.max() - comps.min())
+    assert values.details["naopc-comprehensiveness"]["search"] == naopc.EXACT
+    assert values.details["naopc-comprehensiveness"]["aopc"] == pytest.approx(comp, abs=float32_tolerance(1.0))
+    assert values["naopc-comprehensiveness"] == pytest.approx(
+        (comp - comps.min()) / (comps.max() - comps.min()), abs=tolerance)
+    assert values["naopc-sufficiency"] == pytest.approx(
+        (suff - suffs.min()) / (suffs.max() - suffs.min()), abs=float32_tolerance(1.0) / (suffs.max() - suffs.min()))
+    assert values.details["naopc-sufficiency"]["aopc_min"] == pytest.approx(suffs.min(), abs=float32_tolerance(1.0))
+    assert values.details["naopc-sufficiency"]["aopc_max"] == pytest.approx(suffs.max(), abs=float32_tolerance(1.0))
+    # the best ordering scores 1 and the worst 0, whichever they are
+    best = max(table, key=lambda o: table[o][0])
+    best_scores = np.zeros(N)
+    best_scores[list(best)] = np.arange(N, 0, -1)
+    top = naopc.compute(clf, enc, explanation(clf, enc, best_scores, target), None, {"operator": operator})
+    assert top["naopc-comprehensiveness"] == pytest.approx(1.0, abs=tolerance)
+
+
+def test_beam_search_with_a_wide_beam_finds_the_exact_bounds(clf, enc):
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    exact = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None, {})
+    widest_layer = math.comb(N, N // 2)
+    beam = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None,
+                         {"naopc_exact_words": 2, "naopc_beam": widest_layer})
+    for metric in naopc.METRICS:
+        assert beam.details[metric.id]["search"] == naopc.BEAM
+        for bound in ("aopc_min", "aopc_max"):
+            assert beam.details[metric.id][bound] == pytest.approx(exact.details[metric.id][bound],
+                                                                    abs=float32_tolerance(1.0))
+    narrow = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None,
+                           {"naopc_exact_words": 2, "naopc_beam": 1})
+    for metric in naopc.METRICS:  # a greedy beam may miss the optimum, never beat it; the value stays in [0, 1]
+        assert narrow.details[metric.id]["aopc_max"] <= exact.details[metric.id]["aopc_max"] + 1e-6
+        assert 0.0 <= narrow[metric.id] <= 1.0
+
+
+def test_chain_bounds_on_hand_made_terms():
+    # 2 words: orderings (0, 1) -> t[0] + t[{0}] + t[{0,1}]; (1, 0) -> t[0] + t[{1}] + t[{0,1}]
+    terms = np.array([0.0, 0.3, -0.2, 1.0])
+    assert naopc.chain_bounds(terms, 2) == (pytest.approx(0.8), pytest.approx(1.3))
+
+
+def test_registered_with_a_random_band_from_one_search(clf, enc):
+    assert "naopc" in EVALUATORS and METRICS["naopc-comprehensiveness"].higher_is_better
+    assert not METRICS["naopc-sufficiency"].higher_is_better
+    assert "bounds" in METRICS["naopc-sufficiency"].params
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    batch = evaluate_batch(["naopc"], clf, enc, None, {"m": explanation(clf, enc, SCORES, target)},
+                           {"random_orderings": 10}, 10)
+    single = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None, {})
+    assert batch.values["naopc"]["m"]["naopc-comprehensiveness"] == pytest.approx(
+        single["naopc-comprehensiveness"], abs=1e-4)
+    assert len(batch.random["naopc-sufficiency"]) == 10
+    assert all(0.0 <= v <= 1.0 for v in batch.random["naopc-comprehensiveness"])

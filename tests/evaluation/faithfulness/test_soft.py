@@ -1,0 +1,97 @@
+"""Soft sufficiency / comprehensiveness against a direct computation with the same seed on the tiny model.
+
+The direct path draws the same numpy uniforms, builds the masked word embeddings itself and runs the Hugging Face
+model directly (one copy at a time, not through ``TextClassifier.forward_embeds``), then applies the paper's
+formulas (Zhao & Aletras 2023, normalized as Carton et al. 2020) in plain numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from evaluation.faithfulness import soft
+from evaluation.faithfulness.random_band import orderings_seed, random_explanation
+from evaluation.metric import EVALUATORS, METRICS
+from evaluation.registry import evaluate_batch
+from tolerances import float32_tolerance
+
+TEXT = "the film was excellent fun"
+SCORES = np.array([0.1, -0.4, 0.6, 2.0, 0.5])
+
+
+@pytest.fixture(scope="module")
+def clf(keyword_classifier):
+    return keyword_classifier
+
+
+@pytest.fixture(scope="module")
+def enc(clf):
+    return clf.encode(TEXT)
+
+
+def p_target(model, ids, embeds, target):
+    with torch.no_grad():
+        logits = model(inputs_embeds=embeds[None], attention_mask=torch.ones_like(ids)[None]).logits
+    return float(torch.softmax(logits, -1)[0, target])
+
+
+def direct(clf, enc, scores, target, seed, samples):
+    model = clf.model
+    ids = torch.tensor(enc.input_ids)
+    embeds = model.get_input_embeddings()(ids).detach()
+    imp = (scores - scores.min()) / (scores.max() - scores.min())
+    words = np.array(enc.token_word)
+    draws = np.random.default_rng(orderings_seed(seed, enc.key)).random((samples, len(ids), embeds.shape[1]))
+    is_word = torch.tensor(words >= 0)
+    full = p_target(model, ids, embeds, target)
+    empty = p_target(model, ids, embeds * ~is_word[:, None], target)
+    room = max(0.0, full - empty)
+
+    def masked(prob_of_word, s):
+        p = np.array([prob_of_word[w] if w >= 0 else 0.0 for w in words])
+        keep = torch.tensor(draws[s] >= p[:, None], dtype=embeds.dtype)
+        return p_target(model, ids, embeds * keep, target)
+
+    nc = np.mean([max(0.0, full - masked(imp, s)) for s in range(samples)]) / room
+    ns = np.mean([(1 - max(0.0, full - masked(1 - imp, s))) - (1 - room) for s in range(samples)]) / room
+    return nc, ns
+
+
+def test_soft_metrics_equal_a_direct_computation_with_the_same_seed(clf, enc):
+    target = 1
+    explanation = random_explanation(enc, target, clf.labels[target], SCORES, 0, 0)
+    values = soft.compute(clf, enc, explanation, None, {"seed": 3, "soft_samples": 6})
+    nc, ns = direct(clf, enc, SCORES, target, seed=3, samples=6)
+    room = values.details["soft-comprehensiveness"]["p_full"] - values.details["soft-comprehensiveness"]["p_all_masked"]
+    assert room > 0.5  # the keyword model: x is confidently positive, the all-masked input is not
+    assert values["soft-comprehensiveness"] == pytest.approx(nc, abs=float32_tolerance(1.0) / room)
+    assert values["soft-sufficiency"] == pytest.approx(ns, abs=float32_tolerance(1.0) / room)
+    again = soft.compute(clf, enc, explanation, None, {"seed": 3, "soft_samples": 6})
+    assert dict(again) == dict(values)  # seeded
+    other = soft.compute(clf, enc, explanation, None, {"seed": 4, "soft_samples": 6})
+    assert dict(other) != dict(values)
+
+
+def test_an_explanation_that_marks_the_keyword_beats_one_that_hides_it(clf, enc):
+    good = np.array([0.0, 0.0, 0.0, 1.0, 0.0])
+    bad = 1.0 - good
+    options = {"soft_samples": 30}
+    on = soft.compute(clf, enc, random_explanation(enc, 1, "positive", good, 0, 0), None, options)
+    off = soft.compute(clf, enc, random_explanation(enc, 1, "positive", bad, 0, 0), None, options)
+    assert on["soft-comprehensiveness"] > off["soft-comprehensiveness"] + 0.5
+    assert on["soft-sufficiency"] > off["soft-sufficiency"] + 0.5
+
+
+def test_importance_is_min_max_and_constant_scores_give_one_half():
+    assert soft.importance([1.0, 3.0, 2.0]).tolist() == [0.0, 1.0, 0.5]
+    assert soft.importance([-3.0, 1.0], rank_by="absolute").tolist() == [1.0, 0.0]
+    assert soft.importance([2.0, 2.0]).tolist() == [0.5, 0.5]
+
+
+def test_registered_with_a_random_band(clf, enc):
+    assert "soft" in EVALUATORS and METRICS["soft-sufficiency"].higher_is_better
+    explanation = random_explanation(enc, 1, "positive", SCORES, 0, 0)
+    batch = evaluate_batch(["soft"], clf, enc, None, {"m": explanation}, {"soft_samples": 4}, 10)
+    assert len(batch.random["soft-comprehensiveness"]) == 10
+    assert np.isfinite(batch.values["soft"]["m"]["soft-sufficiency"])
