@@ -36,5 +36,8 @@ if filler is not None:
         st.download_button("Download the scores (CSV)", frame.to_csv(index=False), file_name="im_vs_loo.csv",
                            mime="text/csv", key="cf-scores-csv")
 
+st.subheader("Edit in place")
+counterfactuals.edit_in_place(classifier, encoding)
+
 st.subheader("Minimal flip: the fewest words that change the prediction")
 counterfactuals.minimal_flip_panel(classifier, encoding, filler)

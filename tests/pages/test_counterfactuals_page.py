@@ -150,3 +150,21 @@ def test_minimal_flip_with_the_masked_lm_replaces_words(monkeypatch, page_cache)
         assert diff.count("<ins") >= 1 and diff.count("<ins") == diff.count("<del")
     else:
         assert any("No change of at most" in w.value for w in at.warning)
+
+
+def test_edit_in_place_shows_the_prediction_and_heatmaps_of_the_edit(monkeypatch, page_cache, quick_classifier):
+    at = _open(monkeypatch)
+    box = next(t for t in at.text_area if t.label == "Edit the text")
+    assert box.value == TEXT
+    edited = "the acting is superb , and the plot is gripping"
+    box.input(edited).run()
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if list(df.value["input"]) == ["original", "edited"])
+    expected = quick_classifier.predict_text(edited)
+    label = quick_classifier.labels[1]
+    assert table[label].iloc[1] == pytest.approx(expected[1], abs=1e-3)
+    page = _html(at)
+    assert "gripping" in page and "dull" in page  # the edited and the original rows
+    next(t for t in at.text_area if t.label == "Edit the text").input("   ").run()
+    assert any("edited text is empty" in w.value for w in at.warning)
+    assert at.text_area(key="text").value == TEXT  # the page's input is untouched

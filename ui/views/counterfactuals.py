@@ -20,8 +20,9 @@ from evaluation.errors import Flip, minimal_flip, mlm_candidates
 from evaluation.errors.counterfactual import BUDGET, REMOVE, REPLACE
 
 from ui.views.heatmaps import MethodChoice
-from ui.widgets.heatmap import CSS
-from explainers import Explanation
+from ui.widgets.heatmap import CSS, explanation_row_html
+from explainers import Explanation, create
+from explainers.cache import explain_cached
 
 OTHER = "other: a folder or hub id"
 BERT_REFERENCE = ("bert-base-uncased recovers 48.9 % of SST words as its top-1 (mean likelihood 0.82 of those "
@@ -284,3 +285,39 @@ def minimal_flip_panel(classifier: TextClassifier, encoding: Encoding, filler: M
     st.caption(f"Greedy search seeded by leave-one-out (the most influential words are tried first); "
                f"{flip.evaluated} perturbed inputs classified. It finds a small flip, not always the smallest.")
     return flip
+
+
+# ----- edit in place ------------------------------------------------------------------------------------------------
+EDIT_METHODS = ("leave_one_out", "saliency")  # cheap enough to follow every edit
+
+
+def edit_in_place(classifier: TextClassifier, encoding: Encoding, key: str = "cf-edit") -> None:
+    """Edit the input here and see the prediction and two cheap heatmaps of the edit next to the original's (the
+    sidebar's input is never changed, so nothing is lost)."""
+    edited = st.text_area("Edit the text", value=encoding.text, key=f"{key}-{encoding.key}", height=80,
+                          help="Ctrl+Enter applies the edit; the original stays the page's input.")
+    if not edited.strip():
+        st.warning("The edited text is empty: type something to compare (the original input is kept).")
+        return
+    if edited == encoding.text:
+        st.caption("Change a word above to see how the prediction and the explanations move.")
+        return
+    try:
+        changed = classifier.encode(edited, encoding.pair)
+    except UserFacingError as error:
+        st.warning(str(error))
+        return
+    before, after = classifier.predict_proba([encoding])[0], classifier.predict_proba([changed])[0]
+    st.dataframe(pd.DataFrame([{"input": "original", **dict(zip(classifier.labels, before.round(4)))},
+                               {"input": "edited", **dict(zip(classifier.labels, after.round(4)))}]),
+                 hide_index=True, key=f"{key}-prediction")
+    if before.argmax() != after.argmax():
+        st.success(f"The edit flips the prediction: {classifier.labels[before.argmax()]} -> "
+                   f"{classifier.labels[after.argmax()]}.")
+    st.html(CSS)
+    for method in EDIT_METHODS:
+        explainer = create(method)
+        for name, current in (("original", encoding), ("edited", changed)):
+            explanation = explain_cached(explainer, classifier, current)
+            st.markdown(f"**{html.escape(explanation.method_label)}** · {name}")
+            st.html(explanation_row_html(explanation))
