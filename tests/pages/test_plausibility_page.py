@@ -158,3 +158,9 @@ def test_top_p_binarization_is_chosen_on_the_page_and_reaches_the_scores(app):
         assert wide.loc[label_for("leave_one_out"), "Token F1 @ top-p ↑"].startswith(f"{expected:.3f} [")
     finally:
         app.selectbox(key="plaus-default-binarization").set_value("top-k").run()
+
+
+def test_the_metrics_card_is_beside_the_preset(app):
+    labels = [p.proto.popover.label for p in app.get("popover")]
+    assert "About plausibility metrics" in labels
+    assert any(m.value.startswith("## What it computes") and "rationale" in m.value for m in app.markdown)

@@ -239,3 +239,10 @@ def test_randomizing_in_one_session_leaves_another_sessions_numbers_unchanged(mo
     shared = loaders.classifier("default-quick")
     state = shared.model.state_dict()
     assert all(np.array_equal(state[k].numpy(), v.numpy()) for k, v in before.items())
+
+
+def test_the_sanity_checks_card_is_beside_the_settings(monkeypatch, quick_classifier, sanity_cache):
+    at = _open(monkeypatch)
+    labels = [p.proto.popover.label for p in at.get("popover")]
+    assert "About sanity checks" in labels
+    assert any(m.value.startswith("## What it computes") and "random" in m.value.lower() for m in at.markdown)

@@ -25,6 +25,7 @@ from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_r
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, label_for
 
+from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.method_run import pending_row
 from ui.widgets.run_control import start_stop
@@ -57,6 +58,8 @@ def config_controls(key: str = "plaus") -> tuple:
                             help="default; paper000 (correct predictions only, negatives zeroed, tau 0.05); "
                                  "aml-top25 (F1 over the top 25 words); gt-length (k = number of human words); "
                                  "marc-abs (rank by |score|); paper002-top-p (paper 002's per-document top-p %).")
+    with left:
+        method_card("plausibility", popover=True, label="About plausibility metrics")
     base = make_config(preset)
     with right.expander("Metric settings (every value; the preset fills them in)"):
         values = schema_controls(PlausibilityConfig, f"{key}-{preset}", base=base)

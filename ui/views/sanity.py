@@ -29,6 +29,7 @@ from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, 
 from models.metering import autorun_budget
 
 from ui.widgets.bands import band_picker
+from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
@@ -60,6 +61,7 @@ def banner() -> None:
 # ----- settings -----------------------------------------------------------------------------------------------
 def settings_controls(key: str = "sanity") -> dict:
     """One widget per ``SanityOptions`` option (its param() schema); returns {option: value}."""
+    method_card("sanity-checks", popover=True, label="About sanity checks")
     return schema_controls(SanityOptions, key, columns=3,
                            labels={"mode": randomize.MODES, "init": randomize.INITS, "measure": MEASURE_LABELS})
 
