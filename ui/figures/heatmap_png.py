@@ -1,7 +1,7 @@
 """Heatmaps as a PNG image (matplotlib, no browser): one row per method, the same colours as the HTML rows.
 
 Words are drawn in boxes whose width follows the word length; long inputs wrap into blocks of words, each
-block showing every method. Signed rows use the blue/red diverging scale, unsigned rows the purple scale,
+block showing every method, in the palette picked on the page (red-blue or the colour-blind-safe blue-orange),
 each row scaled by its own largest |score| (as on the page). The image carries the prediction under the title
 and both colour scales under the rows, so it reads on its own.
 """
@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from ui.widgets.heatmap import NEGATIVE, POSITIVE, SIGNED_SCALE, UNSIGNED, UNSIGNED_SCALE  # noqa: E402
+from ui.widgets.heatmap import SIGNED_SCALE, UNSIGNED_SCALE, Palette, active_palette  # noqa: E402
 
 CHAR = 0.11  # inches per character at font size 9
 ROW = 0.32  # inches per method row
@@ -26,11 +26,14 @@ LEGEND_WIDTH = 6.4  # inches the two scale lines need
 BAR = 1.6  # inches of one colour bar
 
 
-def cell_colour(value: float, scale: float, signed: bool) -> tuple[float, float, float, float]:
+def cell_colour(value: float, scale: float, signed: bool,
+                palette: str | Palette | None = None) -> tuple[float, float, float, float]:
+    """The cell's colour in ``palette`` (None: the one picked in this session, as on the page)."""
     if scale <= 0 or not np.isfinite(value) or value == 0:
         return (1.0, 1.0, 1.0, 0.0)
     strength = float(min(1.0, abs(value) / scale))
-    rgb = (POSITIVE if value >= 0 else NEGATIVE) if signed else UNSIGNED
+    colours = active_palette(palette)
+    rgb = (colours.positive if value >= 0 else colours.negative) if signed else colours.unsigned
     return (rgb[0] / 255, rgb[1] / 255, rgb[2] / 255, 0.08 + 0.72 * strength)
 
 

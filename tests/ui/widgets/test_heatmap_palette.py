@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from ui.figures.heatmap_png import cell_colour
 from streamlit.testing.v1 import AppTest
 
 from ui.widgets import heatmap
@@ -95,3 +97,11 @@ def test_the_choice_is_kept_in_the_session_and_reaches_rows_drawn_without_a_pale
     assert at.session_state["keep:palette"] == "blue-orange"
     shown = "".join(str(h.proto.body) for h in at.get("html"))
     assert "rgba(0,114,178,0.800)" in shown and "rgba(213,94,0,0.8)" in shown
+
+
+def test_the_png_export_draws_in_the_palette_asked_for():
+    for name, palette in PALETTES.items():
+        for value, rgb in ((1.0, palette.positive), (-1.0, palette.negative)):
+            colour = cell_colour(value, 1.0, True, palette=name)
+            assert tuple(round(c * 255) for c in colour[:3]) == rgb and colour[3] == pytest.approx(0.80)
+        assert tuple(round(c * 255) for c in cell_colour(0.5, 1.0, False, palette=name)[:3]) == palette.unsigned
