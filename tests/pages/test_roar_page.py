@@ -156,3 +156,4 @@ def test_an_empty_store_says_how_to_begin(app_cache):
     at = _open()
     assert any("No ROAR studies yet" in c.value for c in at.caption)
     assert not at.error
+    assert "About ROAR" in [p.proto.popover.label for p in at.get("popover")]  # its method card

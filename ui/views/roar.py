@@ -27,6 +27,7 @@ from explainers.params import coerce
 from models import UserFacingError
 
 from ui.figures.common import band_trace, rgba
+from ui.widgets.method_card import method_card
 from ui.widgets.bands import band_picker
 from ui.widgets.controls import schema_controls
 from ui.widgets.run_picker import describe, mixed, of_model
@@ -55,6 +56,7 @@ def banner() -> None:
                "sentence, retrains a model and measures how much accuracy is lost; a faithful measure loses more "
                "than random masking (paper 001 section 3, paper 000 section 3.3). Studies run as background jobs: "
                "they survive a page reload, resume, and can be exported.")
+    method_card("roar", popover=True, label="About ROAR")
 
 
 def _dataset_pairs() -> list[str]:
