@@ -16,7 +16,7 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
-from models import ModelError, TextClassifier
+from models import BUILT_IN, ModelError, TextClassifier
 from models.prepare import models_dir
 
 from explainers.mask_learning.aml_model import AttributionModel
@@ -87,6 +87,11 @@ def load_attribution_model(classifier: TextClassifier, folder: Path) -> Attribut
     return model
 
 
+def model_argument(classifier: TextClassifier) -> str:
+    """How a command line names this classifier: a built-in's name, otherwise the folder (or hub id) it came from."""
+    return classifier.name if classifier.name in BUILT_IN or not classifier.source else classifier.source
+
+
 def resolve_checkpoint(classifier: TextClassifier, metric: SelectionMetric, checkpoint: str = "",
                        source_fingerprint: str = "") -> tuple[Path, dict, list[str]]:
     """(folder, manifest, warnings) of the G that may explain this classifier, or a clear refusal."""
@@ -101,7 +106,7 @@ def resolve_checkpoint(classifier: TextClassifier, metric: SelectionMetric, chec
         if folder is None:
             raise AMLNotPrepared(
                 f"No AML attribution model tuned for {metric.name} exists for '{classifier.name}' (fingerprint "
-                f"{wanted}). Build it once with `python cli.py prepare-aml --model {classifier.name} --tune "
+                f"{wanted}). Build it once with `python cli.py prepare-aml --model {model_argument(classifier)} --tune "
                 f"{metric.name}` (minutes on a CPU).")
     manifest = read_manifest(folder)
     trained_for = manifest.get("explained_model", {}).get("fingerprint")

@@ -4,6 +4,7 @@ selection metric against evaluation's own implementation."""
 from __future__ import annotations
 
 import math
+import re
 import shutil
 
 import numpy as np
@@ -20,7 +21,8 @@ from explainers.cache import cache_key
 from explainers.mask_learning.aml_store import (AMLNotPrepared, load_attribution_model, read_manifest,
                                                save_checkpoint)
 from explainers.mask_learning.selection import METRICS, best_index, metric_values
-from models import ModelError, TextClassifier, UserFacingError
+from models import ModelError, TextClassifier, UserFacingError, load_classifier
+from roar_fixtures import save_keyword_model
 from tiny_models import keyword_sentences, tiny_bert, tiny_tokenizer
 
 LOGITS = torch.tensor([[1.5, -0.5], [0.2, 0.9], [-1.0, 2.0]])
@@ -274,3 +276,10 @@ def test_a_rebuilt_checkpoint_is_never_served_from_the_cache(keyword_classifier,
     save_checkpoint(model, read_manifest(copy), copy)
     assert read_manifest(copy)["weights_sha256"] != read_manifest(trained).get("weights_sha256")
     assert cache_key(keyword_classifier, encoding, explainer, None) != before
+
+
+def test_the_build_command_names_a_folder_model_by_its_path(random_classifier, tmp_path):
+    folder = save_keyword_model(random_classifier, tmp_path / "my-model")  # no attribution model exists for it
+    classifier = load_classifier(str(folder))
+    with pytest.raises(AMLNotPrepared, match=f"prepare-aml --model {re.escape(str(folder))} --tune"):
+        create("aml").explain(classifier, classifier.encode("the film was excellent"))
