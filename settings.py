@@ -10,6 +10,7 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_DEVICE          | auto, cpu, cuda, cuda:1, ...                                    | auto (CUDA when available)               |
 | EXWB_THREADS         | torch intra-op threads                                          | 1 when other heavy processes share the CPU, see below |
 | EXWB_MODEL           | model the app opens with                                        | default                                  |
+| EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 """
 from __future__ import annotations
 
@@ -69,6 +70,11 @@ def device_setting() -> str:
 
 def default_model_spec() -> str:
     return os.environ.get("EXWB_MODEL", "default").strip() or "default"
+
+
+def offline_mlm_choice() -> str:
+    """Which offline masked-LM recipe the name ``mlm`` stands for (``models/mlm/loading.py`` checks the word)."""
+    return os.environ.get("EXWB_MLM", "mlm").strip().lower() or "mlm"
 
 
 def prepare_runtime() -> None:

@@ -15,7 +15,17 @@ empty set -> ... -> all words through the subset lattice. ``exact``: every subse
 inputs in one batched engine call) and a dynamic programme over subsets finds both bounds exactly (the same
 optimum as all n! permutations). ``beam``: for inputs longer than ``naopc_exact_words``, a beam search over
 prefixes (width ``naopc_beam``, as Edin et al. do) for each bound; the explanation's own AOPC is folded into the
-bounds so NAOPC stays in [0, 1] when the beam misses the true optimum. Which search ran is in the details.
+bounds so NAOPC stays in [0, 1] when the beam misses the true optimum. Which search ran is in the details
+(``search``, per value) and in the metric's metadata (``params['bounds']``).
+
+Threshold: the beam takes over from 9 words (measured, docs/benchmarks.md: the exact search's 2^n rows cost more
+time than the beam's small batches from 9 words on), so ``naopc_exact_words`` defaults to 8. The preset
+``naopc-exact-10`` keeps the earlier default (exact up to 10 words, whatever ``naopc_exact_words`` says): on 9- and
+10-word inputs its bounds are exact where the default's come from the beam.
+
+Sharing: the bounds depend on the input, the target, the operator and the search, not on the explanation, so they
+are computed once per input and memoized per classifier (``aopc_bounds``): every method and random ordering of an
+input is normalized against the same search.
 """
 from __future__ import annotations
 
@@ -42,8 +52,9 @@ REFERENCE = "Edin et al., ACL 2025 (arXiv 2408.08137), s. 3-4: AOPC min-max norm
 class NaopcOptions:
     """How the bounds are searched (keys of a run's flat options dict, hence the prefix)."""
 
-    naopc_exact_words: int = param(10, "NAOPC exact up to (words)", "inputs with at most this many words get the "
-                                   "exact bounds (2^n perturbed inputs); longer ones a beam search", min=1, max=16)
+    naopc_exact_words: int = param(8, "NAOPC exact up to (words)", "inputs with at most this many words get the "
+                                   "exact bounds (2^n perturbed inputs); longer ones a beam search (faster from 9 "
+                                   "words)", min=1, max=16)
     naopc_beam: int = param(5, "NAOPC beam width", "orderings kept per step of the beam search (Edin et al.: 5)",
                             min=1, max=100)
 
@@ -224,33 +235,88 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     return _normalized(results, bounds, metrics), bounds
 
 
-def compute(classifier, encoding, explanation, example, options) -> MetricValues:
-    removal = RemovalOptions.from_dict(options)
-    order = rank_words(explanation.word_scores, removal.seed, removal.rank_by)
-    return score_orders(classifier, encoding, order[None, :], options, example, explanation)[0][0]
+@dataclass(frozen=True)
+class NaopcPreset:
+    """One NAOPC evaluator: its id, its metric ids' suffix, and a pinned exact-search threshold (None = the option)."""
+
+    id: str
+    label: str
+    exact_words: int | None
+    suffix: str = ""
+
+    def options(self, options: dict) -> dict:
+        return options if self.exact_words is None else {**options, "naopc_exact_words": self.exact_words}
+
+    def rename(self, values: MetricValues) -> MetricValues:
+        if not self.suffix:
+            return values
+        return MetricValues({f"{k}[{self.suffix}]": v for k, v in values.items()},
+                            details={f"{k}[{self.suffix}]": v for k, v in values.details.items()})
+
+
+PRESETS = (
+    NaopcPreset("naopc", COMPREHENSIVENESS.preset_label, None),
+    NaopcPreset("naopc-exact-10", "NAOPC with exact bounds up to 10 words (the default before issue 18; slower on "
+                "9-10 words, exact where the default uses the beam)", 10, "exact-10"),
+)
+BY_ID = {preset.id: preset for preset in PRESETS}
+
+
+def compute_for(preset: NaopcPreset):
+    def compute(classifier, encoding, explanation, example, options) -> MetricValues:
+        options = preset.options(options)
+        removal = RemovalOptions.from_dict(options)
+        order = rank_words(explanation.word_scores, removal.seed, removal.rank_by)
+        return preset.rename(score_orders(classifier, encoding, order[None, :], options, example, explanation)[0][0])
+    return compute
+
+
+compute = compute_for(BY_ID["naopc"])
 
 
 def naopc_batch(evaluators, classifier, encoding, example, explanations: dict, options: dict,
                 n_random: int) -> BatchResult:
-    """Every method and ``n_random`` random orderings of one input against one search for the bounds."""
+    """Every method and ``n_random`` random orderings of one input against one search for the bounds (per preset:
+    presets with the same threshold for this input share the search through ``aopc_bounds``' memo)."""
+    result = BatchResult()
     removal = RemovalOptions.from_dict(options)
     first = next(iter(explanations.values()), None)
     ranked = [rank_words(e.word_scores, removal.seed, removal.rank_by) for e in explanations.values()]
     seed = orderings_seed(options_from(RunOptions, options).seed, encoding.key)
     orders = np.vstack(ranked + [random_orders(encoding.n_words, n_random, seed)])
     if not len(orders):
-        return BatchResult()
-    scored, _ = score_orders(classifier, encoding, orders, options, example, first)
-    result = BatchResult()
+        return result
     for chosen in evaluators:
+        preset = BY_ID[chosen.id]
+        scored, _ = score_orders(classifier, encoding, orders, preset.options(options), example, first)
+        scored = [preset.rename(values) for values in scored]
         result.values[chosen.id] = dict(zip(explanations, scored[:len(ranked)]))
-    for metric in METRICS if n_random > 0 else ():
-        result.random[metric.id] = [v[metric.id] for v in scored[len(ranked):]]
+        for metric in chosen.metrics if n_random > 0 else ():
+            result.random.setdefault(metric.id, [v[metric.id] for v in scored[len(ranked):]])
     return result
 
 
-SEARCH = "exact bounds up to naopc_exact_words words (default 10), beam search (naopc_beam, default 5) above"
-EVALUATOR = register_evaluator(Evaluator(
-    id="naopc", label=COMPREHENSIVENESS.preset_label,
-    metrics=tuple(replace(metric_record(m), params={**metric_record(m).params, "bounds": SEARCH}) for m in METRICS),
-    compute=compute, batch=naopc_batch))
+def _search(exact_words: int | None) -> str:
+    if exact_words is None:
+        return ("exact bounds up to naopc_exact_words words (default 8), beam search (naopc_beam, default 5) "
+                "above; the search used is in each value's details")
+    return f"exact bounds up to {exact_words} words, beam search (naopc_beam, default 5) above"
+
+
+def _records(preset: NaopcPreset) -> tuple:
+    records = []
+    for metric in METRICS:
+        record = metric_record(metric)
+        record = replace(record, params={**record.params, "bounds": _search(preset.exact_words)})
+        if preset.suffix:
+            record = replace(record, id=f"{record.id}[{preset.suffix}]", preset=preset.id,
+                             label=f"{record.label} (exact up to {preset.exact_words} words)")
+        records.append(record)
+    return tuple(records)
+
+
+SEARCH = _search(None)
+EVALUATORS_BY_PRESET = {preset.id: register_evaluator(Evaluator(
+    id=preset.id, label=preset.label, metrics=_records(preset), compute=compute_for(preset), batch=naopc_batch))
+    for preset in PRESETS}
+EVALUATOR = EVALUATORS_BY_PRESET["naopc"]

@@ -15,7 +15,15 @@ with a probability tied to the word's importance, so the whole attribution vecto
 Importance: the word scores min-max normalized to [0, 1] (signed: the most positive word is 1; with
 ``rank_by = absolute`` on |score|); a constant explanation gives every word 0.5. Each word's importance applies to
 all its sub-word tokens; special tokens are never dropped. ``soft_samples`` Bernoulli masks are drawn per
-(seed, input) with numpy (``mask_draws``) and the metric is averaged over them (the paper draws one).
+(seed, input) with numpy (``mask_draws``) and the metric is averaged over them.
+
+Presets (evaluators): ``soft`` (``soft_samples`` masks, default 1: the paper's formulas score one perturbed x' per
+instance), ``soft-zhao-aletras`` (always 1 mask) and ``soft-20-masks`` (always 20: a lower-variance estimate, the
+default before issue 18); the presets' metric ids carry their name in brackets.
+
+Cost: per explanation 2 x masks forward passes; per input one all-masked pass, and the clean pass is the removal
+metrics' memoized one (``base_logits``). ``soft_batch`` scores every method and random explanation of an input
+in one batched call.
 """
 from __future__ import annotations
 
@@ -25,11 +33,12 @@ import numpy as np
 import torch
 
 from explainers.params import options_from, param, validate
+from explainers.scores import softmax
 from models import Operator
 
-from evaluation.faithfulness.curves import RemovalOptions, target_class
+from evaluation.faithfulness.curves import RemovalOptions, base_logits, target_class
 from evaluation.faithfulness.random_band import orderings_seed
-from evaluation.metric import Evaluator, Metric, MetricValues, register_evaluator
+from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 
 REFERENCE = ("Zhao & Aletras, ACL 2023 (arXiv 2305.10496), s. 3: Soft-NS / Soft-NC, normalized as Carton et al. "
              "2020 (all-masked baseline)")
@@ -38,8 +47,9 @@ CHUNK = 32  # masked copies per forward batch
 
 @dataclass(frozen=True)
 class SoftOptions:
-    soft_samples: int = param(20, "Soft masks per explanation", "Bernoulli embedding masks drawn per explanation "
-                              "and averaged (Zhao & Aletras draw 1)", min=1, max=1000)
+    soft_samples: int = param(1, "Soft masks per explanation", "Bernoulli embedding masks drawn per explanation "
+                              "and averaged (Zhao & Aletras: 1, the default; the preset soft-20-masks draws 20)",
+                              min=1, max=1000)
 
     def __post_init__(self):
         validate(self)
@@ -76,58 +86,166 @@ def _target_probabilities(classifier, encoding, embeddings: torch.Tensor, target
     return np.concatenate(out).astype(np.float64)
 
 
-def soft_scores(classifier, encoding, scores, target: int, seed: int, samples: int,
-                rank_by: str = "signed") -> dict:
-    """Soft-NC and Soft-NS of one explanation's word scores (mean over ``samples`` masks) and the probabilities."""
-    word_importance = importance(scores, rank_by)
+def _scored_rows(encoding, embedded: torch.Tensor, draws: torch.Tensor, word_importance: np.ndarray,
+                 samples: int) -> list[torch.Tensor]:
+    """The ``samples`` comprehensiveness copies, then the ``samples`` sufficiency copies, of one explanation."""
+    rows = []
+    for probability in (word_importance, 1.0 - word_importance):  # comprehensiveness, then sufficiency
+        p = torch.as_tensor(token_probabilities(encoding, probability), device=embedded.device)
+        rows += list(embedded[None] * (draws[:samples] >= p[None, :, None]).to(embedded.dtype))
+    return rows
+
+
+def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], target: int, seed: int,
+                     rank_by: str = "signed") -> list[dict]:
+    """Soft-NC and Soft-NS of several explanations of one input, each item (word scores, masks drawn).
+
+    Shared across the items: the clean pass (``base_logits``, memoized per input, the one the removal metrics
+    use too), the all-masked input (one row), and the mask draws (drawn once per (seed, input): a smaller draw
+    is the first rows of a larger one). Every masked copy of every item runs in one batched call.
+    """
     ids = classifier.tensors(encoding)["input_ids"]
     with torch.inference_mode():
         embedded = classifier.word_embeddings(ids)[0]  # (tokens, dim)
     n_tokens, dim = embedded.shape
-    draws = torch.as_tensor(mask_draws(seed, encoding.key, samples, n_tokens, dim), device=embedded.device)
+    most = max((samples for _, samples in items), default=0)
+    draws = torch.as_tensor(mask_draws(seed, encoding.key, most, n_tokens, dim), device=embedded.device)
     word_token = torch.as_tensor(encoding.token_word_array >= 0, device=embedded.device)
-    rows = [embedded, embedded * ~word_token[:, None]]  # x and the all-masked x0
-    for probability in (word_importance, 1.0 - word_importance):  # comprehensiveness, then sufficiency
-        p = torch.as_tensor(token_probabilities(encoding, probability), device=embedded.device)
-        rows += list(embedded[None] * (draws >= p[None, :, None]).to(embedded.dtype))
+    rows = [embedded * ~word_token[:, None]]  # the all-masked x0
+    for scores, samples in items:
+        rows += _scored_rows(encoding, embedded, draws, importance(scores, rank_by), samples)
     probabilities = _target_probabilities(classifier, encoding, torch.stack(rows), target)
-    full, empty = probabilities[0], probabilities[1]
-    comp_p, suff_p = probabilities[2:2 + samples], probabilities[2 + samples:]
+    full = float(softmax(np.atleast_2d(base_logits(classifier, encoding)))[0, target])
+    empty = float(probabilities[0])
     room = max(0.0, full - empty)  # 1 - S(x, x0)
-    if room <= 0:
-        nc = ns = float("nan")
-    else:
-        nc = float(np.mean(np.maximum(0.0, full - comp_p)) / room)
-        ns = float(np.mean(room - np.maximum(0.0, full - suff_p)) / room)
-    return {"soft-comprehensiveness": nc, "soft-sufficiency": ns, "p_full": float(full), "p_all_masked": float(empty)}
+    out, offset = [], 1
+    for _, samples in items:
+        comp_p = probabilities[offset:offset + samples]
+        suff_p = probabilities[offset + samples:offset + 2 * samples]
+        offset += 2 * samples
+        if room <= 0:
+            nc = ns = float("nan")
+        else:
+            nc = float(np.mean(np.maximum(0.0, full - comp_p)) / room)
+            ns = float(np.mean(room - np.maximum(0.0, full - suff_p)) / room)
+        out.append({"soft-comprehensiveness": nc, "soft-sufficiency": ns, "p_full": full, "p_all_masked": empty})
+    return out
 
 
-def compute(classifier, encoding, explanation, example, options) -> MetricValues:
-    removal = RemovalOptions.from_dict(options)
-    soft = options_from(SoftOptions, options)
-    target = target_class(removal, classifier.logits_of(encoding), example, explanation)
-    result = soft_scores(classifier, encoding, explanation.word_scores, target, removal.seed, soft.soft_samples,
-                         removal.rank_by)
-    detail = {"samples": soft.soft_samples, "seed": removal.seed, "importance": f"min-max of {removal.rank_by} scores",
-              "p_full": result["p_full"], "p_all_masked": result["p_all_masked"], "reference": REFERENCE}
-    return MetricValues({m: result[m] for m in ("soft-comprehensiveness", "soft-sufficiency")},
-                        details={m: detail for m in ("soft-comprehensiveness", "soft-sufficiency")})
+def soft_scores(classifier, encoding, scores, target: int, seed: int, samples: int,
+                rank_by: str = "signed") -> dict:
+    """Soft-NC and Soft-NS of one explanation's word scores (mean over ``samples`` masks) and the probabilities."""
+    return soft_scores_many(classifier, encoding, [(np.asarray(scores, dtype=np.float64), samples)], target, seed,
+                            rank_by)[0]
 
 
-_COMMON = dict(family="faithfulness", higher_is_better=True, reference=REFERENCE, operator=Operator.ZERO.value,
-               preset="soft", params={"drop": "embedding elements, Bernoulli", "importance": "min-max normalized",
-                                      "normalization": "all-masked input (every word embedding zeroed)",
-                                      "samples": "soft_samples (default 20, averaged)"})
-METRICS = (
-    Metric(id="soft-comprehensiveness", label="Soft normalized comprehensiveness", range=(0.0, None),
-           description="Embedding elements of each word dropped with probability = its normalized importance; "
-                       "max(0, p(x) - p(x')) / max(0, p(x) - p(all masked)), mean over the masks. Higher is better.",
-           **_COMMON),
-    Metric(id="soft-sufficiency", label="Soft normalized sufficiency", range=(None, 1.0),
-           description="Embedding elements of each word dropped with probability = 1 - its normalized importance; "
-                       "1 - max(0, p(x) - p(x')) rescaled between the all-masked input (0) and x (1). Higher is "
-                       "better.", **_COMMON),
+@dataclass(frozen=True)
+class SoftPreset:
+    """One soft evaluator: its id, its metric ids' suffix, and the number of masks (None = ``soft_samples``)."""
+
+    id: str
+    label: str
+    samples: int | None
+    suffix: str = ""
+
+    def metric_id(self, base: str) -> str:
+        return f"{base}[{self.suffix}]" if self.suffix else base
+
+    def samples_for(self, options: dict) -> int:
+        return self.samples if self.samples is not None else options_from(SoftOptions, options).soft_samples
+
+
+PRESETS = (
+    SoftPreset("soft", "Soft sufficiency / comprehensiveness (Zhao & Aletras 2023: embedding elements dropped by "
+               "importance; soft_samples masks, default 1 as the paper)", None),
+    SoftPreset("soft-zhao-aletras", "Soft sufficiency / comprehensiveness as Zhao & Aletras 2023 (one mask per "
+               "explanation, whatever soft_samples says)", 1, "zhao-aletras"),
+    SoftPreset("soft-20-masks", "Soft sufficiency / comprehensiveness, mean over 20 masks (a lower-variance estimate; "
+               "the default before issue 18)", 20, "20-masks"),
 )
-EVALUATOR = register_evaluator(Evaluator(id="soft", label="Soft sufficiency / comprehensiveness (Zhao & Aletras "
-                                         "2023: embedding elements dropped by importance)", metrics=METRICS,
-                                         compute=compute))
+BY_ID = {preset.id: preset for preset in PRESETS}
+BASE_IDS = ("soft-comprehensiveness", "soft-sufficiency")
+
+
+def _values(preset: SoftPreset, result: dict, samples: int, removal: RemovalOptions) -> MetricValues:
+    detail = {"samples": samples, "seed": removal.seed, "importance": f"min-max of {removal.rank_by} scores",
+              "p_full": result["p_full"], "p_all_masked": result["p_all_masked"], "reference": REFERENCE}
+    return MetricValues({preset.metric_id(m): result[m] for m in BASE_IDS},
+                        details={preset.metric_id(m): detail for m in BASE_IDS})
+
+
+def compute_for(preset: SoftPreset):
+    def compute(classifier, encoding, explanation, example, options) -> MetricValues:
+        removal = RemovalOptions.from_dict(options)
+        samples = preset.samples_for(options)
+        target = target_class(removal, base_logits(classifier, encoding), example, explanation)
+        result = soft_scores(classifier, encoding, explanation.word_scores, target, removal.seed, samples,
+                             removal.rank_by)
+        return _values(preset, result, samples, removal)
+    return compute
+
+
+compute = compute_for(BY_ID["soft"])
+
+
+def soft_batch(evaluators, classifier, encoding, example, explanations: dict, options: dict,
+               n_random: int) -> BatchResult:
+    """Every soft evaluator on every method's explanation of one input and ``n_random`` random explanations
+    (the same random word scores as the default hook draws), all masked copies in one batched call."""
+    result = BatchResult()
+    if not explanations:
+        return result
+    removal = RemovalOptions.from_dict(options)
+    logits0 = base_logits(classifier, encoding)
+    for explanation in explanations.values():
+        target_class(removal, logits0, example, explanation)  # refuses an explanation of another class
+    explained = next(iter(explanations.values())).target
+    rng = np.random.default_rng(orderings_seed(options_from(RunOptions, options).seed, encoding.key))
+    random_scores = [rng.random(encoding.n_words) for _ in range(n_random)]
+    presets = [BY_ID[e.id] for e in evaluators]
+    items, layout = [], []
+    for preset in presets:
+        samples = preset.samples_for(options)
+        for name, explanation in explanations.items():
+            items.append((np.asarray(explanation.word_scores, dtype=np.float64), samples))
+            layout.append((preset, name, samples))
+        for scores in random_scores:
+            items.append((scores, samples))
+            layout.append((preset, None, samples))
+    scored = soft_scores_many(classifier, encoding, items, int(explained), removal.seed, removal.rank_by)
+    for (preset, name, samples), values in zip(layout, scored):
+        if name is not None:
+            result.values.setdefault(preset.id, {})[name] = _values(preset, values, samples, removal)
+        else:
+            for metric_id in BASE_IDS:
+                result.random.setdefault(preset.metric_id(metric_id), []).append(float(values[metric_id]))
+    return result
+
+
+_COMMON = dict(family="faithfulness", higher_is_better=True, reference=REFERENCE, operator=Operator.ZERO.value)
+_PARAMS = {"drop": "embedding elements, Bernoulli", "importance": "min-max normalized",
+           "normalization": "all-masked input (every word embedding zeroed)"}
+
+
+def _metrics(preset: SoftPreset) -> tuple[Metric, ...]:
+    samples = "soft_samples (default 1, as Zhao & Aletras)" if preset.samples is None else str(preset.samples)
+    common = dict(_COMMON, preset=preset.id, params={**_PARAMS, "samples": samples})
+    note = "" if preset.samples is None else f" ({preset.samples} mask{'s' if preset.samples > 1 else ''})"
+    return (
+        Metric(id=preset.metric_id("soft-comprehensiveness"), label=f"Soft normalized comprehensiveness{note}",
+               range=(0.0, None),
+               description="Embedding elements of each word dropped with probability = its normalized importance; "
+                           "max(0, p(x) - p(x')) / max(0, p(x) - p(all masked)), mean over the masks. Higher is "
+                           "better.", **common),
+        Metric(id=preset.metric_id("soft-sufficiency"), label=f"Soft normalized sufficiency{note}", range=(None, 1.0),
+               description="Embedding elements of each word dropped with probability = 1 - its normalized "
+                           "importance; 1 - max(0, p(x) - p(x')) rescaled between the all-masked input (0) and x (1). "
+                           "Higher is better.", **common),
+    )
+
+
+METRICS = _metrics(BY_ID["soft"])
+EVALUATORS_BY_PRESET = {preset.id: register_evaluator(Evaluator(
+    id=preset.id, label=preset.label, metrics=_metrics(preset), compute=compute_for(preset), batch=soft_batch))
+    for preset in PRESETS}
+EVALUATOR = EVALUATORS_BY_PRESET["soft"]

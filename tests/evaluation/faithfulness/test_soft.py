@@ -95,3 +95,37 @@ def test_registered_with_a_random_band(clf, enc):
     batch = evaluate_batch(["soft"], clf, enc, None, {"m": explanation}, {"soft_samples": 4}, 10)
     assert len(batch.random["soft-comprehensiveness"]) == 10
     assert np.isfinite(batch.values["soft"]["m"]["soft-sufficiency"])
+
+
+def test_the_batch_hook_gives_the_values_of_one_explanation_at_a_time(clf, enc):
+    """Issue 18: every method and random explanation in one batched call, the clean pass shared with the removal
+    metrics, equals the default hook (``compute`` per explanation, random scores drawn the same way)."""
+    from evaluation.registry import each_explanation
+    explanations = {"a": random_explanation(enc, 1, "positive", SCORES, 0, 0),
+                    "b": random_explanation(enc, 1, "positive", SCORES[::-1].copy(), 0, 0)}
+    options = {"seed": 2, "soft_samples": 3}
+    fast = soft.soft_batch([EVALUATORS["soft"]], clf, enc, None, explanations, options, 4)
+    slow = each_explanation([EVALUATORS["soft"]], clf, enc, None, explanations, options, 4)
+    tolerance = float32_tolerance(1.0) / 0.5  # a float32 probability over a room above 0.5 (asserted above)
+    for name in explanations:
+        for metric_id in soft.BASE_IDS:
+            assert fast.values["soft"][name][metric_id] == pytest.approx(slow.values["soft"][name][metric_id],
+                                                                         abs=tolerance)
+    for metric_id in soft.BASE_IDS:
+        assert fast.random[metric_id] == pytest.approx(slow.random[metric_id], abs=tolerance)
+
+
+def test_the_default_follows_the_paper_and_the_presets_pin_their_mask_count(clf, enc):
+    explanation = random_explanation(enc, 1, "positive", SCORES, 0, 0)
+    assert soft.SoftOptions().soft_samples == 1  # Zhao & Aletras score one perturbed copy per instance
+    batch = evaluate_batch(["soft", "soft-zhao-aletras", "soft-20-masks"], clf, enc, None, {"m": explanation},
+                           {"seed": 1, "soft_samples": 5}, 0)
+    tolerance = float32_tolerance(1.0) / 0.5
+    for preset, samples in (("soft-zhao-aletras", 1), ("soft-20-masks", 20), ("soft", 5)):
+        alone = soft.compute(clf, enc, explanation, None, {"seed": 1, "soft_samples": samples})
+        suffix = soft.BY_ID[preset].suffix
+        for metric_id in soft.BASE_IDS:
+            key = f"{metric_id}[{suffix}]" if suffix else metric_id
+            assert batch.values[preset]["m"][key] == pytest.approx(alone[metric_id], abs=tolerance)
+            assert batch.values[preset]["m"].details[key]["samples"] == samples
+            assert key in METRICS
