@@ -40,6 +40,11 @@ class FilledMaskForward(MaskForward):
         self.mlm_passes = 0  # masked-LM sequences run for the fills
 
     def _logits(self, rows: np.ndarray) -> np.ndarray:
+        if hasattr(self.filler, "forward_passes"):  # the filler counts its passes (remembered fills cost none)
+            before = self.filler.forward_passes
+            logits = super()._logits(rows)
+            self.mlm_passes += self.filler.forward_passes - before
+            return logits
         removed = (~rows).sum(axis=1)
         sequential = getattr(self.filler, "mode", "joint") == "sequential"
         self.mlm_passes += int(removed.sum() if sequential else (removed > 0).sum())

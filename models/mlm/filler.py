@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -37,6 +39,7 @@ import torch  # noqa: E402  (runtime sets the environment first)
 
 BUILT_IN_MLM = "mlm"
 FILL_MODES = ("joint", "sequential")
+FILL_CACHE_ROWS = 50_000  # remembered fills (a row is one input's words: a few MB at most)
 HIGH_CONFIDENCE = 0.5  # top-1 = the original word at least this likely: IM's attribution is near 0 by construction
 
 
@@ -97,6 +100,8 @@ class MaskedLMFiller:
         self._fingerprint = fingerprint
         self._words, self._valid = self._vocabulary()
         self.forward_passes = 0  # masked-LM sequences run (the classifier's meter counts only its own passes)
+        self._fills: OrderedDict = OrderedDict()  # (mode, input, removed set) -> filled words; twins share it
+        self._fills_lock = threading.Lock()
 
     # ----- identity --------------------------------------------------------------------------------
     @property
@@ -349,8 +354,34 @@ class MaskedLMFiller:
         return out
 
     def fill(self, encoding: Encoding, keep: np.ndarray) -> list[list[str]]:
-        """WordFiller for the perturbation engine: every removed word (keep False) becomes the top-1 word."""
+        """WordFiller for the perturbation engine: every removed word (keep False) becomes the top-1 word.
+
+        The fill of a set of removed words of an input is always the same, so it is computed once per (input,
+        removed set, fill mode) and remembered: ROAD's MoRF and LeRF, DeletionBERT and every method's and random
+        ordering of the input share the masked-LM passes (``FILL_CACHE_ROWS`` rows, least recently used first out).
+        """
         keep = np.atleast_2d(np.asarray(keep, dtype=bool))
+        text = (self.mode, self.exclude_original, tuple(encoding.words), tuple(encoding.word_segment))
+        keys = [(text, row.tobytes()) for row in keep]
+        with self._fills_lock:
+            missing = [i for i, key in enumerate(keys) if key not in self._fills]
+        todo = list({keys[i]: i for i in missing}.values())  # one row per distinct removed set
+        if todo:
+            filled = self._fill_rows(encoding, keep[todo])
+            with self._fills_lock:
+                for index, words in zip(todo, filled):
+                    self._fills[keys[index]] = tuple(words)
+        with self._fills_lock:
+            out = []
+            for key in keys:
+                self._fills.move_to_end(key)
+                out.append(list(self._fills[key]))
+            while len(self._fills) > FILL_CACHE_ROWS:
+                self._fills.popitem(last=False)
+        return out
+
+    def _fill_rows(self, encoding: Encoding, keep: np.ndarray) -> list[list[str]]:
+        """``fill`` without the memo: the masked LM's passes for these rows."""
         words, segments = list(encoding.words), list(encoding.word_segment)
         removed = [set(np.flatnonzero(~row).tolist()) for row in keep]
         if self.mode == "joint":

@@ -240,6 +240,12 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
     existing = find_prepared_mlm(recipe)
     if existing is not None and not force:
         return existing
+    start = None
+    if recipe.continue_from:
+        start = find_prepared_mlm(RECIPES[recipe.continue_from])
+        if start is None:
+            raise ModelError(f"'{recipe.name}' trains '{recipe.continue_from}' further; build that first with "
+                             f"`python cli.py prepare-mlm --recipe {recipe.continue_from}`.")
     started = time.time()
     sentences = training_sentences(recipe)
     eval_sets = evaluation_inputs(recipe)
@@ -250,12 +256,6 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
     log(f"Preparing the masked LM '{recipe.name}': {len(sentences)} training sentences, {recipe.steps} steps of "
         f"{recipe.batch_size}; head + top {recipe.trainable_layers} MiniLM blocks"
         f"{' + the embeddings' if recipe.train_embeddings else ''}.")
-    start = None
-    if recipe.continue_from:
-        start = find_prepared_mlm(RECIPES[recipe.continue_from])
-        if start is None:
-            raise ModelError(f"'{recipe.name}' trains '{recipe.continue_from}' further; build that first with "
-                             f"`python cli.py prepare-mlm --recipe {recipe.continue_from}`.")
     device = runtime.choose_device()
     model, tokenizer = build_model(recipe.trainable_layers, recipe.seed, recipe.train_embeddings, start)
     cpu_started = time.process_time()

@@ -15,6 +15,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
+from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
+from evaluation.faithfulness.presets import BY_ID
 from explainers import create
 from explainers.methods.input_marginalization import InputMarginalization, marginal_log2_odds
 from explainers.methods.lime_bert import LimeBert
@@ -397,3 +399,35 @@ def test_the_masked_lm_head_starts_from_the_recipe_seed():
     head = "cls.predictions.transform.dense.weight"
     torch.testing.assert_close(first.state_dict()[head], again.state_dict()[head], rtol=0, atol=0)
     assert not torch.equal(first.state_dict()[head], other.state_dict()[head])
+
+
+def test_fills_are_computed_once_per_removed_set(tiny_mlm, keyword_classifier):
+    """Issue 18: the fill of an input's removed set is remembered, so ROAD's MoRF and LeRF, DeletionBERT and every
+    ordering share the masked-LM passes; the remembered rows equal the masked LM's own fill."""
+    filler = MaskedLMFiller(tiny_mlm.model, tiny_mlm.tokenizer, name="fresh", device="cpu")  # an empty memo
+    encoding = keyword_classifier.encode("the movie was excellent and fun")
+    first = np.array([[True, False, True, False, True, True], [False, True, True, True, True, True]])
+    rows = filler.fill(encoding, first)
+    assert filler.forward_passes == 2
+    again = np.array([first[1], [True, True, True, True, False, False], first[0], first[0]])
+    assert filler.fill(encoding, again) == [rows[1], *filler._fill_rows(encoding, again[1:2]), rows[0], rows[0]]
+    assert filler.forward_passes == 2 + 1 + 1  # the new set once in fill, once by hand above; the others free
+    sequential = filler.with_options(mode="sequential")  # another fill mode is another memo entry
+    assert sequential.fill(encoding, first[:1]) == sequential._fill_rows(encoding, first[:1])
+
+
+def test_road_then_deletion_bert_reuse_the_fills(tiny_mlm, keyword_classifier):
+    encoding = keyword_classifier.encode("the movie was excellent and fun too")
+    scores = np.array([0.1, 0.3, 0.2, 5.0, -1.0, 0.0, 0.4])
+    shared = MaskedLMFiller(tiny_mlm.model, tiny_mlm.tokenizer, name="shared", device="cpu")
+    alone = MaskedLMFiller(tiny_mlm.model, tiny_mlm.tokenizer, name="alone", device="cpu")
+    evaluate_scores(keyword_classifier, encoding, [BY_ID["road-morf"], BY_ID["road-lerf"]], scores, RemovalOptions(),
+                    filler_options={"filler": shared})
+    before = shared.forward_passes
+    reused = evaluate_scores(keyword_classifier, encoding, [BY_ID["deletion-bert-auc"]], scores, RemovalOptions(),
+                             filler_options={"filler": shared})
+    fresh = evaluate_scores(keyword_classifier, encoding, [BY_ID["deletion-bert-auc"]], scores, RemovalOptions(),
+                            filler_options={"filler": alone})
+    assert shared.forward_passes == before  # DeletionBERT's removed sets are among ROAD MoRF's
+    assert alone.forward_passes > 0
+    assert reused.values["deletion-bert-auc"] == fresh.values["deletion-bert-auc"]

@@ -124,3 +124,24 @@ def test_registered_with_a_random_band_from_one_search(clf, enc):
         single["naopc-comprehensiveness"], abs=1e-4)
     assert len(batch.random["naopc-sufficiency"]) == 10
     assert all(0.0 <= v <= 1.0 for v in batch.random["naopc-comprehensiveness"])
+
+
+def test_the_beam_takes_over_from_9_words_and_the_old_threshold_is_a_preset(keyword_classifier):
+    """Issue 18: the default searches exactly up to 8 words (the beam is faster from 9, docs/benchmarks.md);
+    ``naopc-exact-10`` keeps the earlier default and gives the values the option ``naopc_exact_words=10`` gives."""
+    clf = keyword_classifier
+    enc = clf.encode("the film was excellent fun and the plot was")  # 9 words
+    assert enc.n_words == 9 and naopc.NaopcOptions().naopc_exact_words == 8
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    scores = np.linspace(1.0, 0.0, 9)
+    explained = {"m": explanation(clf, enc, scores, target)}
+    batch = evaluate_batch(["naopc", "naopc-exact-10"], clf, enc, None, explained, {}, 3)
+    old = naopc.compute(clf, enc, explained["m"], None, {"naopc_exact_words": 10})
+    for metric in naopc.METRICS:
+        assert batch.values["naopc"]["m"].details[metric.id]["search"] == naopc.BEAM
+        pinned = batch.values["naopc-exact-10"]["m"]
+        assert pinned.details[f"{metric.id}[exact-10]"]["search"] == naopc.EXACT
+        assert pinned[f"{metric.id}[exact-10]"] == old[metric.id]  # the same search on the same rows
+        assert len(batch.random[f"{metric.id}[exact-10]"]) == 3
+        assert "up to 10 words" in METRICS[f"{metric.id}[exact-10]"].params["bounds"]
+        assert "default 8" in METRICS[metric.id].params["bounds"]
