@@ -12,9 +12,10 @@ from models.mlm.filler import (BUILT_IN_MLM, FILL_MODES, HIGH_CONFIDENCE, Candid
                                WordCandidates, inspect_candidates)
 from models.mlm.loading import MaskedLMNotPrepared, clear_loaded, load_filler
 from models.mlm.prepare import evaluate_filler, evaluation_inputs, prepare_mlm
-from models.mlm.recipe import PLUS_RECIPE, RECIPE, RECIPES, MLMRecipe, find_prepared_mlm, headline_accuracy, mlm_folder, read_mlm_manifest
+from models.mlm.recipe import (PLUS_RECIPE, RECIPE, RECIPES, MLMRecipe, find_prepared_mlm, headline_accuracy, mlm_folder,
+                               read_mlm_manifest)
 
 __all__ = ["BUILT_IN_MLM", "Candidate", "FILL_MODES", "FixedFill", "HIGH_CONFIDENCE", "MLMRecipe",
-           "MaskedLMFiller", "MaskedLMNotPrepared", "PLUS_RECIPE", "RECIPE", "RECIPES", "WordCandidates", "clear_loaded", "evaluate_filler",
-           "evaluation_inputs", "find_prepared_mlm", "headline_accuracy", "inspect_candidates", "load_filler",
-           "mlm_folder", "prepare_mlm", "read_mlm_manifest"]
+           "MaskedLMFiller", "MaskedLMNotPrepared", "PLUS_RECIPE", "RECIPE", "RECIPES", "WordCandidates",
+           "clear_loaded", "evaluate_filler", "evaluation_inputs", "find_prepared_mlm", "headline_accuracy",
+           "inspect_candidates", "load_filler", "mlm_folder", "prepare_mlm", "read_mlm_manifest"]
