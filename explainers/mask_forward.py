@@ -89,6 +89,13 @@ class MaskForward:
     def prefetch(self, keep: np.ndarray) -> None:
         self.scores(keep)
 
+    def remember(self, keep: np.ndarray, logits: np.ndarray) -> None:
+        """Answer these rows from logits computed elsewhere (a pass shared with leave-one-out)."""
+        for key, value in zip(self._keys(np.atleast_2d(keep)), target_scores(logits, self.target, self.score)):
+            if key not in self._memo:
+                self._memo[key] = float(value)
+                self.evaluated += 1
+
     def details(self) -> dict:
         return {"score": self.score, "perturbations_requested": self.requested,
                 "distinct_perturbations_evaluated": self.evaluated}

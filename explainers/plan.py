@@ -10,8 +10,13 @@ click, or run in the background with progress and a Stop.
 | over the budget, not approved by a click             | ``Pending``: the estimate and a Run button          |
 | over the budget and approved                         | ``background`` where the page polls, else ``run_now`` |
 | an ensemble                                          | after the others (a): its members come from the cache |
+| sharing a pass with a method run now (b)             | ``run_now`` at no cost: it reuses that method's pass |
 
-(a) In ``run_now`` it comes last; in the background it waits for the running jobs of the same input.
+(a) In ``run_now`` it comes last; in the background it waits for the running jobs of the same input. Its estimate
+counts only the members that are neither cached nor chosen on the page, and a pass its members share once.
+(b) ``explainers/shared_passes.py``: saliency and input x gradient share one backward pass, IG variants one path,
+leave-one-out and occlusion of window 1 one batch of inputs without each word. ``run_now`` runs them in one
+``sharing()`` block, so the pass runs once; each member is cached under its own key and says so in its provenance.
 
 Jobs only matter to pages that poll them (``background=True``); other pages see the cache and run inline as before.
 Estimates come from the one cost model (models/metering.py); before the first estimate on a model the plan times
@@ -37,6 +42,7 @@ from explainers.mask_learning.aml_store import AMLNotPrepared
 from explainers.mask_learning.progress import MaskProgress
 from explainers.params import ParamError
 from explainers.registry import REGISTRY, create
+from explainers.shared_passes import SharedPass, explain_member, shared_pass_of, sharing, sharing_on
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +80,8 @@ class Planned:
     forward: int
     backward: int
     seconds: float
+    shares_with: str | None = None  # the method whose pass this one reuses (then it costs nothing itself)
+    group: list[Explainer] = field(default_factory=list)  # every method run now that shares its pass
 
     @property
     def method_id(self) -> str:
@@ -107,6 +115,15 @@ class Plan:
     run_now: list[Planned] = field(default_factory=list)  # ensembles last
     background: list[Planned] = field(default_factory=list)  # approved long work for ``start_background``
 
+    def groups(self) -> list[list[str]]:
+        """The methods run now that share a pass, by method id (the first computes it)."""
+        seen, out = set(), []
+        for item in self.run_now:
+            if len(item.group) > 1 and id(item.group) not in seen:
+                seen.add(id(item.group))
+                out.append([planned.method_id for planned in self.run_now if planned.group is item.group])
+        return out
+
     def ordered(self, choices: list[MethodChoice]) -> dict[str, Result]:
         """The results in the order the methods were chosen."""
         return {c.method_id: self.results[c.method_id] for c in choices if c.method_id in self.results}
@@ -126,6 +143,55 @@ def estimate(explainer: Explainer, classifier: TextClassifier, encoding: Encodin
     """Expected (forward, backward, seconds) of one method on this input."""
     forward, backward = explainer.estimate_passes(encoding)
     return forward, backward, estimate_seconds(classifier, forward, backward, encoding.n_tokens, method=explainer.id)
+
+
+class RunBook:
+    """What one page run will have without computing it again: the cache keys cached, chosen or running, and the
+    passes claimed by a method that runs now. It prices a method in that light: a method whose pass is claimed
+    costs nothing; an ensemble costs only its members that are not in the book (and a shared pass once)."""
+
+    def __init__(self, classifier: TextClassifier, encoding: Encoding, target: int | None):
+        self.classifier, self.encoding, self.target = classifier, encoding, target
+        self.keys: set[str] = set()
+        self.passes: dict[SharedPass, str] = {}  # pass -> the method id that computes it
+
+    def shares_with(self, explainer: Explainer) -> str | None:
+        shared = shared_pass_of(explainer) if sharing_on() else None
+        return None if shared is None else self.passes.get(shared)
+
+    def claim(self, explainer: Explainer, key: str, runs_now: bool) -> None:
+        self.keys.add(key)
+        shared = shared_pass_of(explainer) if sharing_on() else None
+        if runs_now and shared is not None:
+            self.passes.setdefault(shared, explainer.id)
+
+    def cost(self, explainer: Explainer) -> tuple[int, int, float]:
+        """Expected (forward, backward, seconds) of the method in this run."""
+        if self.shares_with(explainer) is not None:
+            return 0, 0, 0.0
+        members = getattr(explainer, "member_explainers", None)
+        if members is None:
+            return estimate(explainer, self.classifier, self.encoding)
+        forward = backward = 0
+        member_target = explainer.member_target(self.classifier, self.encoding, self.target)
+        passes: set[SharedPass] = set()
+        for member in members():
+            key = cache_key(self.classifier, self.encoding, member, member_target)
+            shared = shared_pass_of(member) if sharing_on() else None
+            if (key in self.keys or (shared is not None and (shared in passes or shared in self.passes))
+                    or cached_only(member, self.classifier, self.encoding, member_target) is not None):
+                continue  # cached, chosen on the page, or its pass is computed anyway
+            if shared is not None:
+                passes.add(shared)
+            f, b = member.estimate_passes(self.encoding)
+            forward, backward = forward + f, backward + b
+        return forward, backward, estimate_seconds(self.classifier, forward, backward, self.encoding.n_tokens,
+                                                   method=explainer.id)
+
+
+def _is_ensemble(method_id: str) -> bool:
+    cls = REGISTRY.get(method_id)
+    return cls is not None and cls.family == "ensemble"
 
 
 def _message(method_id: str, error: Exception, what: str) -> str:
@@ -155,7 +221,9 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
     budget = autorun_budget() if budget is None else budget
     jobs = METHOD_JOBS if jobs is None else jobs
     plan = Plan()
-    for choice in choices:
+    book = RunBook(classifier, encoding, target)
+    groups: dict[str, list[Explainer]] = {}  # the method computing a pass -> the methods run now sharing it
+    for choice in sorted(choices, key=lambda c: _is_ensemble(c.method_id)):  # ensembles see what the rest does
         method_id = choice.method_id
         try:
             explainer = create(method_id, preset=choice.preset, **choice.overrides)
@@ -164,10 +232,12 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
             finished = jobs.take(key) if job is not None and job.status == DONE else None
             if finished is not None or (job is not None and job.running):
                 plan.results[method_id] = finished if finished is not None else job
+                book.claim(explainer, key, runs_now=False)
                 continue
             hit = cached_only(explainer, classifier, encoding, target)
             if hit is not None:
                 plan.results[method_id] = hit
+                book.claim(explainer, key, runs_now=False)
                 continue
             if job is not None and job.status in (STOPPED, FAILED):  # the page offers to run it again
                 plan.results[method_id] = job
@@ -177,45 +247,61 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
                 plan.results[method_id] = missing
                 continue
             measure_throughput(classifier, encoding)
-            forward, backward, seconds = estimate(explainer, classifier, encoding)
-            planned = Planned(choice, explainer, key, forward, backward, seconds)
-            if seconds <= budget and not explainer.expensive:
+            forward, backward, seconds = book.cost(explainer)
+            planned = Planned(choice, explainer, key, forward, backward, seconds, book.shares_with(explainer))
+            if planned.shares_with is not None:  # its pass is computed by a method run now: it runs with it
+                plan.run_now.append(planned)
+            elif seconds <= budget and not explainer.expensive:
                 plan.run_now.append(planned)
             elif key not in approved:
                 plan.results[method_id] = Pending(method_id, forward, backward, seconds, key)
+                continue
             elif background:
                 plan.background.append(planned)
             else:
                 plan.run_now.append(planned)
+            runs_now = bool(plan.run_now) and plan.run_now[-1] is planned
+            book.claim(explainer, key, runs_now)
+            if planned.shares_with is not None:  # joins the group of the method that computes the pass
+                planned.group = groups[planned.shares_with]
+                planned.group.append(explainer)
+            elif runs_now and book.shares_with(explainer) == method_id:  # it computes a pass others may share
+                planned.group = groups.setdefault(method_id, [explainer])
         except Exception as error:  # never a traceback on a page
             plan.results[method_id] = _message(method_id, error, "could not start")
-    plan.run_now.sort(key=lambda item: item.is_ensemble)
-    plan.background.sort(key=lambda item: item.is_ensemble)
+    order = {c.method_id: i for i, c in enumerate(choices)}  # the chosen order, ensembles last
+    plan.run_now.sort(key=lambda item: (item.is_ensemble, order[item.method_id]))
+    plan.background.sort(key=lambda item: (item.is_ensemble, order[item.method_id]))
     return plan
 
 
 def cost_rows(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
               target: int | None) -> list[dict]:
     """Estimated cost of every chosen method before it runs, and whether it is cached already."""
-    rows = []
-    for choice in choices:
+    rows: dict[int, dict] = {}
+    book = RunBook(classifier, encoding, target)
+    for index, choice in sorted(enumerate(choices), key=lambda pair: _is_ensemble(pair[1].method_id)):
         label = REGISTRY[choice.method_id].label
         try:
             explainer = create(choice.method_id, preset=choice.preset, **choice.overrides)
         except ParamError as error:
-            rows.append({"method": label, "status": str(error)})
+            rows[index] = {"method": label, "status": str(error)}
             continue
         try:
             measure_throughput(classifier, encoding)
-            forward, backward, seconds = estimate(explainer, classifier, encoding)
+            key = cache_key(classifier, encoding, explainer, target)
+            cached = cached_only(explainer, classifier, encoding, target) is not None
+            forward, backward, seconds = (0, 0, 0.0) if cached else book.cost(explainer)
         except Exception as error:  # the method reports it in its row
-            rows.append({"method": label, "status": f"cannot estimate: {error}"})
+            rows[index] = {"method": label, "status": f"cannot estimate: {error}"}
             continue
-        cached = cached_only(explainer, classifier, encoding, target) is not None
-        rows.append({"method": label, "family": FAMILIES[REGISTRY[choice.method_id].family],
-                     "forward passes": forward, "backward passes": backward, "estimated seconds": round(seconds, 2),
-                     "status": "cached" if cached else "to compute"})
-    return rows
+        shares_with = None if cached else book.shares_with(explainer)
+        book.claim(explainer, key, runs_now=not cached)
+        rows[index] = {"method": label, "family": FAMILIES[REGISTRY[choice.method_id].family],
+                       "forward passes": forward, "backward passes": backward, "estimated seconds": round(seconds, 2),
+                       "status": "cached" if cached else "to compute",
+                       "shared pass": f"with {REGISTRY[shares_with].label}" if shares_with else ""}
+    return [rows[index] for index in range(len(choices))]
 
 
 @dataclass
@@ -261,17 +347,19 @@ def settled_rows(rows: list[dict], choices: list[MethodChoice], results: dict[st
 
 # ----- running --------------------------------------------------------------------------------------------------
 def _learn(planned: Planned, classifier: TextClassifier, encoding: Encoding, explanation: Explanation) -> None:
-    """A fresh (not cached) run of a method teaches the cost model; ensembles reuse their members, so not them."""
-    if explanation.provenance.get("cache") or planned.is_ensemble:
-        return
+    """A fresh (not cached) run of a method teaches the cost model; ensembles reuse their members and pass-sharing
+    followers their leader's pass, so not them."""
+    if explanation.provenance.get("cache") or planned.is_ensemble or planned.shares_with is not None:
+        return  # (a method that reused another's pass did not pay for it)
     learn_method(classifier, planned.explainer.id, planned.forward, planned.backward, encoding.n_tokens,
                  explanation.provenance["seconds"])
 
 
 def run_one(planned: Planned, classifier: TextClassifier, encoding: Encoding, target: int | None) -> Explanation | str:
-    """Compute one planned method through the cache; an error becomes its message."""
+    """Compute one planned method through the cache (a member of a pass group reuses the pass inside ``run_now``'s
+    ``sharing()`` block and says so in its provenance); an error becomes its message."""
     try:
-        explanation = explain_cached(planned.explainer, classifier, encoding, target)
+        explanation = explain_member(planned.explainer, classifier, encoding, target, planned.group)
     except Exception as error:  # a bug in one method must not take the page down
         return _message(planned.method_id, error, "failed unexpectedly")
     _learn(planned, classifier, encoding, explanation)
@@ -282,10 +370,11 @@ def run_now(plan: Plan, classifier: TextClassifier, encoding: Encoding, target: 
             before_each: Callable[[int, Planned], None] | None = None) -> None:
     """Compute ``plan.run_now`` in order (ensembles last) into ``plan.results``; ``before_each(index, item)`` lets
     a page show which one is running."""
-    for index, item in enumerate(plan.run_now):
-        if before_each is not None:
-            before_each(index, item)
-        plan.results[item.method_id] = run_one(item, classifier, encoding, target)
+    with sharing():  # the plan's pass groups run each pass once
+        for index, item in enumerate(plan.run_now):
+            if before_each is not None:
+                before_each(index, item)
+            plan.results[item.method_id] = run_one(item, classifier, encoding, target)
 
 
 def start_background(plan: Plan, classifier: TextClassifier, encoding: Encoding, target: int | None,

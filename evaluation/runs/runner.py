@@ -1,7 +1,8 @@
 """Dataset-level evaluation: any evaluators (metric groups) x any methods over N examples of a dataset.
 
-One job cell per example computes every method's explanation (through the explanation cache) and every
-chosen evaluator on it; per-example values land in the result store as each example finishes, so a run
+One job cell per example computes every method's explanation (through the explanation cache, so a page's or an
+earlier run's explanations are reused; methods that share a pass compute it once, ``explainers/shared_passes.py``)
+and every chosen evaluator on it; per-example values land in the result store as each example finishes, so a run
 resumes after a stop and a finished run reopens instantly. ``summarize`` gives method x metric means with
 bootstrap 95 % confidence intervals.
 """
@@ -14,8 +15,8 @@ import pandas as pd
 
 from corpora import load_dataset
 from explainers import create_from_spec
-from explainers.cache import explain_cached
 from explainers.params import options_from
+from explainers.shared_passes import explain_all
 from models import cached_classifier
 
 from evaluation import targets
@@ -46,8 +47,9 @@ def evaluate_example(spec: dict) -> dict:
     target = targets.explain_target(run.target, example.label)
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
     explained, explanations = {}, {}
-    for method_spec in spec["methods"]:
-        explanation = explain_cached(create_from_spec(method_spec), classifier, encoding, target)
+    # served from the cache where any page or earlier run left them; the rest share their passes (issue 19)
+    computed = explain_all([create_from_spec(m) for m in spec["methods"]], classifier, encoding, target)
+    for method_spec, explanation in zip(spec["methods"], computed):
         explained[method_spec] = explanation
         explanations[method_spec] = {"words": list(explanation.words),
                                      "scores": [float(x) for x in explanation.word_scores],

@@ -20,6 +20,7 @@ from explainers.aggregate import normalize
 from explainers.base import Attribution, Explainer
 from explainers.params import ParamError, param
 from explainers.registry import REGISTRY, create, parse_spec, register
+from explainers.shared_passes import explain_all, shared_pass_of
 
 MEMBER_FAMILIES = ("gradient", "perturbation", "attention")
 TOP3 = "lime,kernel_shap,integrated_gradients"
@@ -80,23 +81,44 @@ class Ensemble(Explainer):
     def cache_identity(self) -> dict:  # 'all' depends on which methods are registered
         return {**super().cache_identity(), "resolved_members": self.members}
 
+    def member_explainers(self) -> list[Explainer]:
+        return [create(method, preset=preset) for method, preset in self.members]
+
+    @staticmethod
+    def member_target(classifier, encoding, target: int | None) -> int | None:
+        """The target the members are explained for: None (the page's "predicted class" entries) when the ensemble
+        explains the predicted class."""
+        if target is None:
+            return None
+        return None if target == int(np.argmax(classifier.logits_of(encoding))) else target
+
     def estimate_passes(self, encoding):
+        """Every member's passes, a pass two members share once (``explainers/plan.py`` also leaves out the
+        members cached or chosen on the page)."""
         forward = backward = 0
-        for method, preset in self.members:
-            f, b = create(method, preset=preset).estimate_passes(encoding)
+        shared = set()
+        for member in self.member_explainers():
+            key = shared_pass_of(member)
+            if key is not None and key in shared:
+                continue
+            shared.add(key)
+            f, b = member.estimate_passes(encoding)
             forward, backward = forward + f, backward + b
         return forward, backward
 
     def attribute(self, classifier, encoding, target):
-        predicted = int(np.argmax(classifier.logits_of(encoding)))
-        member_target = None if target == predicted else target  # reuse the page's "predicted class" entries
-        scores, used, warnings = [], [], []
-        for method, preset in self.members:
-            try:
-                explanation = cache.explain_cached(create(method, preset=preset), classifier, encoding,
-                                                   member_target, cache=cache.DEFAULT_CACHE)
-            except Exception as error:  # a member that cannot run here (e.g. no attention weights) is left out
-                warnings.append(f"{REGISTRY[method].label} left out of the ensemble: {error}")
+        member_target = self.member_target(classifier, encoding, target)
+        explainers = self.member_explainers()
+        warnings = []
+
+        def left_out(index, error):  # a member that cannot run here (e.g. no attention weights) is left out
+            warnings.append(f"{REGISTRY[explainers[index].id].label} left out of the ensemble: {error}")
+
+        explanations = explain_all(explainers, classifier, encoding, member_target, cache=cache.DEFAULT_CACHE,
+                                   on_error=left_out)  # members that share a pass compute it once
+        scores, used = [], []
+        for (method, preset), explanation in zip(self.members, explanations):
+            if explanation is None:
                 continue
             scores.append(explanation.word_scores)
             used.append({"method": method, "preset": preset, "params": explanation.provenance["params"],

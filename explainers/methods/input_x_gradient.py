@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from captum.attr import InputXGradient as CaptumInputXGradient
-
 from explainers.base import Attribution, Explainer
-from explainers.embedding_forward import OUTPUTS, embedding_function
+from explainers.embedding_forward import OUTPUTS
 from explainers.params import param
 from explainers.registry import register
+from explainers.shared_passes import SharedPass, gradient_pass
 
 
 @register
@@ -41,10 +40,12 @@ class InputXGradient(Explainer):
     def estimate_passes(self, encoding):
         return 1, 1
 
+    def shared_pass(self) -> SharedPass:  # the same backward pass as saliency's
+        return SharedPass("gradient", (("output", self.params.output),))
+
     def attribute(self, classifier, encoding, target):
-        forward, embeddings = embedding_function(classifier, encoding, self.params.output)
-        attribution = CaptumInputXGradient(forward).attribute(embeddings.clone().requires_grad_(), target=target)
-        scores = attribution[0].sum(dim=-1)
+        embeddings, gradient = gradient_pass(classifier, encoding, target, self.params.output)
+        scores = (embeddings * gradient)[0].sum(dim=-1)  # Captum's InputXGradient: input * gradient
         if self.params.absolute:
             scores = scores.abs()
         return Attribution(token_scores=scores.detach().cpu().numpy(), baseline="none (local gradient)")

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-from captum.attr import IntegratedGradients as CaptumIntegratedGradients
-
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
-from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
+from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS
 from explainers.params import param
 from explainers.registry import register
+from explainers.shared_passes import SharedPass, ig_pass, ig_settings
 
 RULES = ("gausslegendre", "riemann_right", "riemann_left", "riemann_middle", "riemann_trapezoid")
 DELTA_WARNING = 0.05  # relative to |f(x) - f(b)|
@@ -58,18 +56,14 @@ class IntegratedGradients(Explainer):
     def estimate_passes(self, encoding):
         return self.params.n_steps + 2, self.params.n_steps
 
+    def shared_pass(self) -> SharedPass:  # signed and absolute variants from one path
+        return ig_settings(self.params)
+
     def attribute(self, classifier, encoding, target):
         p = self.params
-        forward, embeddings = embedding_function(classifier, encoding, p.output)
-        baseline = baseline_embeddings(classifier, encoding, p.baseline)
-        attribution, delta = CaptumIntegratedGradients(forward).attribute(
-            embeddings, baselines=baseline, target=target, n_steps=p.n_steps, method=p.method,
-            internal_batch_size=p.internal_batch_size, return_convergence_delta=True)
-        scores = attribution[0].sum(dim=-1).detach()
-        with torch.no_grad():
-            f_input = float(forward(embeddings)[0, target])
-            gap = f_input - float(forward(baseline)[0, target])
-        delta = float(delta[0])
+        path = ig_pass(classifier, encoding, target, p)  # Captum's IntegratedGradients, and f(x), f(b)
+        scores = path.attribution[0].sum(dim=-1)
+        f_input, gap, delta = path.f_input, path.gap, path.delta
         details = {"convergence_delta": delta, "f(input) - f(baseline)": gap, "sum_of_attributions": float(scores.sum())}
         warnings = baseline_gap_warning(f_input, gap, p.baseline)
         if abs(delta) > DELTA_WARNING * max(abs(gap), 1e-6):

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from models import OPERATORS, Operator
-from models.perturb import perturbed_logits
 
 from explainers.base import Attribution, Explainer
 from explainers.params import param
 from explainers.registry import register
 from explainers.scores import SCORES, class_score
+from explainers.shared_passes import SharedPass, removal_settings, without_each_word
 
 LOO_OPERATORS = tuple(op.value for op in Operator if op is not Operator.MLM)
 
@@ -47,11 +45,13 @@ class LeaveOneOut(Explainer):
     def estimate_passes(self, encoding):
         return encoding.n_words, 0
 
+    def shared_pass(self) -> SharedPass:  # every score scale, and occlusion of window 1, from one batch
+        return removal_settings(self.params.operator)
+
     def attribute(self, classifier, encoding, target):
-        n = encoding.n_words
-        keep = ~np.eye(n, dtype=bool)  # row i = without word i
         original = class_score(classifier.logits_of(encoding)[None], target, self.params.score)[0]
-        scores = class_score(perturbed_logits(classifier, encoding, keep, self.params.operator), target, self.params.score)
+        removed = without_each_word(classifier, encoding, self.params.operator)
+        scores = class_score(removed, target, self.params.score)
         return Attribution(word_scores=original - scores,
                            baseline=f"word removed by {OPERATORS[self.removal_operator()].label}",
                            details={"score": self.params.score})

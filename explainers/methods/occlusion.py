@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 from captum.attr import Occlusion as CaptumOcclusion
 
-
 from explainers.base import Attribution, Explainer
 from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
 from explainers.params import param
 from explainers.registry import register
+from explainers.shared_passes import SharedPass, removal_settings, without_each_word
 
 
 def window_masks(n_words: int, window: int, stride: int) -> np.ndarray:
@@ -60,12 +60,19 @@ class Occlusion(Explainer):
     def estimate_passes(self, encoding):
         return self._shape(encoding.n_words)[2] + 2, 0
 
+    def shared_pass(self) -> SharedPass | None:  # window 1 removes exactly what leave-one-out removes
+        return removal_settings(self.params.operator) if self.params.window == 1 else None
+
     def attribute(self, classifier, encoding, target):
         inputs = word_input(encoding)
         window, stride, windows = self._shape(encoding.n_words)
         forward = MaskForward(classifier, encoding, self.params.operator, target, self.params.score)
-        # Captum evaluates the unoccluded input on its own, then the windows: both go to the engine as one batch
-        forward.prefetch(window_masks(encoding.n_words, window, stride))
+        masks = window_masks(encoding.n_words, window, stride)
+        if window == 1:  # leave-one-out's pass: the input itself, then the input without each word
+            removed = without_each_word(classifier, encoding, self.params.operator)
+            forward.remember(masks, np.vstack([classifier.logits_of(encoding)[None], removed]))
+        else:  # Captum evaluates the unoccluded input on its own, then the windows: one engine batch for both
+            forward.prefetch(masks)
         scores = CaptumOcclusion(forward).attribute(inputs, sliding_window_shapes=(window,), strides=(stride,),
                                                     baselines=0.0, perturbations_per_eval=windows + 1)
         details = {**forward.details(), "window": window, "stride": stride, "windows": windows}

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from captum.attr import Saliency as CaptumSaliency
 
 from explainers.base import Attribution, Explainer
-from explainers.embedding_forward import OUTPUTS, embedding_function
+from explainers.embedding_forward import OUTPUTS
 from explainers.params import param
 from explainers.registry import register
+from explainers.shared_passes import SharedPass, gradient_pass
 
 REDUCTIONS = ("l2", "onehot-l2", "sum", "l1")
 
@@ -74,9 +74,11 @@ class Saliency(Explainer):
     def estimate_passes(self, encoding):
         return 1, 1
 
+    def shared_pass(self) -> SharedPass:  # every reduction, and input x gradient, from one backward pass
+        return SharedPass("gradient", (("output", self.params.output),))
+
     def attribute(self, classifier, encoding, target):
-        forward, embeddings = embedding_function(classifier, encoding, self.params.output)
-        gradient = CaptumSaliency(forward).attribute(embeddings.clone().requires_grad_(), target=target, abs=False)
+        _, gradient = gradient_pass(classifier, encoding, target, self.params.output)  # Captum's Saliency
         matrix = classifier.model.get_input_embeddings().weight.detach() if self.params.reduction == "onehot-l2" else None
         scores = reduce_hidden(gradient[0], self.params.reduction, matrix)
         warnings = []

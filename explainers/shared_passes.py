@@ -1,0 +1,271 @@
+"""Passes several methods share (issue 19): run once, every member derives its own scores from it.
+
+| the pass                                                   | its members                                        |
+|------------------------------------------------------------|----------------------------------------------------|
+| one forward + backward w.r.t. the word embeddings          | saliency (every reduction), input x gradient       |
+| (same output: logit / probability / log-probability)       | (signed and absolute)                              |
+| one IG path (same steps, rule, baseline, output, batch)    | integrated gradients, signed and absolute          |
+| the input without each word (same removal operator)        | leave-one-out, occlusion with a window of 1 word   |
+|                                                            | (any score: the logits are the same)               |
+
+How: a method that can share names its pass (``shared_pass()``, a ``SharedPass``) and computes it through
+``compute_pass``. Inside ``sharing()`` (a page's run, a dataset cell) the first member computes the pass and
+the others, for the same model, input and target, reuse it; outside, every method computes its own. Alone or
+grouped, a member runs the very same code on the very same pass, so its scores are the same either way; the
+group only saves the repeated passes. ``pass_groups`` finds the groups before anything runs (the plan shows
+them and costs the followers nothing), ``explain_member`` / ``explain_all`` store each member in the
+explanation cache under its own key with a provenance that names the pass and the members it was shared with.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import torch
+from captum.attr import IntegratedGradients as CaptumIntegratedGradients
+from captum.attr import Saliency as CaptumSaliency
+
+from models import Encoding, Operator, TextClassifier
+from models.perturb import perturbed_logits
+
+from explainers import cache as cache_module
+from explainers.base import Explainer
+from explainers.embedding_forward import baseline_embeddings, embedding_function
+from explainers.explanation import Explanation
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SharedPass:
+    """What decides a pass: its kind and settings (members with equal ``SharedPass`` share it)."""
+
+    kind: str  # "gradient", "ig-path", "without-each-word"
+    settings: tuple
+    per_target: bool = True  # False: the pass does not depend on the target class (removal logits)
+
+    def label(self) -> str:
+        what = {"gradient": "one forward + backward w.r.t. the word embeddings",
+                "ig-path": "one integrated-gradients path",
+                "without-each-word": "the input without each word, one batch"}[self.kind]
+        return f"{what} ({', '.join(f'{k}={v}' for k, v in self.settings)})"
+
+
+def shared_pass_of(explainer: Explainer) -> SharedPass | None:
+    """The pass a method can share, or None (methods without the ``shared_pass`` hook share nothing)."""
+    hook = getattr(explainer, "shared_pass", None)
+    return hook() if hook is not None else None
+
+
+# ----- the memo of one run ----------------------------------------------------------------------------------------
+class PassMemo:
+    """The passes computed in one ``sharing()`` block, and how many times each was computed / reused."""
+
+    def __init__(self):
+        self.values: dict[tuple, object] = {}
+        self.computed = 0
+        self.reused = 0
+
+
+_MEMO: ContextVar[PassMemo | None] = ContextVar("shared_passes", default=None)  # per thread / session
+
+
+def sharing_on() -> bool:
+    """Whether passes are shared: yes unless ``EXWB_SHARE_PASSES=0`` (benchmarks compare both ways)."""
+    return os.environ.get("EXWB_SHARE_PASSES", "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+@contextmanager
+def sharing(enabled: bool | None = None):
+    """Share passes among the methods run inside (a nested block joins the outer one; ``enabled=False``, or
+    ``EXWB_SHARE_PASSES=0`` when not given, runs every method on its own, e.g. to measure what sharing saves)."""
+    if not (sharing_on() if enabled is None else enabled):
+        token = _MEMO.set(None)
+        try:
+            yield None
+        finally:
+            _MEMO.reset(token)
+        return
+    outer = _MEMO.get()
+    if outer is not None:
+        yield outer
+        return
+    memo = PassMemo()
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def compute_pass(shared: SharedPass, classifier: TextClassifier, encoding: Encoding, target: int,
+                 compute: Callable[[], T]) -> T:
+    """``compute()``, or the value a member computed before in the same ``sharing()`` block."""
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    key = (classifier.fingerprint, id(classifier.model), encoding.key, target if shared.per_target else None, shared)
+    if key in memo.values:
+        memo.reused += 1
+        return memo.values[key]
+    value = compute()
+    memo.values[key] = value
+    memo.computed += 1
+    return value
+
+
+# ----- the passes -------------------------------------------------------------------------------------------------
+def gradient_pass(classifier: TextClassifier, encoding: Encoding, target: int,
+                  output: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(word embeddings, d output[target] / d embeddings), both (1, tokens, hidden)."""
+    shared = SharedPass("gradient", (("output", output),))
+
+    def compute():
+        forward, embeddings = embedding_function(classifier, encoding, output)
+        gradient = CaptumSaliency(forward).attribute(embeddings.clone().requires_grad_(), target=target, abs=False)
+        return embeddings, gradient.detach()
+
+    return compute_pass(shared, classifier, encoding, target, compute)
+
+
+@dataclass(frozen=True)
+class IGPath:
+    """What one IG path gives: attributions per hidden unit, the convergence delta, f(input) and f(x) - f(b)."""
+
+    attribution: torch.Tensor  # (1, tokens, hidden)
+    delta: float
+    f_input: float
+    gap: float
+
+
+def ig_settings(params) -> SharedPass:
+    return SharedPass("ig-path", (("n_steps", params.n_steps), ("method", params.method),
+                                  ("baseline", params.baseline), ("output", params.output),
+                                  ("internal_batch_size", params.internal_batch_size)))
+
+
+def ig_pass(classifier: TextClassifier, encoding: Encoding, target: int, params) -> IGPath:
+    def compute():
+        forward, embeddings = embedding_function(classifier, encoding, params.output)
+        baseline = baseline_embeddings(classifier, encoding, params.baseline)
+        attribution, delta = CaptumIntegratedGradients(forward).attribute(
+            embeddings, baselines=baseline, target=target, n_steps=params.n_steps, method=params.method,
+            internal_batch_size=params.internal_batch_size, return_convergence_delta=True)
+        with torch.no_grad():
+            f_input = float(forward(embeddings)[0, target])
+            gap = f_input - float(forward(baseline)[0, target])
+        return IGPath(attribution.detach(), float(delta[0]), f_input, gap)
+
+    return compute_pass(ig_settings(params), classifier, encoding, target, compute)
+
+
+def removal_settings(operator: Operator | str) -> SharedPass:
+    return SharedPass("without-each-word", (("operator", Operator(operator).value),), per_target=False)
+
+
+def without_each_word(classifier: TextClassifier, encoding: Encoding, operator: Operator | str) -> np.ndarray:
+    """Logits of the input without word i, row i (one engine batch); target-independent."""
+    def compute():
+        keep = ~np.eye(encoding.n_words, dtype=bool)  # row i = without word i
+        logits = perturbed_logits(classifier, encoding, keep, operator)
+        logits.setflags(write=False)  # shared by the members: nobody changes it in place
+        return logits
+
+    return compute_pass(removal_settings(operator), classifier, encoding, -1, compute)
+
+
+# ----- groups -----------------------------------------------------------------------------------------------------
+def pass_groups(explainers: Sequence[Explainer]) -> list[list[int]]:
+    """Indices of the explainers that share a pass (groups of two or more, in order; the first computes it)."""
+    groups: dict[SharedPass, list[int]] = {}
+    for index, explainer in enumerate(explainers):
+        shared = shared_pass_of(explainer)
+        if shared is not None:
+            groups.setdefault(shared, []).append(index)
+    return [indices for indices in groups.values() if len(indices) > 1]
+
+
+def member_name(explainer: Explainer) -> str:
+    return explainer.id + (f":{explainer.preset}" if explainer.preset else "")
+
+
+def with_shared_provenance(explanation: Explanation, explainer: Explainer, group: Sequence[Explainer]) -> Explanation:
+    """The explanation with ``provenance['shared_pass']``: the pass, the members it was shared with and which of
+    them computed it (that one's forward / backward counts include the pass, the others' do not)."""
+    shared = shared_pass_of(explainer)
+    others = [member_name(e) for e in group if e is not explainer]
+    if shared is None or not others:
+        return explanation
+    record = {"pass": shared.label(), "shared_with": others, "computed_by": member_name(group[0])}
+    return dataclasses.replace(explanation, provenance={**explanation.provenance, "shared_pass": record})
+
+
+_FROM_MODULE = object()  # the cache is read at each call (benchmarks and tests point DEFAULT_CACHE elsewhere)
+
+
+def explain_member(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None,
+                   group: Sequence[Explainer] = (), cache=_FROM_MODULE) -> Explanation:
+    """``explain_cached`` for a member of a pass group (run inside ``sharing()``): a fresh result says in its
+    provenance that it came from a shared pass before it is stored under the member's own key."""
+    cache = cache_module.DEFAULT_CACHE if cache is _FROM_MODULE else cache
+    if cache is None:
+        return with_shared_provenance(explainer.explain(classifier, encoding, target), explainer, group)
+    key = cache_module.cache_key(classifier, encoding, explainer, target)
+    hit = cache.get(key, cache_module.Request.of(classifier, encoding, explainer, target))
+    if hit is not None:
+        return hit
+    explanation = with_shared_provenance(explainer.explain(classifier, encoding, target), explainer, group)
+    if not cache_module.is_partial(explanation):
+        cache.put(key, explanation)
+    return explanation
+
+
+def cached_any_target(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None,
+                      cache) -> Explanation | None:
+    """The cached explanation for ``target``; for a chosen class that is the predicted one (a run's gold label),
+    also the entry a page stored for "the predicted class", which explains the same class."""
+    hit = cache_module.cached_only(explainer, classifier, encoding, target, cache)
+    if hit is None and target is not None and target == int(np.argmax(classifier.logits_of(encoding))):
+        hit = cache_module.cached_only(explainer, classifier, encoding, None, cache)
+    return hit
+
+
+def explain_all(explainers: Sequence[Explainer], classifier: TextClassifier, encoding: Encoding, target: int | None,
+                cache=_FROM_MODULE, share: bool | None = None,
+                on_error: Callable[[int, Exception], None] | None = None) -> list[Explanation | None]:
+    """Every explainer's explanation through the cache (any page's or earlier run's entries are served); the ones
+    to compute are grouped by the passes they share and each group's pass runs once (``share=False``: each
+    method alone, for comparison). Errors propagate, as from ``explain_cached``, unless ``on_error(index, error)``
+    takes them (that method's result is then None)."""
+    cache = cache_module.DEFAULT_CACHE if cache is _FROM_MODULE else cache
+    results: list[Explanation | None] = [None] * len(explainers)
+    todo = []
+    for index, explainer in enumerate(explainers):
+        hit = None if cache is None else cached_any_target(explainer, classifier, encoding, target, cache)
+        if hit is not None:
+            results[index] = hit
+        else:
+            todo.append(index)
+    share = sharing_on() if share is None else share
+    group_of: dict[int, list[Explainer]] = {}
+    if share:
+        for indices in pass_groups([explainers[i] for i in todo]):
+            members = [explainers[todo[i]] for i in indices]
+            for i in indices:
+                group_of[todo[i]] = members
+    with sharing(share):
+        for index in todo:
+            try:
+                results[index] = explain_member(explainers[index], classifier, encoding, target,
+                                                group_of.get(index, ()), cache)
+            except Exception as error:
+                if on_error is None:
+                    raise
+                on_error(index, error)
+    return results
