@@ -112,8 +112,8 @@ def test_each_member_is_cached_under_its_own_key_and_served_to_a_lone_request(ke
 def test_a_pass_is_not_shared_across_targets_or_inputs(keyword_classifier):
     encoding, other = keyword_classifier.encode(TEXT), keyword_classifier.encode("a film with music")
     with sharing():
-        zero = create("saliency", reduction="sum").explain(keyword_classifier, encoding, 0)
-        one = create("saliency", reduction="sum").explain(keyword_classifier, encoding, 1)
+        zero = create("saliency").explain(keyword_classifier, encoding, 0)
+        one = create("saliency").explain(keyword_classifier, encoding, 1)
         elsewhere = create("saliency").explain(keyword_classifier, other, 1)
     assert one.provenance["backward_passes"] == 1 and elsewhere.provenance["backward_passes"] == 1
     assert not np.allclose(zero.token_scores, one.token_scores)

@@ -14,14 +14,14 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_cell_serves_the_pages_explanation_and_shares_the_rest(quick_classifier, tmp_path, monkeypatch):
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
+    # the model by the name a page uses (the prepared models stay where they are), explanations in a temp folder
     monkeypatch.setattr(DEFAULT_CACHE, "directory", tmp_path / "explanations")
     DEFAULT_CACHE.clear()
     example = load_dataset("sst2:dev", limit=1)[0]
     encoding = quick_classifier.encode(example.text)
     page = explain_cached(create("leave_one_out"), quick_classifier, encoding, None)  # what a page left
     DEFAULT_CACHE.clear()  # memory gone (another process): the disk level still has it
-    spec = {"model": str(quick_classifier.source), "dataset": "sst2:dev", "index": 0,
+    spec = {"model": "default-quick", "dataset": "sst2:dev", "index": 0,
             "methods": ["saliency", "input_x_gradient", "leave_one_out"], "evaluators": ["eraser"],
             "options": {"random_orderings": 0}}
     cell = evaluate_example(spec)
