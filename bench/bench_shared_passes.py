@@ -7,7 +7,9 @@
    does (``plan.make_plan`` + ``plan.run_now``), with sharing (A) and without (B: ``EXWB_SHARE_PASSES=0``),
    interleaved A, B, A, B, best of ``--repeats``. Printed: wall and process CPU seconds, forward and backward
    passes (exact, load-free), the ratio.
-2. ``--limit N``: a dataset run of comprehensiveness + sufficiency (ERASER, 10 random orderings) for six methods
+2. ``--app``: the real Heatmaps page through Streamlit's AppTest (``bench_methods.bench_app``): a new sentence
+   cold, then the cached rerun (target < 0.1 s), best of 3 reruns.
+3. ``--limit N``: a dataset run of comprehensiveness + sufficiency (ERASER, 10 random orderings) for six methods
    (saliency, input x gradient, IG with 50 steps, leave-one-out, attention, occlusion) over N SST-2 dev sentences,
    with and without sharing (each in a fresh cache), extrapolated to the 872 dev sentences.
 
@@ -163,10 +165,17 @@ def main(argv=None) -> int:
     parser.add_argument("--page", choices=("default", "presets"), default="default")
     parser.add_argument("--limit", type=int, default=0, help="also the dataset run over N sentences")
     parser.add_argument("--skip-page", action="store_true")
+    parser.add_argument("--app", action="store_true", help="also the real page's cold run and cached rerun (AppTest)")
     args = parser.parse_args(argv)
     if not args.skip_page:
         classifier = load_classifier(args.model)
         bench_page(classifier, args.page, args.repeats)
+    if args.app:
+        from bench_methods import bench_app, sentences  # the same AppTest measurement as bench_methods --app
+
+        app = bench_app(args.model, sentences(1)[0], page_sentence())
+        print(f"Heatmaps page through AppTest: cold {app['cold_s']:.2f} s, cached rerun "
+              f"{app['cached_s'] * 1000:.0f} ms (load {load()}, shared machine, noisy)", flush=True)
     if args.limit:
         print(f"comprehensiveness + sufficiency, {len(FAITHFULNESS_METHODS)} methods, {args.limit} sentences:")
         bench_dataset(args.model, args.limit)

@@ -291,7 +291,7 @@ def cost_rows(choices: list[MethodChoice], classifier: TextClassifier, encoding:
             measure_throughput(classifier, encoding)
             key = cache_key(classifier, encoding, explainer, target)
             cached = cached_only(explainer, classifier, encoding, target) is not None
-            forward, backward, seconds = (0, 0, 0.0) if cached else book.cost(explainer)
+            forward, backward, seconds = estimate(explainer, classifier, encoding) if cached else book.cost(explainer)
         except Exception as error:  # the method reports it in its row
             rows[index] = {"method": label, "status": f"cannot estimate: {error}"}
             continue
