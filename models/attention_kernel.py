@@ -58,10 +58,13 @@ def _set(model: torch.nn.Module, implementation: str) -> bool:
 
 
 def prefer_sdpa(model: torch.nn.Module) -> str | None:
-    """Run ``model`` with SDPA where its architecture has it; returns the implementation now in use."""
+    """Run ``model`` with SDPA where its architecture has it (eager for EAGER_ONLY, whatever it was built with);
+    returns the implementation now in use."""
+    owner = _switchable(model)
+    keep_eager = owner is not None and getattr(owner.config, "model_type", None) in EAGER_ONLY
     with _lock:
         if model not in _eager_readers:
-            _set(model, SDPA)
+            _set(model, EAGER if keep_eager else SDPA)
     return attention_implementation(model)
 
 
