@@ -35,6 +35,8 @@ from transformers import GPT2Config, GPT2ForSequenceClassification, PreTrainedTo
 
 from explainers import create  # noqa: E402
 from models import TextClassifier, load_classifier  # noqa: E402
+from models.attention_kernel import eager_attention  # noqa: E402
+from models.precision import fast_dtype  # noqa: E402
 from models.prepare import find_prepared  # noqa: E402
 from models.runtime import choose_device  # noqa: E402
 
@@ -147,6 +149,33 @@ def gradient_rows(classifier, encoding, rounds) -> list[str]:
     return lines
 
 
+def kernel_and_precision_rows(classifier, encoding, rounds) -> list[str]:
+    """SDPA against eager, and the fast view against full precision, on 64 copies of the input (one batch each)."""
+    batch = [encoding] * 64
+
+    def eager():
+        with eager_attention(classifier.model):
+            return classifier.predict_logits(batch)
+
+    sdpa_logits, eager_logits = classifier.predict_logits(batch), eager()
+    (sw, sc), (ew, ec) = best_of(lambda: classifier.predict_logits(batch), eager, rounds, classifier.device)
+    lines = [f"  SDPA vs eager, 64 inputs: {sw:.3f}s (cpu {sc:.3f}) vs {ew:.3f}s (cpu {ec:.3f}), speed-up "
+             f"{ew / sw:.2f} (cpu {ec / sc:.2f}); max |dlogit| {abs(sdpa_logits - eager_logits).max():.2e}"]
+    dtype = torch.bfloat16 if device_has_fast(classifier) is None else device_has_fast(classifier)
+    fast = classifier.fast_variant(dtype)
+    (fw, fc), (pw, pc) = best_of(lambda: fast.predict_logits(batch), lambda: classifier.predict_logits(batch),
+                                 rounds, classifier.device)
+    native = "native" if device_has_fast(classifier) is not None else "emulated: fast mode stays off here"
+    lines.append(f"  fast view ({str(dtype).removeprefix('torch.')}, {native}): {fw:.3f}s (cpu {fc:.3f}) vs full "
+                 f"{pw:.3f}s (cpu {pc:.3f}), speed-up {pw / fw:.2f} (cpu {pc / fc:.2f}); max |dp| on the input "
+                 f"{fast.precision_details(encoding)['max_abs_dp_vs_full']:.2e}")
+    return lines
+
+
+def device_has_fast(classifier):
+    return fast_dtype(classifier.device)
+
+
 def tiny_gpt2(device) -> TextClassifier:
     """A small GPT-2 decoder built in code (pad = eos, left padding, pooled-token read-out): the decoder path."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -188,6 +217,8 @@ def main() -> int:
         for line in perturbation_rows(classifier, encoding, methods, rounds, target):
             print(line, flush=True)
         if classifier is encoder:
+            for line in kernel_and_precision_rows(classifier, encoding, rounds):
+                print(line, flush=True)
             for line in gradient_rows(classifier, encoding, rounds):
                 print(line, flush=True)
     return 0
