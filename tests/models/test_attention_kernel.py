@@ -106,3 +106,14 @@ def test_the_model_stays_eager_until_the_last_reader_is_done():
     release.set()
     thread.join(10)
     assert attention_implementation(model) == "sdpa"
+
+
+@pytest.mark.integration
+def test_the_real_minilm_gives_the_same_logits_on_sdpa_and_eager(quick_classifier):
+    encoding, batch = _batch(quick_classifier)
+    assert quick_classifier.attention_implementation == "sdpa"
+    default = quick_classifier.predict_logits(batch)
+    with eager_attention(quick_classifier.model):
+        eager = quick_classifier.predict_logits(batch)
+    np.testing.assert_allclose(default, eager, rtol=0, atol=float32_tolerance(eager))
+    assert quick_classifier.attentions(encoding).shape[:2] == (6, 12)  # MiniLM-L6: 6 layers of 12 heads
