@@ -11,6 +11,8 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_THREADS         | torch intra-op threads                                          | 1 when other heavy processes share the CPU, see below |
 | EXWB_MODEL           | model the app opens with                                        | default                                  |
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
+| EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
+|                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
 """
 from __future__ import annotations
 
@@ -44,6 +46,11 @@ def _flag(name: str) -> bool:
 
 def allow_hub() -> bool:
     return _flag("EXWB_ALLOW_HUB")
+
+
+def fast_mode() -> bool:
+    """Explanations in reduced precision by default (EXWB_FAST); read only by the explain entry points."""
+    return _flag("EXWB_FAST")
 
 
 def cache_dir() -> Path:

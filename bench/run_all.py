@@ -1,7 +1,8 @@
 """Run every benchmark in bench/ one after another (``--quick`` passes --quick to each: seconds, not minutes).
 
 Each script prints its figures next to a baseline measured in the same run; docs/benchmarks.md records them.
-Run on a quiet machine: other processes on the same cores distort every figure.
+Run on a quiet machine: other processes on the same cores distort every figure. ``EXWB_DEVICE=cuda make bench``
+runs the same scripts on a GPU (each reads the device from EXWB_DEVICE; the children inherit it).
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["bench_methods.py", "bench_faithfulness.py", "bench_sanity.py", "bench_plausibility.py", "bench_mlm.py",
-         "bench_mask_learning.py", "bench_errors.py", "bench_adversarial.py", "bench_roar.py"]
+         "bench_mask_learning.py", "bench_errors.py", "bench_adversarial.py", "bench_roar.py", "bench_floors.py",
+         "bench_cold_start.py"]
 
 
 def main() -> int:

@@ -1,12 +1,14 @@
 """`cli.py explain`: explanations of one input by any methods, as a table or JSON (with provenance)."""
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+import settings
 from corpora import normalize_typed_text
 from explainers import create, parse_spec
 from explainers.cache import DEFAULT_CACHE, explain_cached
@@ -27,6 +29,9 @@ def add_parser(subparsers) -> None:
     add_output_options(parser, "the explanations", csv="one row per method and word",
                        json="scores, prediction and provenance")
     parser.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    parser.add_argument("--fast", action=argparse.BooleanOptionalAction, default=None,
+                        help="reduced precision (bf16/fp16 autocast) where the device has it; each explanation's "
+                             "provenance gives the measured max |dp| against full precision (default: EXWB_FAST)")
     parser.set_defaults(handler=handle)
 
 
@@ -43,6 +48,10 @@ def handle(args) -> int:
     specs = parse_method_specs(args.methods)
     presets, overrides = parse_method_options(args.preset, args.param)
     classifier = load_classifier(args.model)
+    if args.fast if args.fast is not None else settings.fast_mode():
+        classifier = classifier.fast_variant()
+        if classifier.autocast_dtype is None:
+            print(f"note: {classifier.warnings[-1]}", file=sys.stderr)
     text = normalize_typed_text(args.text)
     pair = normalize_typed_text(args.pair) if args.pair is not None else None
     if (text, pair) != (args.text, args.pair):

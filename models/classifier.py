@@ -16,6 +16,7 @@ Every architecture goes through the same calls; what differs is where the head r
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import threading
 import time
@@ -24,12 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import runtime
+from models import precision, runtime
 from models.architectures import Architecture, architecture_of
+from models.attention_kernel import eager_attention, prefer_sdpa
 from models.encoding import Encoding, build_encoding
 from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
 from models.metering import Throughput, count
+from models.runtime import batch_tokens_for
 
 import torch  # noqa: E402  (runtime sets the environment first)
 
@@ -67,10 +70,14 @@ class TextClassifier:
     def __init__(self, model, tokenizer, *, name: str, fingerprint: str | None = None,
                  device: torch.device | str | None = None, source: str = "", manifest: dict | None = None,
                  max_batch_tokens: int | None = None, warnings: tuple[str, ...] = (),
-                 throughput: Throughput | None = None, architecture: Architecture | None = None):
+                 throughput: Throughput | None = None, architecture: Architecture | None = None,
+                 autocast_dtype: torch.dtype | None = None):
         self.device = torch.device(device) if device is not None else runtime.choose_device()
-        if getattr(model.config, "_attn_implementation", "eager") != "eager" and hasattr(model, "set_attn_implementation"):
-            model.set_attn_implementation("eager")  # sdpa returns no attention weights
+        # SDPA for every pass; ``attentions`` switches to eager while it reads weights (models/attention_kernel.py)
+        self.attention_implementation = prefer_sdpa(model)
+        # fast mode (models/precision.py): None = full precision, the default and what every metric uses
+        self.autocast_dtype = autocast_dtype
+        self.full_precision = self  # a fast variant points at the classifier it was made from
         self.model = model.to(self.device).eval()
         for parameter in self.model.parameters():
             parameter.requires_grad_(False)  # attributions need input gradients only
@@ -92,7 +99,7 @@ class TextClassifier:
         if 0 < tokenizer.model_max_length < 100_000:
             limits.append(tokenizer.model_max_length)
         self.max_length = int(min(limits))
-        self.max_batch_tokens = max_batch_tokens or (65_536 if self.device.type == "cuda" else 8_192)
+        self.max_batch_tokens = max_batch_tokens or batch_tokens_for(self.model, self.device)
         accepted = inspect.signature(model.forward).parameters
         self._uses_token_types = "token_type_ids" in accepted and getattr(model.config, "type_vocab_size", 0) > 1
         # a decoder that takes position ids is padded on the left (its head reads the last position of embeddings);
@@ -148,7 +155,33 @@ class TextClassifier:
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
                               max_batch_tokens=self.max_batch_tokens, warnings=self.warnings,
-                              throughput=self.throughput, architecture=self.architecture)
+                              throughput=self.throughput, architecture=self.architecture,
+                              autocast_dtype=self.autocast_dtype)
+
+    def fast_variant(self, dtype: torch.dtype | None = None) -> "TextClassifier":
+        """The same model object under reduced-precision autocast (the opt-in fast mode, models/precision.py): its
+        own fingerprint (so cached explanations never mix precisions), name and logits cache; no weights copied.
+        ``dtype`` None = the device's fast precision; where there is none, this classifier itself with a warning."""
+        dtype = dtype or precision.fast_dtype(self.device)
+        if dtype is None or self.autocast_dtype is not None:
+            variant = copy.copy(self)
+            if dtype is None:
+                variant.warnings = (*self.warnings, precision.unavailable_note(self.device))
+            return variant
+        variant = copy.copy(self)  # shares the model, tokenizer and architecture; new caches below
+        short = str(dtype).removeprefix("torch.")
+        variant.autocast_dtype = dtype
+        variant.full_precision = self
+        variant.name = f"{self.name} [fast: {short}]"
+        variant._fingerprint = f"{self.fingerprint}-{short}"
+        variant.throughput = Throughput(self.throughput.rate)
+        variant._logits_cache, variant._logits_lock = OrderedDict(), threading.Lock()
+        variant.warnings = (*self.warnings, f"Fast mode: {short} autocast, not full precision; the provenance "
+                            f"shows how far this input's class probabilities moved. Metrics never use it.")
+        return variant
+
+    def _autocast(self):
+        return precision.autocast(self.device, self.autocast_dtype)
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,
@@ -186,7 +219,19 @@ class TextClassifier:
         index = self.pooled_index(encoding)
         return {"pooled_token": {"index": index, "token": encoding.tokens[index],
                                  "rule": {"first": "first token", "last": "last token that is not the pad token",
-                                          "eos": "last </s> (decoder state)"}[self.summary_token]}}
+                                          "eos": "last </s> (decoder state)"}[self.summary_token]},
+                "precision": self.precision_details(encoding)}
+
+    def precision_details(self, encoding: Encoding) -> dict:
+        """Full precision, or the fast mode's dtype and its measured max |dp| against full precision on this input
+        (both probability vectors come from each classifier's one cached forward pass)."""
+        details = {"mode": "full", "dtype": str(self.dtype).removeprefix("torch."),
+                   "attention": self.attention_implementation or "model default"}
+        if self.autocast_dtype is None:
+            return details
+        deviation = float(np.abs(self.proba_of(encoding) - self.full_precision.proba_of(encoding)).max())
+        return {**details, "mode": "fast", "autocast": str(self.autocast_dtype).removeprefix("torch."),
+                "max_abs_dp_vs_full": deviation}
 
     def input_warnings(self, encoding: Encoding) -> list[str]:
         """What an explanation of this input should say about it: words read as the unknown token."""
@@ -248,6 +293,11 @@ class TextClassifier:
         return ids, zeros, types
 
     def _run(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
+        """Logits of one padded chunk, float32 in fast mode too."""
+        with self._autocast():
+            return self._run_chunk(chunk_ids, zeros, types).float()
+
+    def _run_chunk(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
         """Logits of one padded chunk (the architecture decides the padding side and the inputs)."""
         left = self._left_padded
         ids = self._pad(chunk_ids, self.tokenizer.pad_token_id, left=left).to(self.device)
@@ -322,14 +372,24 @@ class TextClassifier:
         if n == 0:
             return out
         lengths = np.array([len(s) for s in batch.input_ids])
+        on_device, started_all, padded = [], time.perf_counter(), 0
         for chunk in self._chunks(lengths):
             for part in self._same_eos_count(batch, chunk):
                 ids, zeros, types = self._rows(batch, part)
                 started = time.perf_counter()
                 logits = self._run(ids, zeros, types)
-                out[part] = logits.double().cpu().numpy()
-                self.throughput.record_batch(len(part), max(len(s) for s in ids), time.perf_counter() - started)
+                width = max(len(s) for s in ids)
+                if self.device.type == "cpu":  # nothing to wait for: each batch's time is its own
+                    out[part] = logits.double().numpy()
+                    self.throughput.record_batch(len(part), width, time.perf_counter() - started)
+                else:  # an accelerator: no device-to-host copy (a synchronisation) inside the loop
+                    on_device.append((part, logits))
+                    padded += len(part) * width
                 count(forward=len(part), batches=1)
+        if on_device:
+            values = torch.cat([logits for _, logits in on_device]).double().cpu().numpy()
+            out[np.concatenate([part for part, _ in on_device])] = values
+            self.throughput.record_batch(n, max(1, padded // n), time.perf_counter() - started_all)
         return out
 
     def _same_eos_count(self, batch: TokenBatch, chunk: list[int]) -> list[list[int]]:
@@ -393,6 +453,12 @@ class TextClassifier:
     def forward_embeds(self, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor | None = None,
                        token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Logits from word embeddings (differentiable); counted as a forward and, under grad, a backward."""
+        with self._autocast():
+            logits = self._forward_embeds(inputs_embeds, attention_mask, token_type_ids)
+        return logits.float() if self.autocast_dtype is not None else logits
+
+    def _forward_embeds(self, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor | None,
+                        token_type_ids: torch.Tensor | None) -> torch.Tensor:
         n = inputs_embeds.shape[0]
         if attention_mask is None:
             attention_mask = torch.ones(inputs_embeds.shape[:2], dtype=torch.long, device=inputs_embeds.device)
@@ -425,8 +491,9 @@ class TextClassifier:
 
     @torch.inference_mode()
     def attentions(self, encoding: Encoding) -> np.ndarray:
-        """Attention weights, shape (layers, heads, tokens, tokens)."""
-        outputs = self.model(**self.tensors(encoding), output_attentions=True)
+        """Attention weights, shape (layers, heads, tokens, tokens) (the eager kernel: SDPA returns none)."""
+        with eager_attention(self.model), self._autocast():
+            outputs = self.model(**self.tensors(encoding), output_attentions=True)
         count(forward=1, batches=1)
         # an encoder-decoder's output (Seq2SeqSequenceClassifierOutput) has encoder and decoder attentions: the
         # encoder's are the ones over the input tokens
@@ -442,8 +509,7 @@ def _left_aligned(embeds: torch.Tensor, mask: torch.Tensor, token_types: torch.T
     returns (embeds, mask, token_types)."""
     width = mask.shape[1]
     last = width - 1 - mask.flip(-1).argmax(-1)
-    if bool((last == width - 1).all()):
-        return embeds, mask, token_types
+    # no "already aligned?" shortcut: testing it would synchronise with an accelerator on every pass
     shift = (width - 1 - last).unsqueeze(-1)
     index = (torch.arange(width, device=mask.device).unsqueeze(0) - shift) % width
     moved = embeds.gather(1, index.unsqueeze(-1).expand(-1, -1, embeds.shape[-1]))

@@ -12,6 +12,7 @@ from captum.attr import LayerIntegratedGradients
 from explainers import aggregate_to_words, create, normalize
 from explainers.cache import ExplanationCache, explain_cached
 from explainers.scores import log_odds
+from models.attention_kernel import eager_attention
 from tiny_models import KEYWORD
 from tolerances import float32_tolerance
 
@@ -144,7 +145,7 @@ def test_log_odds_is_stable_for_confident_predictions():
 
 def test_attention_matches_the_attention_tensor(keyword_classifier):
     enc = keyword_classifier.encode(TEXT)
-    with torch.no_grad():
+    with torch.no_grad(), eager_attention(keyword_classifier.model):  # models run SDPA, which gives no weights
         attentions = keyword_classifier.model(**keyword_classifier.tensors(enc), output_attentions=True).attentions
     stacked = torch.stack([a[0] for a in attentions]).mean(dim=1).numpy()  # layers x T x T, mean over heads
     last = create("attention").explain(keyword_classifier, enc, 1)

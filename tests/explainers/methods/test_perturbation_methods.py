@@ -217,7 +217,9 @@ def test_random_permutation_is_a_ranking():
 
 @pytest.mark.parametrize("method,params", [("lime", {}), ("kernel_shap", {}), ("shapley_sampling", {}),
                                            ("occlusion", {}), ("leave_one_out", {})])
-def test_perturbations_go_through_the_engine_in_one_batch(smooth, method, params):
+def test_perturbations_go_through_the_engine_in_one_batch(smooth, method, params, monkeypatch):
+    # a token budget every perturbed copy fits in (the CPU default, 2 048 padded tokens, splits LIME's samples)
+    monkeypatch.setattr(smooth, "max_batch_tokens", 8_192)
     encoding = smooth.encode(f"{TEXT} {method}")  # an input not classified before (the original's logits are cached)
     explanation = create(method, **params).explain(smooth, encoding)
     p = explanation.provenance
