@@ -7,7 +7,7 @@ from ui.views import heatmaps
 
 from ui.views import faithfulness, faithfulness_measures
 
-from ui.widgets import sidebar
+from ui.widgets import method_run, sidebar
 
 st.title("Faithfulness")
 selection = sidebar.render()
@@ -23,6 +23,7 @@ target = faithfulness.explained_class(selection, choice)
 with panel:
     heatmaps.prediction_panel(classifier, encoding, replace(selection, target=target))
 choices = heatmaps.method_picker(default=faithfulness.DEFAULT_METHODS, key="faith-methods")
+choices = method_run.offer_builds(choices, selection.model, classifier, key="faith")  # AML without its model
 config = faithfulness.options_controls(choice)
 explanations = faithfulness.explanations_for(choices, classifier, encoding, target)
 input_tab, bias_tab, dataset_tab, known_tab = st.tabs(["This input", "Bias matrix (paper 000)", "Over a dataset",

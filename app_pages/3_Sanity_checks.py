@@ -5,7 +5,7 @@ from ui.views import heatmaps
 
 from ui.views import sanity
 
-from ui.widgets import sidebar
+from ui.widgets import method_run, sidebar
 
 st.title("Sanity checks")
 selection = sidebar.render()
@@ -17,6 +17,7 @@ if selection is None:
 classifier, encoding = heatmaps.classifier_and_encoding(selection)
 target = heatmaps.prediction_panel(classifier, encoding, selection)
 choices = heatmaps.method_picker(default=sanity.DEFAULT_METHODS, key="sanity-methods")
+choices = method_run.offer_builds(choices, selection.model, classifier, key="sanity")  # AML without its model
 config = sanity.settings_controls()
 layers_tab, head_tab, dataset_tab = st.tabs(["Layer randomization", "Head randomization (paper 000)",
                                              "Over a dataset"])

@@ -3,7 +3,7 @@ import streamlit as st
 
 from evaluation.runs.store import ResultStore
 from ui.views import roar
-from ui.widgets import sidebar
+from ui.widgets import loaders, method_run, sidebar
 
 st.title("ROAR: remove and retrain")
 selection = sidebar.render()
@@ -16,6 +16,12 @@ with new_tab:
         st.info("Pick a prepared model in the sidebar to start a study (stored studies are under 'Studies').")
     else:
         chosen = roar.settings_controls(selection.model)
+        if chosen is not None:  # AML without its attribution model: the build offer; the study waits for it
+            measures = chosen["kwargs"]["measures"]
+            ready = method_run.offer_builds(measures, selection.model, loaders.classifier(selection.model), "roar")
+            if len(ready) < len(measures):
+                st.info("Start the study once the attribution model is built, or leave AML out of the measures.")
+                chosen = None
         if chosen is not None:
             config, error = roar.config_for(chosen["kwargs"])
             if error:

@@ -5,7 +5,7 @@ from ui.views import heatmaps
 
 from ui.views import plausibility
 
-from ui.widgets import sidebar
+from ui.widgets import method_run, sidebar
 
 st.title("Plausibility")
 selection = sidebar.render()
@@ -18,6 +18,7 @@ if selection is None:
 classifier, encoding = heatmaps.classifier_and_encoding(selection)
 config, preset, options = plausibility.config_controls()
 choices = heatmaps.method_picker(default=plausibility.DEFAULT_METHODS, key="plaus-methods")
+choices = method_run.offer_builds(choices, selection.model, classifier, key="plaus")  # AML without its model
 example_tab, dataset_tab = st.tabs(["This example", "Over a dataset"])
 with example_tab:
     plausibility.example_section(selection, classifier, encoding, choices, config, preset)

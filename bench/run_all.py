@@ -14,7 +14,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORDER = ["bench_methods.py", "bench_faithfulness.py", "bench_sanity.py", "bench_plausibility.py", "bench_mlm.py",
          "bench_mask_learning.py", "bench_errors.py", "bench_adversarial.py", "bench_roar.py", "bench_floors.py",
-         "bench_cold_start.py"]
+         "bench_cold_start.py", "bench_report_card.py"]
 
 
 def main() -> int:

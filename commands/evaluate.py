@@ -20,7 +20,7 @@ from explainers import ParamError
 from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError, cached_classifier
 from models.mlm import load_filler
-from evaluation.faithfulness.selection_bias import selection_warnings
+from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.random_band import MIN_ORDERINGS
@@ -38,7 +38,8 @@ from commands.common import (add_output_options, add_schema_flags, check_out, he
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",
-                   "special_tokens", "seed", "random_orderings", "model", "dataset", "run_id"]
+                   "special_tokens", "seed", "random_orderings", "model", "dataset", "run_id", "tuned_for",
+                   "selection_warning"]
 PLAUSIBILITY = "plausibility-"  # prefix of the plausibility metrics' flags (--plausibility-top-k ...)
 
 
@@ -176,7 +177,7 @@ def handle(args) -> int:
     if out:
         write_summary(out, table, store, summary.run_id)
     if per_example:
-        each = results_frame(store, summary.run_id)
+        each = with_selection_columns(results_frame(store, summary.run_id))
         write_out(per_example, each.to_dict(orient="records"), each)
     if args.json:
         print_json({"run_id": summary.run_id, "summary": table.to_dict(orient="records")})
@@ -202,6 +203,6 @@ def write_summary(path: Path, table, store, run_id: str) -> None:
     data = {"run": store.get_run(run_id), "metrics": {m: METRICS[m].to_dict() for m in table["metric"].unique()
                                                      if m in METRICS},
             "summary": table.to_dict(orient="records"),
-            "per_example": results_frame(store, run_id).to_dict(orient="records"),
+            "per_example": with_selection_columns(results_frame(store, run_id)).to_dict(orient="records"),
             "random_orderings": random_orderings_frame(store, run_id).to_dict(orient="records")}
     write_out(path, data, table)

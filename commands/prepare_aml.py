@@ -99,7 +99,7 @@ def handle(args) -> int:
                          search_trials=args.search_trials, log=tqdm.write)
     bar.close()
     manifest = read_manifest(folder)
-    print(f"AML for '{classifier.name}' tuned for {manifest['tuned_for']}: validation {manifest['validation_score']:.4f}, "
+    print(f"AML for '{classifier.name}' tuned for {manifest['tuned_for']['label']}: validation {manifest['validation_score']:.4f}, "
           f"lambdas {manifest['lambdas']}, {manifest['seconds']:.0f} s -> {folder}",
           file=sys.stderr if args.json else sys.stdout)
     report(folder, manifest, args, out)

@@ -1,7 +1,9 @@
 """Export explanations of one input as CSV (one row per method and word) or JSON (scores + provenance).
 
 Both carry the raw scores and the scores as displayed (normalization, absolute view), so a reader can tell
-exactly what a heatmap showed; the JSON keeps every explanation's full provenance.
+exactly what a heatmap showed; the JSON keeps every explanation's full provenance. A method selected on a
+metric (AML) carries its "tuned for <metric>" badge as a column (CSV) and a field (JSON): its scores on that metric
+are optimistic by construction, and a reader of the file should know it without the provenance.
 """
 from __future__ import annotations
 
@@ -12,10 +14,19 @@ from typing import Sequence
 
 from explainers.aggregate import NORMALIZATION_LABELS
 from explainers.explanation import Explanation
+from explainers.mask_learning.selection import metric_named
 
 CSV_COLUMNS = ("method", "method_label", "family", "preset", "target", "target_label", "word_index", "word",
                "segment", "score", "display_score", "normalization", "absolute", "signed", "baseline",
-               "removal_operator", "seed", "seconds", "forward_passes", "backward_passes", "model_fingerprint")
+               "removal_operator", "seed", "seconds", "forward_passes", "backward_passes", "model_fingerprint",
+               "tuned_for")
+
+
+def tuned_for(explanation: Explanation) -> str:
+    """The metric an explanation was selected on (AML's badge, "" for every other method)."""
+    details = explanation.provenance.get("details")
+    metric = details.get("tuned_for") if isinstance(details, dict) else None
+    return metric_named(metric).label if metric else ""
 
 
 def scores_csv(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False) -> str:
@@ -25,6 +36,7 @@ def scores_csv(explanations: Sequence[Explanation], normalization: str = "none",
     for e in explanations:
         p = e.provenance
         shown = e.scores("word", normalization, absolute)
+        badge = tuned_for(e)
         for index, (word, segment, raw, display) in enumerate(zip(e.words, e.word_segment, e.word_scores, shown)):
             writer.writerow({
                 "method": e.method_id, "method_label": e.method_label, "family": e.family, "preset": p.get("preset"),
@@ -34,6 +46,7 @@ def scores_csv(explanations: Sequence[Explanation], normalization: str = "none",
                 "baseline": p.get("baseline"), "removal_operator": p.get("removal_operator"), "seed": p.get("seed"),
                 "seconds": p.get("seconds"), "forward_passes": p.get("forward_passes"),
                 "backward_passes": p.get("backward_passes"), "model_fingerprint": p.get("model", {}).get("fingerprint"),
+                "tuned_for": badge,
             })
     return out.getvalue()
 
@@ -45,7 +58,7 @@ def scores_json(explanations: Sequence[Explanation], normalization: str = "none"
         "context": context or {},
         "display": {"normalization": normalization, "normalization_meaning": NORMALIZATION_LABELS[normalization],
                     "absolute": absolute},
-        "explanations": [{**e.to_dict(),
+        "explanations": [{**e.to_dict(), "tuned_for": tuned_for(e),
                           "display_word_scores": [float(x) for x in e.scores("word", normalization, absolute)]}
                          for e in explanations],
     }

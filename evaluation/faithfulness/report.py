@@ -12,6 +12,7 @@ from models import OPERATORS, Operator
 from evaluation.runs.runner import random_orderings_frame, results_frame, summarize
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.presets import BY_ID
+from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.metric import METRICS, RANDOM_METHOD
 from evaluation.statistics import bootstrap_ci
 from evaluation.runs.store import ResultStore
@@ -57,7 +58,7 @@ def run_table(store: ResultStore, run_id: str) -> pd.DataFrame:
     table["model"] = run["config"].get("model")
     table["dataset"] = run["config"].get("dataset")
     table["run_id"] = run_id
-    return table
+    return with_selection_columns(table)  # AML's "tuned for" badge and warning travel with every exported row
 
 
 def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:

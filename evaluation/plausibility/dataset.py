@@ -36,6 +36,7 @@ from explainers.params import options_from
 from evaluation.plausibility.metrics import (TAUS, TOP_K_TO_TOP_P, PlausibilityConfig, align, config_from_options, f1,
                                              iou_f1_of_means, parse_sweep_id, set_scores)
 from evaluation.plausibility.top_p import top_p_binarize
+from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.runs.store import ResultStore
 
 EVALUATORS = ["plausibility", "plausibility-sweep"]
@@ -195,7 +196,8 @@ def per_example_frame(frame: pd.DataFrame) -> pd.DataFrame:
     metrics, _sweep = split_frame(frame)
     if metrics.empty:
         return pd.DataFrame()
-    return metrics.pivot_table(index=["example_id", "method"], columns="metric", values="value").reset_index()
+    wide = metrics.pivot_table(index=["example_id", "method"], columns="metric", values="value").reset_index()
+    return with_selection_columns(wide, metric_column=None)  # AML's "tuned for" badge travels with its rows
 
 
 # ----- paper 002's top-p binarization (fitted over the run's documents) ----------------------------------------------
@@ -292,9 +294,11 @@ def run_report(store: ResultStore, run_id: str) -> dict:
         "random_baseline": f"'{RANDOM_METHOD}': uniform random word scores scored by the same evaluators, "
                            f"{run_options.random_orderings} seeded draws per example (seed {run_options.seed} + "
                            f"input hash)",
+        # AML's "tuned for" badge (and the selection warning, never due here: AML is selected on faithfulness)
         "metrics": [] if empty else
-        metric_table(frame, orderings).to_dict(orient="records"),
-        "paper000": [] if empty else paper000_table(frame, config.select_by).to_dict(orient="records"),
+        with_selection_columns(metric_table(frame, orderings)).to_dict(orient="records"),
+        "paper000": [] if empty else with_selection_columns(paper000_table(frame, config.select_by),
+                                                            metric_column=None).to_dict(orient="records"),
         "sweep": [] if empty else sweep_curves(frame).to_dict(orient="records"),
         # ERASER's script has its own conventions (top-k token F1), whatever the config's binarization
         "eraser_official": [] if empty else eraser_official_table(results_frame(store, run_id)).to_dict(orient="records"),

@@ -59,7 +59,8 @@ def sanity_cell(spec: dict) -> dict:
         originals = result.original
     else:
         result = run_sanity(classifier, encoding, methods, mode=spec["mode"], init=spec["init"], seed=spec["seed"],
-                            target=target, top_fraction=top_fraction, cache=cache, chance_draws=1)
+                            target=target, top_fraction=top_fraction, cache=cache, chance_draws=1,
+                            only_stages=spec.get("only_stages"))
         for record in result.frame().to_dict("records"):
             rows += [{"stage": record["stage"], "stage_index": record["stage_index"], "method": record["method"],
                       "metric": metric, "value": record[measure]} for measure, metric in MEASURES.items()]
@@ -99,8 +100,10 @@ def validate(model: str, methods: list[str], check: str, mode: str, init: str) -
 def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None = None, check: str = "layers",
                  mode: str = "cascading", init: str = "model", seed: int = 0, seeds=PAPER_000_SEEDS,
                  target: str = "predicted", top_fraction: float = DEFAULT_TOP_FRACTION,
-                 store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
-    """Create (or find, to resume) the run and its cells without running them."""
+                 store: ResultStore | None = None,
+                 only_stages: list[str] | None = None) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) the run and its cells without running them (``only_stages``: explain at those
+    randomization stages only, e.g. the report card's last one)."""
     validate(model, methods, check, mode, init)
     store = store or ResultStore()
     classifier = cached_classifier(model)
@@ -111,6 +114,8 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
                 "top_fraction": top_fraction}
     if check == "layers":
         settings.update(mode=mode, init=init, seed=int(seed))
+        if only_stages is not None:  # absent otherwise: the run ids of full studies stay as they were
+            settings["only_stages"] = list(only_stages)
     else:
         settings.update(seeds=[int(s) for s in seeds], seed=int(seed), init="xavier")
     config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,

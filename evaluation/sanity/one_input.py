@@ -311,8 +311,9 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
                mode: str = "cascading", init: str = "model", seed: int = 0, target: int | None = None,
                top_fraction: float = DEFAULT_TOP_FRACTION, cache: ExplanationCache | None = DEFAULT_CACHE,
                progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-               chance_draws: int = 200) -> SanityResult:
-    """Explain ``encoding`` on the original model and at every randomization stage with every method.
+               chance_draws: int = 200, only_stages: list[str] | None = None) -> SanityResult:
+    """Explain ``encoding`` on the original model and at every randomization stage with every method
+    (``only_stages``: at those stages only, e.g. the report card's fully randomized model).
 
     The target class is the original model's (predicted unless given) at every stage. Randomized models come
     from ``models.randomize.family`` (copy-on-write; the shared ``classifier`` is never modified); their
@@ -325,7 +326,7 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
     probabilities = classifier.proba_of(encoding)
     if target is None:
         target = int(np.argmax(probabilities))
-    all_stages = randomize.stages(classifier)
+    all_stages = [s for s in randomize.stages(classifier) if only_stages is None or s.name in only_stages]
     total = (len(all_stages) + 1) * len(methods)
     done = 0
     original = StageResult(randomize.ORIGINAL, 0, classifier.fingerprint, probabilities)
@@ -345,6 +346,8 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
 
     if step(original, classifier):
         for stage, model in randomize.family(classifier, mode=mode, init=init, seed=seed):
+            if only_stages is not None and stage.name not in only_stages:
+                continue
             result = StageResult(stage.name, stage.index + 1, model.fingerprint, model.proba_of(encoding))
             results.append(result)
             if not step(result, model):

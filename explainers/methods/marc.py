@@ -98,6 +98,11 @@ def omega_sigma(sigmas: list[torch.Tensor], alpha: float) -> torch.Tensor:
     return -alpha * sum(torch.log(sigma).mean() for sigma in sigmas)
 
 
+def _floats(parts: dict[str, torch.Tensor]) -> dict[str, float]:
+    """The loss terms as numbers (one host sync each: read when shown, not at every step)."""
+    return {name: float(value.detach()) for name, value in parts.items()}
+
+
 def random_flips(mask: torch.Tensor, rate: float, generator: torch.Generator) -> torch.Tensor:
     """App. A.1 as coded: two independent selections of ``rate`` of the values; one set to 0, the other to 1
     (a value selected by both is left as it is)."""
@@ -301,7 +306,7 @@ class MaRC(Explainer):
         frozen: list[torch.Tensor | None] = [None] * n_segments
         with torch.no_grad():
             last_means = [float(kernel_mask(w, s, p.sigma_form).mean()) for w, s in zip(weights, sigmas)]
-        step, reason, terms, warnings = 0, "step cap", {}, []
+        step, reason, parts, warnings = 0, "step cap", {}, []
         for step in range(1, p.max_steps + 1):
             if self.should_stop is not None and self.should_stop():
                 step -= 1
@@ -313,27 +318,30 @@ class MaRC(Explainer):
                           for s in range(n_segments)]
             parts = self.objective(classifier, batch, word_masks, sigmas, target, generator)
             loss = sum(parts.values())
-            terms = {name: float(value.detach()) for name, value in parts.items()}
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+            # between the passes only what a step needs: the mask is read back (a host sync, a blend) only at an
+            # early-stop check or for a progress hook (docs/benchmarks.md, mask learning: MaRC's overhead)
+            checking = p.early_stop and step % CHECK_EVERY == 0
             with torch.no_grad():
                 for sigma in sigmas:
                     sigma.clamp_(min=SIGMA_FLOOR)
-                current = [frozen[s] if frozen[s] is not None else kernel_mask(weights[s], sigmas[s], p.sigma_form)
-                           for s in range(n_segments)]
+                if checking or self.progress is not None:
+                    current = [frozen[s] if frozen[s] is not None else
+                               kernel_mask(weights[s], sigmas[s], p.sigma_form) for s in range(n_segments)]
             note = ""
-            if p.early_stop and step % CHECK_EVERY == 0:
+            if checking:
                 for s in range(n_segments):
                     mean = float(current[s].mean())
                     if frozen[s] is None and converged(step - 1, mean, last_means[s]):  # 0-based step, as coded
                         frozen[s] = current[s].detach()
                         note = f"segment {s + 1} of {n_segments} converged" if n_segments > 1 else "converged"
                     last_means[s] = mean
-            mask = blend(batch.segments, [m.detach().cpu().numpy() for m in current], n_full)
             if self.progress is not None:
+                mask = blend(batch.segments, [m.detach().cpu().numpy() for m in current], n_full)
                 self.progress(MaskProgress(step=step, max_steps=p.max_steps, loss=float(loss.detach()), mean_mask=float(
-                    mask.mean()), mask=mask[:n_shown].copy(), terms=terms, note=note))
+                    mask.mean()), mask=mask[:n_shown].copy(), terms=_floats(parts), note=note))
             if all(f is not None for f in frozen):
                 reason = "converged"
                 break
@@ -346,7 +354,7 @@ class MaRC(Explainer):
                                                                     batch.attention.repeat(2, 1), both_types), -1)
         full_mask = blend(batch.segments, [m.cpu().numpy() for m in final], n_full)
         return {"full_mask": full_mask, "warnings": warnings, "steps": step, "stop_reason": reason,
-                "converged_segments": sum(f is not None for f in frozen), "final_terms": terms,
+                "converged_segments": sum(f is not None for f in frozen), "final_terms": _floats(parts),
                 "mean_mask": round(float(full_mask.mean()), 6),
                 "p_target_kept": round(float(probabilities[:n_segments, target].mean()), 6),
                 "p_target_complement": round(float(probabilities[n_segments:, target].mean()), 6)}

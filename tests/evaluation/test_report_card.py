@@ -214,3 +214,26 @@ def test_interval_and_reference_texts():
     assert reference_text({**row, "reference_low": 0.0, "reference_high": 0.0}) == "vs 0.000"
     assert reference_text({**row, "reference_low": None, "reference_high": None}) == ""
     assert interval_text({**row, "mean": None}) == ""
+
+
+def test_sanity_check_explains_only_the_fully_randomized_model_and_matches_the_full_study(built, keyword_folder,
+                                                                                           rationale_data, tmp_path):
+    """The card reads the last cascading stage only, so it explains the original and that stage; its interval is
+    the one the full study (every stage, the Sanity page's run) gives at that stage."""
+    from evaluation.sanity import dataset as sanity
+    from models import cached_classifier, randomize
+
+    store, config, card = built
+    stored = sanity.results_frame(store, card["runs"]["sanity"])
+    last = randomize.stage_names(cached_classifier(keyword_folder))[-1]
+    assert set(stored[stored["stage_index"] > 0]["stage"]) == {last}  # index 0: the original model
+    full_store, summary = sanity.run_sanity_study(keyword_folder, rationale_data, METHODS, config.sanity_limit,
+                                                  "layers", "cascading", "model", config.seed,
+                                                  store=ResultStore(tmp_path / "full.sqlite"))
+    full = sanity.results_frame(full_store, summary.run_id)
+    assert len(set(full[full["stage_index"] > 0]["stage"])) > 1  # the full study explains every stage
+    curve = sanity.curves(sanity.summarize(full, seed=config.seed), [last], rc.RULES["sanity"].metric)
+    for row in (r for r in card["rows"] if r["check"] == "sanity"):
+        expected = curve[curve["method"] == row["method"]].iloc[0]
+        assert (row["mean"], row["low"], row["high"]) == pytest.approx(
+            (expected["mean"], expected["low"], expected["high"]), abs=1e-6)  # rank statistics of float32 scores

@@ -20,7 +20,7 @@ from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sw
 from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS, removal_metrics_of
 from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
-from evaluation.faithfulness.selection_bias import selection_warnings
+from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table, wide_table
 from evaluation.runs.jobs import JOBS
 from evaluation.metric import EVALUATORS, RunOptions
@@ -208,7 +208,7 @@ def input_section(classifier, encoding, explanations: dict[str, Explanation], co
     st.markdown("##### Every metric (↑ higher is better, ↓ lower is better)")
     show_table(labelled(report.wide(), header=True), "faith-input-table", hide_index=False,
                why_missing="the metric is not defined for this method on this input")
-    long = report.table()
+    long = with_selection_columns(report.table(), sources=explanations)  # AML's badge and warning in the exports
     _random_marker_caption(int((long["vs_random"] == NOT_DISTINGUISHABLE).sum()), "inside the random orderings' "
                            "95 % band")
     context = {"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,

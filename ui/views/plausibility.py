@@ -24,6 +24,7 @@ from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, label_for
+from explainers.export import tuned_for
 
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
@@ -141,9 +142,10 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
             st.warning(f"{scored.human_cut} human word(s) lie beyond the model's length limit and were "
                        f"{'left out' if config.truncation == 'drop' else 'counted as missed'}.")
         p = result.provenance
-        rows.append({"method": label, "preset": p.get("preset") or "", "target": p["target"]["label"],
+        rows.append({"method": label, "preset": p.get("preset") or "", "tuned_for": tuned_for(result),
+                     "target": p["target"]["label"],
                      "seed": p.get("seed"), **{METRIC_LABELS[m]: v for m, v in scored.metrics.items()}})
-        exported.append({"method": method_id, **scored.to_dict(),
+        exported.append({"method": method_id, "tuned_for": tuned_for(result), **scored.to_dict(),
                          "provenance": {key: p.get(key) for key in
                                         ("method", "preset", "params", "target", "seed", "sign")}})
     if not rows:

@@ -11,11 +11,12 @@ from corpora import DataError
 from evaluation import aml_build
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY
+from explainers import REGISTRY, ParamError, create, create_from_spec, split_spec
 from explainers.mask_learning.progress import MaskProgress
 from explainers.mask_learning.selection import metric_named
-from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodJob, NeedsTraining, Pending
-from models import TextClassifier, UserFacingError
+from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodChoice, MethodJob, NeedsTraining, Pending, \
+    missing_training
+from models import ModelError, TextClassifier, UserFacingError
 
 from ui.widgets.heatmap import CSS, heatmap_html
 from ui.widgets.run_progress import run_progress
@@ -148,3 +149,30 @@ def status_row(result, key: str = "run", model: str | None = None, classifier: T
             build_row(result, model, classifier, key=f"{key}-build")
     else:
         pending_row(result, key=key)
+
+
+def needs_training(methods: list, classifier: TextClassifier) -> dict[str, NeedsTraining]:
+    """Of ``methods`` (``MethodChoice``s or "method[:preset]" specs), those that need a model trained for
+    ``classifier`` first (AML without its attribution model), by method id."""
+    found = {}
+    for method in methods:
+        try:
+            explainer = (create(method.method_id, preset=method.preset, **method.overrides)
+                         if isinstance(method, MethodChoice) else create_from_spec(method))
+            missing = missing_training(explainer, classifier)
+        except (ParamError, ModelError, UserFacingError):
+            continue  # a bad choice, or another model's checkpoint: reported where the method runs
+        if missing is not None:
+            found[explainer.id] = missing
+    return found
+
+
+def offer_builds(methods: list, model: str, classifier: TextClassifier, key: str) -> list:
+    """The build offer (``build_row``: progress and Stop) for each chosen method that needs a model trained first,
+    as the Heatmaps page shows it; returns the methods that can run now, so pages that work over several methods
+    (faithfulness, plausibility, sanity, ROAR) run those and never fail on the missing one."""
+    missing = needs_training(methods, classifier)
+    for method_id, needs in missing.items():
+        st.markdown(f"**{REGISTRY[method_id].label}**")
+        build_row(needs, model, classifier, key=f"{key}-build")
+    return [m for m in methods if (m.method_id if isinstance(m, MethodChoice) else split_spec(m)[0]) not in missing]

@@ -179,6 +179,21 @@ def test_seeded_runs_repeat_exactly(keyword_classifier):
     assert first.provenance["seed"] == 3
 
 
+@pytest.mark.parametrize("steps", [60, 900])  # the step cap after one early-stop check; converged before the cap
+def test_a_run_without_hooks_gives_the_mask_of_a_run_that_reads_every_step(keyword_classifier, steps):
+    """Without a progress hook MaRC reads its mask back only at the early-stop checks (overhead between the passes);
+    the result must be bit-identical to a run whose hook reads the mask, the loss and the terms at every step."""
+    encoding = keyword_classifier.encode("the movie was excellent and the music was long")
+    seen = []
+    bare = create("marc", max_steps=steps, seed=1).explain(keyword_classifier, encoding)
+    hooked = create("marc", max_steps=steps, seed=1, progress=seen.append).explain(keyword_classifier, encoding)
+    np.testing.assert_array_equal(bare.word_scores, hooked.word_scores)
+    for key in ("steps", "stop_reason", "final_terms", "p_target_kept", "p_target_complement", "mean_mask"):
+        assert bare.provenance["details"][key] == hooked.provenance["details"][key], key
+    assert len(seen) == bare.provenance["details"]["steps"] >= 50  # the hook saw every step, checks included
+    assert seen[-1].terms == bare.provenance["details"]["final_terms"]
+
+
 def test_progress_hook_and_stop_keep_the_last_mask(keyword_classifier):
     encoding = keyword_classifier.encode("the movie was excellent and the music was long")
     seen = []

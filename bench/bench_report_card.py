@@ -1,0 +1,88 @@
+#!/usr/bin/env python
+"""Benchmark: the report card's cost per check (issue 16: "--limit 100 within 30 minutes on the 2-core CPU").
+
+Builds the card one check at a time into a fresh result store (nothing reopened) at small sizes and prints, per
+check, CPU seconds (``time.process_time``) next to wall seconds and the number of examples it ran; then
+extrapolates each check to the card's default sizes (``CardConfig()``: ``--limit 100``, 50 sanity examples, 16
+attacked, 100 known-feature). A check's cost is taken as fixed + per-example; the fixed part (loading, the chance
+band) is measured by running each check at two sizes when ``--two-sizes`` is given, else counted as per-example
+(an upper bound). CPU seconds with one torch thread bound the idle 2-core wall from above.
+
+    python bench/bench_report_card.py --model default-quick --limit 10   # the figures in docs/benchmarks.md
+    python bench/bench_report_card.py --quick                             # CardConfig.quick() sizes, a minute
+
+Explanations are kept in memory only (the disk cache would make a second run free).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import settings  # noqa: E402
+
+settings.prepare_runtime()
+
+from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods  # noqa: E402
+from explainers.cache import DEFAULT_CACHE  # noqa: E402
+from evaluation.runs.store import ResultStore  # noqa: E402
+
+SIZE_OF = {"faithfulness": "limit", "agreement": "limit", "sanity": "sanity_limit", "adversarial": "attack_limit",
+           "known_feature": "known_feature_limit", "plausibility": "plausibility_limit"}
+
+
+def measure(model: str, dataset: str, check: str, config: CardConfig, store: ResultStore) -> dict:
+    config = replace(config, checks=(check,))
+    cpu, wall = time.process_time(), time.perf_counter()
+    card = build_report_card(model, dataset, default_methods(), config=config, store=store)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"check": check, "examples": getattr(config, SIZE_OF[check]), "cpu_s": round(cpu, 1),
+            "wall_s": round(wall, 1), "errors": card["errors"],
+            "not_applicable": sorted({r["not_applicable"] for r in card["rows"] if r["not_applicable"]})}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("--model", default="default-quick")
+    parser.add_argument("--dataset", default="sst2:dev")
+    parser.add_argument("--limit", type=int, default=10, help="faithfulness/agreement, known-feature, plausibility")
+    parser.add_argument("--sanity-limit", type=int, default=5)
+    parser.add_argument("--attack-limit", type=int, default=2)
+    parser.add_argument("--checks", default=",".join(RULES))
+    parser.add_argument("--known-feature-model", default=None, help="default: the card's model (same size as the "
+                                                                    "known-feature model, for cost only)")
+    parser.add_argument("--plausibility-dataset", default="eraser-movies:validation")
+    parser.add_argument("--quick", action="store_true", help="CardConfig.quick() sizes")
+    args = parser.parse_args()
+    DEFAULT_CACHE.directory = None  # every explanation computed in this run, none read from an earlier one
+    config = CardConfig(limit=args.limit, sanity_limit=args.sanity_limit, attack_limit=args.attack_limit,
+                        known_feature_limit=args.limit, plausibility_limit=args.limit,
+                        known_feature_model=args.known_feature_model or args.model,
+                        plausibility_dataset=args.plausibility_dataset)
+    if args.quick:
+        config = CardConfig.quick(known_feature_model=config.known_feature_model,
+                                  plausibility_dataset=config.plausibility_dataset)
+    target = CardConfig()
+    store = ResultStore(Path(tempfile.mkdtemp(prefix="card-bench-")) / "results.sqlite")
+    print(f"# {args.model} on {args.dataset}, methods {', '.join(default_methods())}; load {open('/proc/loadavg').read().strip()}",
+          flush=True)
+    total = 0.0
+    for check in (c.strip() for c in args.checks.split(",") if c.strip()):
+        row = measure(args.model, args.dataset, check, config, store)
+        full = getattr(target, SIZE_OF[check])
+        row["estimate_cpu_s_at_default_sizes"] = round(row["cpu_s"] / row["examples"] * full, 0)
+        total += row["estimate_cpu_s_at_default_sizes"]
+        print(json.dumps(row), flush=True)
+    print(f"# estimate at the default sizes (per-example scaling, an upper bound): {total / 60:.1f} CPU min; "
+          f"load {open('/proc/loadavg').read().strip()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
