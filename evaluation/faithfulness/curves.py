@@ -104,6 +104,9 @@ class RemovalMetric:
     summary:   "mean" | "aopc" (sum / (bins + 1) or mean, see ``aopc_divisor``) | "auc" (trapezoid) | "point" |
                "flip" (fraction of words removed when the predicted class first changes)
     empty:     "zero": a keep-point that keeps no word counts 0 (paper 004 code); "evaluate": score the input
+    positive_only: a point removes / keeps at most the words scored > 0 (ferret's only_pos)
+    distinct_points: points that remove / keep no word or the same words as the point before are dropped, and
+               ``no_points_value`` is the value when none is left (ferret's AOPC)
     """
 
     id: str
@@ -132,6 +135,9 @@ class RemovalMetric:
     paper_target: str = "predicted"
     curve: str = ""  # name of the curve this metric summarises (metrics of one curve share it)
     convention: str = ""  # the source's convention where sources differ (sign, AOPC divisor, empty bin), in words
+    positive_only: bool = False
+    distinct_points: bool = False
+    no_points_value: float = float("nan")
 
     def points(self, n_words: int, n_units: int) -> tuple[np.ndarray, np.ndarray]:
         """(counts, x): the number of top words removed (mode remove) or kept (mode keep) per point, and the
@@ -150,6 +156,17 @@ class RemovalMetric:
         last = steps_limit(self, n_words, n_units)
         counts = np.arange(0 if self.include_start else 1, last + 1)
         return counts, counts / max(n_units, 1)
+
+    def points_for(self, n_words: int, n_units: int, n_positive: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """``points`` for one ranking whose scores have ``n_positive`` words > 0 (None: not known, e.g. a random
+        ordering), with ``positive_only`` and ``distinct_points`` applied."""
+        counts, x = self.points(n_words, n_units)
+        if self.positive_only and n_positive is not None:
+            counts = np.minimum(counts, n_positive)
+        if self.distinct_points:
+            chosen = [i for i, c in enumerate(counts) if c > 0 and (i == 0 or c not in counts[:i])]
+            counts, x = counts[chosen], x[chosen]
+        return counts, x
 
 
 def _round(value: float, how: str) -> int:
@@ -334,11 +351,13 @@ def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray,
 
 def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric],
                     orders: np.ndarray, options: RemovalOptions | dict | None = None, example=None,
-                    explanation=None, filler_options: dict | None = None) -> list[OrderResult]:
+                    explanation=None, filler_options: dict | None = None,
+                    positives: list[int | None] | None = None) -> list[OrderResult]:
     """Every metric for every ranking (rows of ``orders``); one engine call per removal operator.
 
     All keep masks of all curves of all rankings that share an operator are built first and scored in a
-    single batched ``perturbed_logits`` call.
+    single batched ``perturbed_logits`` call. ``positives``: words scored > 0 per ranking, None where unknown (random orderings), for
+    ``positive_only``.
     """
     if not isinstance(options, RemovalOptions):
         options = RemovalOptions.from_dict(options)
@@ -356,8 +375,8 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
     for operator, group in by_operator.items():
         blocks, layout = [], []
         for metric in group:
-            counts, x = metric.points(encoding.n_words, units)
             for index, order in enumerate(orders):
+                counts, x = metric.points_for(encoding.n_words, units, None if positives is None else positives[index])
                 blocks.append(keep_rows(order, counts, metric.mode))
                 layout.append((metric, index, counts, x))
         keep = np.concatenate(blocks) if blocks else np.zeros((0, encoding.n_words), dtype=bool)
@@ -372,7 +391,7 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
             scores = _score(part, target, metric.score) if len(part) else np.zeros(0)
             changed = part.argmax(axis=1) != predicted if len(part) else np.zeros(0, bool)
             value = summarize_points(metric, counts, x, scores, start, changed, units, options) if len(counts) \
-                else float("nan")
+                else metric.no_points_value
             results[index].values[metric.id] = value
             results[index].curves[metric.id] = Curve(metric.id, [float(v) for v in x], [int(c) for c in counts],
                                                      [float(s) for s in scores], start, metric.mode, metric.score)
@@ -386,8 +405,9 @@ def evaluate_scores(classifier: TextClassifier, encoding: Encoding, metrics: lis
     if not isinstance(options, RemovalOptions):
         options = RemovalOptions.from_dict(options)
     order = rank_words(scores, options.seed, options.rank_by)
+    positive = int(np.sum(np.asarray(scores, dtype=np.float64) > 0))
     return evaluate_orders(classifier, encoding, metrics, order[None, :], options, example, explanation,
-                           filler_options)[0]
+                           filler_options, positives=[positive])[0]
 
 
 def provenance(metric: RemovalMetric, options: RemovalOptions) -> dict:

@@ -13,6 +13,7 @@
 | deletion-bert  | deletion-bert-auc                                          | paper 000 s. 3.3 (DeletionBERT): same with the masked LM's top-1 word (mlm operator) |
 | insertion      | insertion-auc                                              | insert the top words one at a time into the empty input, AUC of p |
 | decision-flip  | decision-flip                                              | fraction of words removed (by importance) until the predicted class changes |
+| ferret         | comprehensiveness-ferret, sufficiency-ferret               | ferret-xai's AOPC: top 10..100 % (floor) of the words scored > 0, words deleted, repeated points dropped, mean |
 | road           | road-morf, road-lerf                                       | ROAD for text (Rong et al. 2022, adapted): MoRF / LeRF at 10..90 %, removed words imputed by the masked LM's top-1 word (mlm operator), mean p(target) |
 | faithfulness   | all of the above except DeletionBERT                        | |
 
@@ -45,6 +46,7 @@ PRESETS = {
     "insertion": "Insertion (top words inserted one at a time into the empty input, AUC)",
     "decision-flip": "Decision flip (words removed by importance until the prediction changes)",
     "road": "ROAD for text (MoRF / LeRF at 10-90 %, removed words imputed by the masked LM)",
+    "ferret": "ferret-xai AOPC (top 10-100 % of the positive words, deleted, repeated points dropped, mean)",
 }
 
 _ERASER_REF = "DeYoung et al. 2020 (ERASER), AOPC as printed (1 / (|B| + 1)); paper 004 s. 4 and code (bins " \
@@ -225,7 +227,36 @@ ROAD_METRICS: tuple[RemovalMetric, ...] = (
                     "masked LM of p(target). Higher: the unmarked words did not matter.",
         reference=_ROAD_REF),
 )
-METRICS = METRICS + ROAD_METRICS
+# ferret-xai 0.4 (evaluators/faithfulness_measures.py with utils_from_soft_to_discrete.parse_evaluator_args
+# defaults): remove_tokens=True, based_on="perc" at 10, 20, ..., 100 % (int(p n)), only_pos=True,
+# remove_first_last=True; a threshold whose rationale equals the previous one is left out of the mean; with no
+# threshold left comprehensiveness is 0 and sufficiency 1. ferret counts sub-word tokens and decodes and
+# re-tokenizes; here the unit is the word and removal is on token ids.
+FERRET_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
+_FERRET_REF = "ferret-xai 0.4 AOPC_Comprehensiveness_Evaluation / AOPC_Sufficiency_Evaluation with its default " \
+              "evaluator arguments (Attanasio et al. 2023)"
+CONVENTION_FERRET = "only words scored > 0 (only_pos); a point equal to the one before is dropped; mean"
+FERRET_METRICS: tuple[RemovalMetric, ...] = (
+    RemovalMetric(
+        id="comprehensiveness-ferret", label="Comprehensiveness (AOPC, ferret)", preset="ferret",
+        preset_label=PRESETS["ferret"], higher_is_better=True, range=(-1.0, 1.0), operator="delete", mode="remove",
+        fractions=FERRET_THRESHOLDS, rounding="floor", summary="mean", positive_only=True, distinct_points=True,
+        no_points_value=0.0, curve="comprehensiveness", convention=CONVENTION_FERRET,
+        description="Mean over 10, 20, ..., 100 % of p(target | x) - p(target | x without its top int(p n) words "
+                    "scored > 0), words deleted, repeated points left out; 0 when no word is scored > 0. Higher is "
+                    "better.",
+        reference=_FERRET_REF),
+    RemovalMetric(
+        id="sufficiency-ferret", label="Sufficiency (AOPC, ferret)", preset="ferret", preset_label=PRESETS["ferret"],
+        higher_is_better=False, range=(-1.0, 1.0), operator="delete", mode="keep", fractions=FERRET_THRESHOLDS,
+        rounding="floor", summary="mean", positive_only=True, distinct_points=True, no_points_value=1.0,
+        curve="sufficiency", convention=CONVENTION_FERRET,
+        description="Mean over 10, 20, ..., 100 % of p(target | x) - p(target | only its top int(p n) words scored "
+                    "> 0), the rest deleted, repeated points left out; 1 when no word is scored > 0 (ferret). Lower "
+                    "is better.",
+        reference=_FERRET_REF),
+)
+METRICS = METRICS + ROAD_METRICS + FERRET_METRICS
 BY_ID = {m.id: m for m in METRICS}
 
 
@@ -316,6 +347,7 @@ EVALUATOR_METRICS = {
     "insertion": ("insertion-auc",),
     "decision-flip": ("decision-flip",),
     "road": ("road-morf", "road-lerf"),
+    "ferret": ("comprehensiveness-ferret", "sufficiency-ferret"),
 }
 GROUP = "faithfulness"
 

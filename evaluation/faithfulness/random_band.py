@@ -100,8 +100,9 @@ def methods_and_random(classifier, encoding, metrics: list[RemovalMetric], metho
     ranked = [rank_words(scores, options.seed, options.rank_by) for scores in method_scores.values()]
     orders = np.vstack(ranked + [random_orders(encoding.n_words, n, seed)]) if ranked or n else \
         np.zeros((0, encoding.n_words), dtype=int)
+    positives = [int(np.sum(np.asarray(s, dtype=np.float64) > 0)) for s in method_scores.values()] + [None] * n
     results = evaluate_orders(classifier, encoding, metrics, orders, options, example, explanation,
-                              filler_options) if len(orders) else []
+                              filler_options, positives=positives) if len(orders) else []
     per_method = dict(zip(method_scores, results[:len(ranked)]))
     shuffled = results[len(ranked):]
     baseline = RandomBaseline(n=n, seed=seed)

@@ -1,5 +1,5 @@
 """One file per explanation method, named after its registry id; importing this package registers them all."""
 from explainers.methods import (aml, attention, attention_rollout, deeplift, ensemble, gradient_shap,  # noqa: F401
                                 input_marginalization, input_x_gradient, integrated_gradients, kernel_shap,
-                                leave_one_out, leave_one_out_fill, lime, lime_bert, marc, occlusion, random, saliency,
-                                shapley_sampling, smoothgrad)
+                                leave_one_out, leave_one_out_fill, lime, lime_bert, marc, occlusion, partition_shap, random,
+                                saliency, shapley_sampling, smoothgrad)

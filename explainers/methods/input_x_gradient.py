@@ -32,7 +32,8 @@ class InputXGradient(Explainer):
         output: str = param("logit", "Output differentiated", choices=OUTPUTS)
 
     presets = {"paper-003": {"absolute": False, "output": "logit"}, "paper-001": {"absolute": False, "output": "logit"},
-               "paper-001-code": {"absolute": True, "output": "logit"}}
+               "paper-001-code": {"absolute": True, "output": "logit"},
+               "ferret": {"absolute": False, "output": "logit"}}  # ferret-xai "Gradient (x Input)"
 
     def is_signed(self) -> bool:
         return not self.params.absolute

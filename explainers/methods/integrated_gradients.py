@@ -4,21 +4,38 @@ IG_i = (x_i - b_i) . mean over the path of df/dx_i (Sundararajan et al. 2017). C
 over all tokens (special tokens included) equals f(x) - f(b) up to the convergence delta.
 Presets: paper 001 (Eq. 2: zero baseline, right Riemann sum, 50 steps, signed as the paper writes it),
 paper-001-code (the same with |.|, as paper 001's reference code returns it; seeds-000-001.md 001.2), paper 003
-([PAD] baseline with special tokens kept, Gauss-Legendre, 50 steps, signed).
+([PAD] baseline with special tokens kept, Gauss-Legendre, 50 steps, signed), ferret (ferret-xai's "Integrated Gradient (x Input)": [CLS] [PAD]... [SEP], Gauss-Legendre, 50 steps,
+logit, signed sum over the hidden units) and ferret-plain (its "Integrated Gradient": the path-averaged gradient
+not multiplied by x - b, Captum's ``multiply_by_inputs=False``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from captum.attr import IntegratedGradients as CaptumIntegratedGradients
+
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
-from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS
+from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
 from explainers.params import param
 from explainers.registry import register
 from explainers.shared_passes import SharedPass, ig_pass, ig_settings
 
 RULES = ("gausslegendre", "riemann_right", "riemann_left", "riemann_middle", "riemann_trapezoid")
 DELTA_WARNING = 0.05  # relative to |f(x) - f(b)|
+
+
+def plain_integrated_gradients(classifier, encoding, target, p) -> Attribution:
+    """The path-averaged gradient not multiplied by x - b (Captum multiply_by_inputs=False), summed over the hidden
+    units (ferret's "Integrated Gradient")."""
+    forward, embeddings = embedding_function(classifier, encoding, p.output)
+    baseline = baseline_embeddings(classifier, encoding, p.baseline)
+    attribution = CaptumIntegratedGradients(forward, multiply_by_inputs=False).attribute(
+        embeddings, baselines=baseline, target=target, n_steps=p.n_steps, method=p.method,
+        internal_batch_size=p.internal_batch_size)
+    scores = attribution[0].sum(dim=-1).detach()
+    return Attribution(token_scores=(scores.abs() if p.absolute else scores).cpu().numpy(),
+                       baseline=BASELINE_LABELS[p.baseline], details={"multiplied_by_inputs": False})
 
 
 @register
@@ -41,6 +58,9 @@ class IntegratedGradients(Explainer):
         output: str = param("logit", "Output differentiated", choices=OUTPUTS)
         absolute: bool = param(False, "Absolute value", "Return |score| as paper 001's code does (its Eq. 2 is "
                                "signed).")
+        multiply_by_inputs: bool = param(True, "Multiply by input - baseline", "Off: the path-averaged gradient "
+                                         "alone (Captum multiply_by_inputs=False, ferret's plain IG); no "
+                                         "completeness then.")
         internal_batch_size: int = param(25, "Batch size for the path", "Path points per forward pass.", min=1,
                                          max=1000)
 
@@ -48,6 +68,9 @@ class IntegratedGradients(Explainer):
         "paper-003": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False},
         "paper-001": {"n_steps": 50, "method": "riemann_right", "baseline": "zero", "absolute": False},
         "paper-001-code": {"n_steps": 50, "method": "riemann_right", "baseline": "zero", "absolute": True},
+        "ferret": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False, "output": "logit"},
+        "ferret-plain": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False,
+                         "output": "logit", "multiply_by_inputs": False},
     }
 
     def is_signed(self) -> bool:
@@ -56,11 +79,13 @@ class IntegratedGradients(Explainer):
     def estimate_passes(self, encoding):
         return self.params.n_steps + 2, self.params.n_steps
 
-    def shared_pass(self) -> SharedPass:  # signed and absolute variants from one path
-        return ig_settings(self.params)
+    def shared_pass(self) -> SharedPass | None:  # signed and absolute variants from one path
+        return ig_settings(self.params) if self.params.multiply_by_inputs else None
 
     def attribute(self, classifier, encoding, target):
         p = self.params
+        if not p.multiply_by_inputs:  # no completeness, so no convergence delta, and no pass to share
+            return plain_integrated_gradients(classifier, encoding, target, p)
         path = ig_pass(classifier, encoding, target, p)  # Captum's IntegratedGradients, and f(x), f(b)
         scores = path.attribution[0].sum(dim=-1)
         f_input, gap, delta = path.f_input, path.gap, path.delta

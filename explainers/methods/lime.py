@@ -12,6 +12,10 @@ go through the shared perturbation engine. Two presets follow the papers:
 - paper 003 (section 2.2.2.2 and its code): 200 samples, each word kept with probability 0.5 (Captum's
   default), Captum's exponential kernel exp(-d^2 / (2 w^2)) on cosine distance with w = 1, Lasso alpha 0.01,
   words replaced by [MASK], the target's logit explained.
+- ferret (ferret-xai 0.4 ``explainers/lime.py``, the ``lime`` package's text explainer on token ids): min(n_tokens^2,
+  5000) samples, n_tokens counting [CLS] and [SEP]; the package's sampling, kernel (width 25) and Ridge; removed
+  tokens become [MASK]; the target's probability. (ferret's features are sub-word tokens, [CLS] and [SEP]
+  included; here they are words.)
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from explainers.seeding import seed_param, seeded
 SAMPLINGS = ("bernoulli", "uniform-count")
 KERNELS = ("captum-exp", "lime-text")
 SURROGATES = ("lasso", "ridge", "linear")
+SAMPLE_COUNTS = ("fixed", "tokens-squared")
 
 
 def cosine_distance(original: torch.Tensor, perturbed: torch.Tensor) -> float:
@@ -72,15 +77,24 @@ def surrogate_model(kind: str, alpha: float):
     return SkLearnLinearRegression()
 
 
+def sample_count(p, encoding) -> int:
+    """``n_samples``, or with ``sample_count`` tokens-squared min(n_tokens^2, n_samples) (ferret: n_tokens with
+    [CLS] and [SEP], capped at 5,000)."""
+    if getattr(p, "sample_count", "fixed") == "tokens-squared":
+        return min(encoding.n_tokens ** 2, p.n_samples)
+    return p.n_samples
+
+
 def fit_lime(forward, encoding, p) -> torch.Tensor:
     """Captum's LIME over the words of ``encoding`` with the sampler, surrogate and kernel of params ``p``, all
     samples in one batch, seeded (shared by LIME and LIME-BERT: they differ only in the forward)."""
     perturb = uniform_count_sampler if p.sampling == "uniform-count" else None
     lime = CaptumLime(forward, interpretable_model=surrogate_model(p.surrogate, p.alpha),
                       similarity_func=kernel_function(p.kernel, p.kernel_width), perturb_func=perturb)
+    n_samples = sample_count(p, encoding)
     with seeded(p.seed):
-        return lime.attribute(word_input(encoding), baselines=0.0, n_samples=p.n_samples,
-                              perturbations_per_eval=p.n_samples)
+        return lime.attribute(word_input(encoding), baselines=0.0, n_samples=n_samples,
+                              perturbations_per_eval=n_samples)
 
 
 @register
@@ -111,16 +125,21 @@ class LimeExplainer(Explainer):
         operator: str = operator_param("mask")
         score: str = score_param("logit")
         seed: int = seed_param("samples")
+        sample_count: str = param("fixed", "Sample count", "fixed: n_samples; tokens-squared: min(n_tokens^2, "
+                                  "n_samples) with [CLS] and [SEP] counted (ferret).", choices=SAMPLE_COUNTS)
 
     presets = {
         "paper-003": {"n_samples": 200, "sampling": "bernoulli", "kernel": "captum-exp", "kernel_width": 1.0,
                       "surrogate": "lasso", "alpha": 0.01, "operator": "mask", "score": "logit"},
         "paper-000": {"n_samples": 1000, "sampling": "uniform-count", "kernel": "lime-text", "kernel_width": 25.0,
                       "surrogate": "ridge", "alpha": 1.0, "operator": "delete", "score": "probability"},
+        "ferret": {"n_samples": 5000, "sample_count": "tokens-squared", "sampling": "uniform-count",
+                   "kernel": "lime-text", "kernel_width": 25.0, "surrogate": "ridge", "alpha": 1.0, "operator": "mask",
+                   "score": "probability"},
     }
 
     def estimate_passes(self, encoding):
-        return self.params.n_samples + 1, 0
+        return sample_count(self.params, encoding) + 1, 0
 
     def attribute(self, classifier, encoding, target):
         p = self.params
@@ -132,4 +151,4 @@ class LimeExplainer(Explainer):
                             "lower alpha or use the ridge surrogate.")
         return Attribution(word_scores=scores[0].double().numpy(), warnings=warnings,
                            baseline=f"words removed by {operator_label(p.operator)}",
-                           details={**forward.details(), "samples": p.n_samples, "surrogate": p.surrogate})
+                           details={**forward.details(), "samples": sample_count(p, encoding), "surrogate": p.surrogate})

@@ -66,6 +66,8 @@ class Saliency(Explainer):
         "paper-001": {"reduction": "onehot-l2", "output": "logit"},
         "paper-003": {"reduction": "sum", "output": "logit"},
         "paper-002-n": {"reduction": "l1", "output": "probability"},
+        # ferret-xai "Gradient": Captum Saliency's default abs=True, summed over the hidden units = L1 of the logit's
+        "ferret": {"reduction": "l1", "output": "logit"},
     }
 
     def is_signed(self) -> bool:
