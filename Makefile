@@ -18,7 +18,7 @@ endif
 
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: run dev test bench prepare prepare-mlm chromium clean-venv
+.PHONY: run dev test bench bench-ferret prepare prepare-mlm chromium clean-venv
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ test: $(VENV)/.installed-test chromium
 
 bench: $(VENV)/.installed prepare
 	$(PY) bench/run_all.py $(if $(filter 1,$(QUICK)),--quick,)
+
+# Head-to-head with ferret-xai in the same run (issue 19): ferret lives in its own .venv-ferret (its pins
+# conflict with the app's); the app and the tests never need it.
+bench-ferret: $(VENV)/.installed prepare
+	bash bench/ferret/setup.sh
+	$(PY) bench/bench_ferret.py $(if $(filter 1,$(QUICK)),--quick,)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -35,7 +35,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FERRET_PYTHON = ROOT / ".venv-ferret" / "bin" / "python"
-MODEL = Path(os.environ.get("EXWB_HOME", Path.home() / ".cache" / "explanation-workbench")) / "models" / "default"
 # (ferret's explainer name, this project's "method:preset", compared on "tokens" or "words")
 PAIRS = (
     ("Partition SHAP", "partition_shap:ferret", "words"),
@@ -176,6 +175,13 @@ def run_side(tool: str, sentences_path: str, threads: int, profile: bool) -> tup
     return json.loads(Path(out).read_text()), spawn_wall
 
 
+def prepared_default() -> Path | None:
+    """The folder of the prepared ``default`` model: ferret's side loads it with transformers 4 from there."""
+    sys.path.insert(0, str(ROOT))
+    from models.prepare import find_prepared  # the project's own lookup (its folder name carries a hash)
+    return find_prepared("default")
+
+
 def sentences(count: int) -> list[str]:
     sys.path.insert(0, str(ROOT))
     from corpora import load_dataset  # the project's loader (no torch); the parent needs nothing else
@@ -197,11 +203,12 @@ def main() -> None:
         return
     if not FERRET_PYTHON.exists():
         sys.exit("No .venv-ferret: run `bash bench/ferret/setup.sh` (or `make bench-ferret`) first.")
-    if not (MODEL / "config.json").exists():
-        sys.exit(f"No prepared default model in {MODEL}: run `python cli.py prepare` first.")
+    model = prepared_default()
+    if model is None:
+        sys.exit("No prepared default model: run `python cli.py prepare` (or `make prepare`) first.")
     count, rounds = (3, 1) if args.quick else (args.sentences, args.rounds)
     job = tempfile.NamedTemporaryFile(suffix=".json", delete=False, mode="w")
-    json.dump({"model": str(MODEL), "sentences": sentences(count)}, job)
+    json.dump({"model": str(model), "sentences": sentences(count)}, job)
     job.close()
     runs = {"ferret": [], "ours": []}
     for _ in range(rounds):
