@@ -32,6 +32,7 @@ from evaluation.faithfulness.perturbation_shift import SCHEMES, accuracy_drop
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
+from evaluation.faithfulness.f_fidelity import FFidOptions
 
 from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_specs,
                              print_json, schema_values, write_out)
@@ -56,7 +57,7 @@ def add_parser(subparsers) -> None:
     add_schema_flags(parser, RemovalOptions, skip=("exclude_special",))
     parser.add_argument("--count-special", action="store_true",  # = exclude_special false, said positively
                         help=help_text("count [CLS]/[SEP] in the fractions (papers 003/004); default: words only"))
-    for options_class in MEASURE_OPTIONS.values():  # NAOPC's search, soft masks (named by their measure)
+    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions):  # NAOPC's search, soft masks, F-Fidelity
         add_schema_flags(parser, options_class)
     parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
                         help="settings of the plausibility metrics from a paper (the flags below override them)")
@@ -87,7 +88,7 @@ def run_options(args) -> dict:
     options = {"target": run.target, "operator": removal.operator, "exclude_special": removal.exclude_special,
                "seed": run.seed, "random_orderings": run.random_orderings}
     options.update({k: given[k] for k in ("rank_by", "aopc_divisor") if k in given})
-    for options_class in MEASURE_OPTIONS.values():
+    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions):
         options.update(schema_values(args, options_class))
     plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
     if args.plausibility_preset or plausibility:

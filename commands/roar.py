@@ -6,6 +6,9 @@
     python cli.py roar --preset paper-001 --executor ray --ray-address auto   # the paper's protocol: hours
     python cli.py roar ... --estimate          # retrains and time, then exit
     python cli.py roar ... --out study.csv     # the accuracy curves (.json: curves, scores and p-values)
+    python cli.py roar --preset paper-001-one-token   # paper 001 App. F: one word per step, recursively
+    python cli.py roar --step-tokens 1 --measures loo # the same exact 'count' strategy for any study
+    python cli.py roar --synthetic --seeds 5   # paper 001 s. 3.3: ROAR vs Recursive ROAR vs ground truth
     python cli.py roar --list                  # stored studies
     python cli.py roar --export RUN_ID --out study.json ; python cli.py roar --import study.json
 
@@ -24,6 +27,7 @@ from explainers import ParamError
 from explainers.params import options_from, schema
 from evaluation.roar import scores as roar_scores
 from evaluation.roar.measures import SETTINGS
+from evaluation.roar.synthetic import synthetic_study
 from evaluation.roar.study import FULL_RATIOS, KIND, PRESETS, StudyConfig, build_config, estimate, prepare_study, \
     roar_cell
 from evaluation.roar.training import Variant
@@ -60,6 +64,15 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--ratios", default=None, help=help_text("masking percentages, e.g. 10,20,30 (default 10..90; "
                                                                  "the 0 % and 100 % models are added as shared "
                                                                  "anchors)"))
+    parser.add_argument("--step-tokens", type=int, default=None, metavar="K",
+                        help=help_text("remove exactly K more words per step, recursively (paper 001 App. F, the "
+                                       "'count' strategy; K = 1 is the exact Recursive ROAR): steps K, 2K, ..., 10K "
+                                       "words (or --ratios as word counts), Recursive ROAR unless --mode says "
+                                       "otherwise, no 0 % / 100 % anchors"))
+    parser.add_argument("--synthetic", action="store_true",
+                        help=help_text("paper 001 s. 3.3 instead of a study: the synthetic redundant-feature problem, "
+                                       "ROAR vs Recursive ROAR vs ground truth vs worst case over --seeds drawn "
+                                       "problems (default 5), and the paper's Fig. 3 statements checked"))
     parser.add_argument("--seeds", default=None, help="a number of seeds (3 = seeds 0,1,2) or a list '0,4,7' "
                                                       "(default 3 on a CPU, 5 on a GPU)")
     add_schema_flags(parser, StudyConfig)
@@ -104,6 +117,12 @@ def config_from_args(args):
     measures = args.measures.split(",") if args.measures else list(preset.get("measures", DEFAULT_MEASURES))
     _, overrides = parse_method_options(None, args.param)
     ratios = parse_ratios(args.ratios)
+    if args.step_tokens is not None:
+        if args.step_tokens < 1:
+            raise ParamError(f"--step-tokens must be 1 or more words; got {args.step_tokens}.")
+        study = {"mode": "recursive", "anchors": False, **study, "count_rule": "tokens"}
+        if ratios is None:
+            ratios = [args.step_tokens * i for i in range(1, 11)]
     seeds = parse_seeds(args.seeds, name="--seeds", count=True) if args.seeds is not None else None
     return build_config(
         model=args.model, dataset=args.dataset, train_data=args.train_data, test_data=args.test_data,
@@ -183,8 +202,43 @@ def show(data: dict, args, out: Path | None) -> None:
         print_report(data)
 
 
+def synthetic_table(data: dict) -> pd.DataFrame:
+    """The synthetic study's per-seed curves (the CSV form of ``--out``)."""
+    return pd.DataFrame(data["rows"], columns=["seed", "strategy", "removed", "accuracy"])
+
+
+def print_synthetic(data: dict) -> None:
+    print(f"Paper 001 s. 3.3 synthetic problem: {data['problem']['n_features']} features, "
+          f"{data['problem']['n_informative']} informative and redundant; importance = |linear weights|; "
+          f"{len(data['seeds'])} drawn problems (seeds {', '.join(map(str, data['seeds']))})")
+    print("\ntest accuracy after k features removed (mean over seeds)")
+    n = len(next(iter(data["curves"].values())))
+    print(f"{'strategy':14s}" + "".join(f"{k:>6d}" for k in range(n)))
+    for strategy, curve in data["curves"].items():
+        print(f"{strategy:14s}" + "".join(f"{a:6.3f}" for a in curve))
+    print("\npaper 001 Fig. 3 says            | ours")
+    for check in data["checks"]:
+        values = ", ".join(f"{v:+.4f}" for v in check["per_seed"])
+        print(f"  {check['claim']}: holds on {check['holds_on']}/{check['seeds']} seeds ({check['measured']}: "
+              f"{values})")
+
+
+def handle_synthetic(args, out) -> int:
+    seeds = parse_seeds(args.seeds, name="--seeds", count=True) if args.seeds is not None else (0, 1, 2, 3, 4)
+    data = synthetic_study(seeds)
+    if out:
+        write_out(out, data, synthetic_table(data))
+    if args.json:
+        print_json(data)
+    else:
+        print_synthetic(data)
+    return 0
+
+
 def handle(args) -> int:
     out = check_out(args.out, (".json",) if args.export else (".csv", ".json"))
+    if args.synthetic:
+        return handle_synthetic(args, out)
     store = _store(args)
     if args.list:
         for run in store.list_runs(KIND):

@@ -24,6 +24,8 @@ from models.errors import ModelError
 COUNT_RULES = {
     "floor": "int(r x eligible words), paper 001 (code, 'quantile' strategy)",
     "ceil": "max(1, ceil((n - 1) x r)) words, paper 000 (code)",
+    "tokens": "the ratios are numbers of words: step r removes exactly r words in total, one more per step with "
+              "ratios 1, 2, 3, ... (paper 001 App. F, the exact 'count' strategy)",
 }
 RANKINGS = {"signed": "largest signed score first (paper 000; equal to paper 001 for its unsigned measures)",
             "absolute": "largest |score| first"}
@@ -57,6 +59,14 @@ def words_to_remove(n_eligible: int, ratio: float, rule: str = "floor") -> int:
     else:
         raise ValueError(f"unknown count rule '{rule}'; use {', '.join(COUNT_RULES)}")
     return min(count, n_eligible)
+
+
+def count_at(n_eligible: int, value: float, rule: str = "floor") -> int:
+    """Words removed at one point of a study: ``value`` percent of the eligible words by ``rule``, or with the
+    "tokens" rule ``value`` words (all of them when the input has fewer)."""
+    if rule == "tokens":
+        return min(int(value), max(0, n_eligible))
+    return words_to_remove(n_eligible, value / 100.0, rule)
 
 
 def eligible_words(encoding: Encoding, segments: str = "first") -> np.ndarray:

@@ -35,8 +35,8 @@ from models.errors import ModelError, UserFacingError
 from evaluation import targets
 from evaluation.roar import artifacts as artifacts
 from evaluation.runs.jobs import JOBS, Cell, Progress, RunSummary, run_cells, stop_requested
-from evaluation.roar.masking import (COUNT_RULES, RANKINGS, SEGMENTS, check_operator, eligible_words, masked_batch,
-                           masked_encoding, scores_on_original, select_removed, words_to_remove)
+from evaluation.roar.masking import (COUNT_RULES, RANKINGS, SEGMENTS, check_operator, count_at, eligible_words,
+                                    masked_batch, masked_encoding, scores_on_original, select_removed)
 from evaluation.roar.measures import SETTINGS, Measure, importance_scores, random_measure, resolve_measure
 from evaluation.roar.training import HEAD_FORWARD, TRAINABLE, Variant, retrain_and_evaluate, start_model, trainable_names
 from evaluation.runs.store import ResultStore
@@ -93,6 +93,8 @@ class StudyConfig:
         if not self.ratios or any(not 0 < r < 100 for r in self.ratios) or list(self.ratios) != sorted(set(self.ratios)):
             problems.append("ratios must be increasing percentages strictly between 0 and 100 (0 % and 100 % are "
                             "the shared anchor models)")
+        if self.count_rule == "tokens" and any(float(r) != int(r) for r in self.ratios):
+            problems.append("with the 'tokens' count rule the ratios are numbers of words (1, 2, 3, ...)")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds) or any(s < 0 for s in self.seeds):
             problems.append("seeds must be distinct non-negative integers")
         if problems:
@@ -154,6 +156,9 @@ _PAPER_000_MASKING = {"measures": ("loo", "lime"), "ratios": (10, 20, 30), "seed
 _PAPER_001_MASKING = {"measures": ("attention", "gradient", "ixg", "ig"), "ratios": FULL_RATIOS,
                       "seeds": (0, 1, 2, 3, 4), "mode": "both", "operator": "mask", "target": "gold",
                       "count_rule": "floor", "settings": "paper"}
+# Paper 001 App. F (Fig. 7): the exact Recursive ROAR masks one token per step, up to 10 tokens ("count" strategy);
+# the 0 % / 100 % anchors are not on that axis, so the score is normalized by random at 10 words.
+_ONE_TOKEN = {"ratios": tuple(range(1, 11)), "count_rule": "tokens", "mode": "recursive", "anchors": False}
 PRESETS = {
     "cpu-small": {"description": "the small CPU study: ROAR at 10/20/30 %, 1 seed, frozen encoder + head, "
                                  "300 training / 200 test sentences, cheap measure settings",
@@ -180,6 +185,11 @@ PRESETS = {
                                  "pre-trained encoder on every training example (3 epochs, AdamW lr 2e-5, warm-up "
                                  "0.06, batch 16), every test example: hours on a CPU",
                   **_PAPER_001_MASKING, **_PAPER_001_TRAINING},
+    "paper-001-one-token": {"description": "paper 001 App. F: Recursive ROAR removing exactly one word per step "
+                                           "(1..10 words, importance recomputed by the previous step's model), "
+                                           "[MASK], gold label, 5 seeds; a new head on the frozen encoder, 300 / 200 "
+                                           "sentences (quick)",
+                            **_PAPER_001_MASKING, **_ONE_TOKEN, **_QUICK},
 }
 
 
@@ -326,7 +336,7 @@ def _select(config: StudyConfig, data: StudyData, scores: dict, ratio: float, pr
     for split in SPLITS:
         rows = []
         for i, eligible in enumerate(data.eligible[split]):
-            count = words_to_remove(int(eligible.sum()), ratio / 100.0, config.count_rule)
+            count = count_at(int(eligible.sum()), ratio, config.count_rule)
             before = None if previous is None else previous[split][i]
             rows.append(select_removed(scores[split][i], eligible, before, count, config.rank_by))
         out[split] = rows
