@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui.views import heatmaps
 
-from ui.views import faithfulness, faithfulness_measures
+from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures
 
 from ui.widgets import method_run, sidebar
 
@@ -31,6 +31,7 @@ input_tab, bias_tab, dataset_tab, known_tab = st.tabs(["This input", "Bias matri
 with input_tab:
     faithfulness.input_section(classifier, encoding, explanations, config, selection)
     faithfulness_measures.measures_section(classifier, encoding, explanations, config, selection)
+    faithfulness_ffid.ffid_section(classifier, encoding, explanations, config, selection)
 with bias_tab:
     faithfulness.bias_section(classifier, encoding, explanations, config, selection)
 with dataset_tab:

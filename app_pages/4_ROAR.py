@@ -10,7 +10,7 @@ selection = sidebar.render()
 roar.banner()
 store = ResultStore()
 
-new_tab, studies_tab = st.tabs(["New study", "Studies and results"])
+new_tab, studies_tab, synthetic_tab = st.tabs(["New study", "Studies and results", "Synthetic check (paper 001)"])
 with new_tab:
     if selection is None:
         st.info("Pick a prepared model in the sidebar to start a study (stored studies are under 'Studies').")
@@ -34,3 +34,5 @@ with studies_tab:
     if run_id is not None:
         roar.results(store, run_id)
     roar.import_panel(store)
+with synthetic_tab:
+    roar.synthetic_section()

@@ -26,7 +26,9 @@ from explainers import REGISTRY, ParamError, label_for
 from explainers.params import coerce
 from models import UserFacingError
 
+from evaluation.roar.synthetic import STRATEGIES, synthetic_study
 from ui.figures.common import band_trace, rgba
+from ui.figures.roar_synthetic import synthetic_figure
 from ui.widgets.method_card import method_card
 from ui.widgets.bands import band_picker
 from ui.widgets.controls import schema_controls
@@ -39,7 +41,8 @@ log = logging.getLogger(__name__)
 
 RUN_KEY = "roar:run"
 DEFAULT_MEASURES = ("integrated_gradients", "lime", "leave_one_out", "attention")
-RATIO_CHOICES = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS, "custom": None}
+RATIO_CHOICES = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS,
+                 "paper 001 App. F: 1 ... 10 words (count rule 'tokens')": tuple(range(1, 11)), "custom": None}
 OPERATOR_CHOICES = {"mask": "[MASK] (paper 001)", "delete": "delete (paper 000)", "mlm": "masked-LM fill (ROAR-BERT)",
                     "unk": "[UNK]", "pad": "[PAD]"}
 STUDY_LABELS = {"mode": MODES, "target": TARGETS, "count_rule": COUNT_RULES, "rank_by": RANKINGS, "segments": SEGMENTS,
@@ -82,10 +85,11 @@ def settings_controls(model: str) -> dict | None:
                             help="cheap: IG 10 steps, LIME 50 samples (CPU); paper: the papers' presets")
         c1, c2 = st.columns(2)
         ratio_names = list(RATIO_CHOICES)
-        default_ratio = 0 if tuple(chosen["ratios"]) == (10, 20, 30) else 1
+        default_ratio = next((i for i, r in enumerate(RATIO_CHOICES.values()) if r == tuple(chosen["ratios"])), 1)
         ratio_choice = c1.selectbox("Masking ratios", ratio_names, index=default_ratio, key=f"roar-ratios-{preset}")
         custom = c1.text_input("Custom ratios (%)", "10, 20, 30", key="roar-ratios-custom",
-                               help="used when 'custom' is chosen; 0 % and 100 % are added as shared anchors")
+                               help="used when 'custom' is chosen; 0 % and 100 % are added as shared anchors; with "
+                                    "the count rule 'tokens' the values are numbers of words")
         seeds = int(c2.number_input("Seeds", 1, 20, len(chosen["seeds"]), key=f"roar-seeds-{preset}",
                                     help="the issue's default: 3 on a CPU, 5 on a GPU"))
         # the study's and the retraining's options, from their param() schemas (the preset fills them in)
@@ -226,9 +230,11 @@ def import_panel(store: ResultStore) -> None:
 
 # ----- results -------------------------------------------------------------------------------------------------
 def curve_figure(curves: pd.DataFrame, metric: str, floor: float | None, labels: dict[str, str] | None = None,
-                 bands: list[str] | None = None) -> go.Figure:
+                 bands: list[str] | None = None, in_words: bool = False) -> go.Figure:
     """Mean curves (named by ``labels``) with the 95 % CI ribbons of the measures in ``bands`` (all when None),
-    ROAR and Recursive ROAR side by side, the 100 %-masked floor dashed."""
+    ROAR and Recursive ROAR side by side, the 100 %-masked floor dashed; ``in_words``: the x values are numbers of
+    words (the 'tokens' count rule), not percentages."""
+    unit = " words" if in_words else " %"
     labels = labels or {}
     modes = [m for m in ("roar", "recursive") if (curves["mode"] == m).any()]
     figure = make_subplots(rows=1, cols=len(modes), shared_yaxes=True, subplot_titles=[MODE_TITLES[m] for m in modes],
@@ -249,13 +255,13 @@ def curve_figure(curves: pd.DataFrame, metric: str, floor: float | None, labels:
                 x=list(data["ratio"]), y=list(data["mean"]), mode="lines+markers", name=name, legendgroup=measure,
                 showlegend=col == 1, line=dict(color=colour, dash="dash" if measure == "random" else "solid"),
                 customdata=list(zip(data["low"], data["high"], data["n"])),
-                hovertemplate=f"{html.escape(name)}<br>%{{x:g}} % masked<br>{metric} %{{y:.3f}} "
+                hovertemplate=f"{html.escape(name)}<br>%{{x:g}}{unit} masked<br>{metric} %{{y:.3f}} "
                               f"[%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}], %{{customdata[2]}} seeds<extra></extra>"),
                 row=1, col=col)
         if floor is not None:
             figure.add_hline(y=floor, line=dict(color="black", dash="dot", width=1), row=1, col=col,
                              annotation_text="100 % masked" if col == 1 else None)
-        figure.update_xaxes(title_text="% of words masked", row=1, col=col)
+        figure.update_xaxes(title_text="words masked" if in_words else "% of words masked", row=1, col=col)
     figure.update_yaxes(title_text=roar_scores.METRICS[metric], row=1, col=1)
     figure.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
     return figure
@@ -303,8 +309,13 @@ def results(store: ResultStore, run_id: str) -> None:
         st.caption("The curves appear once a measure's first cells and the anchors have finished.")
     else:
         bands = band_picker(list(dict.fromkeys(curves["measure"])), f"roar-bands-{run_id}", labels)
-        st.plotly_chart(curve_figure(curves, metric, floor, labels, bands), key=f"roar-curves-{run_id}-{metric}",
-                        width="stretch")
+        in_words = config["count_rule"] == "tokens"
+        st.plotly_chart(curve_figure(curves, metric, floor, labels, bands, in_words),
+                        key=f"roar-curves-{run_id}-{metric}", width="stretch")
+        if in_words:
+            st.caption("Count rule 'tokens' (paper 001 App. F): step k removes exactly k words, one more per step, "
+                       "importance recomputed by the previous step's model; the score is normalized by random at "
+                       "the last step (there are no 0 % / 100 % anchors on this axis).")
         st.caption("Mean over seeds with a 95 % confidence ribbon (t-interval in logit space, paper 001). Lower than "
                    "random = the measure found words the task needs. Dotted: the 100 %-masked floor (dataset bias: "
                    "class prior, length).")
@@ -342,7 +353,8 @@ def results(store: ResultStore, run_id: str) -> None:
         with st.expander("Masked test sentences (what the retrained model saw)"):
             for cell in examples[:6]:
                 name = labels.get(cell["measure"]) or cell["measure"]
-                st.markdown(f"**{name}** · {cell['ratio']:g} % · {cell['kind']} step {cell['step']} · "
+                unit = " words" if config["count_rule"] == "tokens" else " %"
+                st.markdown(f"**{name}** · {cell['ratio']:g}{unit} · {cell['kind']} step {cell['step']} · "
                             f"seed {cell['seed']}")
                 for example in cell["examples"][:2]:
                     st.markdown(_masked_html(example), unsafe_allow_html=True)
@@ -357,3 +369,31 @@ def results(store: ResultStore, run_id: str) -> None:
                        f"{run_id}-curves.csv", "text/csv", key=f"roar-csv-{run_id}")
     c2.download_button("Download the study (JSON, re-importable)", json.dumps(store.export_run(run_id), default=str),
                        f"{run_id}.json", "application/json", key=f"roar-json-{run_id}")
+
+
+# ----- paper 001 s. 3.3: the synthetic problem ---------------------------------------------------------------------
+@st.cache_data(show_spinner="Fitting the synthetic problem ...", max_entries=8)
+def _synthetic(seeds: int) -> dict:
+    return synthetic_study(tuple(range(seeds)))
+
+
+def synthetic_section() -> None:
+    """ROAR vs Recursive ROAR vs ground truth on paper 001's redundant-feature problem (numbers from
+    evaluation/roar/synthetic.py), the figure, the paper's statements checked, exports."""
+    st.markdown("##### Does Recursive ROAR find redundant features? (paper 001 s. 3.3, Fig. 3)")
+    method_card("roar-synthetic", popover=True, label="About this experiment")
+    seeds = int(st.number_input("Drawn problems (seeds)", 1, 50, 5, key="roar-synthetic-seeds",
+                                help="each seed draws a new a, d and data set (5,000 train / 2,000 test)"))
+    study = _synthetic(seeds)
+    st.plotly_chart(synthetic_figure(study, STRATEGIES), key="roar-synthetic-figure", width="stretch")
+    checks = pd.DataFrame([{"paper 001 says": c["claim"], "ours": f"holds on {c['holds_on']} of {c['seeds']} seeds",
+                            "measured": c["measured"], "per seed": ", ".join(f"{v:+.4f}" for v in c["per_seed"])}
+                           for c in study["checks"]])
+    show_table(checks, "roar-synthetic-checks", why_missing="")
+    st.caption("The paper prints no numbers for Fig. 3, only these two statements; the table checks them on every "
+               "drawn problem. Importance = |weights| of a least-squares linear model; one feature removed per step.")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the curves (CSV)", pd.DataFrame(study["rows"]).to_csv(index=False),
+                       "roar-synthetic.csv", "text/csv", key="roar-synthetic-csv")
+    c2.download_button("Download the experiment (JSON)", json.dumps(study, default=str), "roar-synthetic.json",
+                       "application/json", key="roar-synthetic-json")
