@@ -101,13 +101,13 @@ def removal_rows(order: np.ndarray, levels, draws: np.ndarray, alpha: float, bet
     n = len(order)
     n_levels, _, samples, _ = draws.shape
     keep = np.ones((n_levels, 2, samples, n), dtype=bool)
-    for l, level in enumerate(levels):
+    for index, level in enumerate(levels):
         size = part_size(level, n)
         ratio = removal_probability(size, n, alpha, beta)
         for side, part in enumerate((order[:size], order[n - size:])):
             chosen = np.zeros(n, dtype=bool)
             chosen[part] = True
-            keep[l, side] = ~(chosen[None, :] & (draws[l, side] < ratio))
+            keep[index, side] = ~(chosen[None, :] & (draws[index, side] < ratio))
     return keep.reshape(-1, n)
 
 
@@ -168,9 +168,9 @@ def ffid_batch(evaluators: list[Evaluator], classifier, encoding, example, expla
     removal = RemovalOptions.from_dict(options)
     ffid = options_from(FFidOptions, options)
     operator = operator_of(removal)
+    measured, model_label = measured_model(classifier, ffid, operator)
     first = next(iter(explanations.values()))
     target = target_class(removal, classifier.logits_of(encoding), example, first)
-    measured, model_label = measured_model(classifier, ffid, operator)
     seed = options_from(RunOptions, options).seed
     rng = np.random.default_rng(orderings_seed(seed, encoding.key))
     randoms = [random_explanation(encoding, target, classifier.labels[target], rng.random(encoding.n_words), i, seed)
