@@ -157,3 +157,17 @@ def test_an_empty_store_says_how_to_begin(app_cache):
     assert any("No ROAR studies yet" in c.value for c in at.caption)
     assert not at.error
     assert "About ROAR" in [p.proto.popover.label for p in at.get("popover")]  # its method card
+
+
+def test_the_synthetic_tab_draws_paper_001_fig_3_and_checks_its_statements(app_cache):
+    from evaluation.roar.synthetic import STRATEGIES, synthetic_study
+
+    at = _open()
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    figure = next(s for s in specs if any(t.get("name") == STRATEGIES["recursive"] for t in s["data"]))
+    study = synthetic_study(tuple(range(5)))  # the tab's default: 5 drawn problems
+    for strategy, label in STRATEGIES.items():
+        trace = next(t for t in figure["data"] if t["name"] == label)
+        assert _values(trace["y"]) == pytest.approx(study["curves"][strategy], abs=1e-12)
+    checks = _table(at, "paper 001 says")
+    assert list(checks["ours"]) == [f"holds on {c['holds_on']} of 5 seeds" for c in study["checks"]]
