@@ -328,3 +328,30 @@ def test_runs_of_the_newer_measures_alone_are_listed_as_faithfulness_runs():
     assert _is_faithfulness({"config": {"evaluators": ["naopc"]}})
     assert _is_faithfulness({"config": {"evaluators": ["soft"]}})
     assert not _is_faithfulness({"config": {"evaluators": ["plausibility"]}})
+
+
+def test_f_fidelity_offers_to_build_its_copy_and_measures_with_the_random_band(monkeypatch, quick_classifier,
+                                                                                 page_cache):
+    from evaluation.faithfulness import other_measures
+    from explainers import create, label_for
+
+    at = _open(monkeypatch, metrics=("eraser",))
+    at.toggle(key="faith-ffid-on").set_value(True).run()
+    assert not at.exception, at.exception
+    assert any("not built yet" in i.value for i in at.info)  # no fine-tuned copy in this fresh cache
+    assert any(b.label == "Build the fine-tuned copy" for b in at.button)
+    at.checkbox(key="faith-ffid-orig").check().run()  # measure on the explained model meanwhile
+    assert not at.exception, at.exception
+    encoding = quick_classifier.encode(TEXT)
+    explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
+    options = {"target": "predicted", "operator": None, "exclude_special": True, "seed": 0, "random_orderings": 10,
+               "ffid_preset": "quick", "ffid_alpha": 0.5, "ffid_beta": 0.1, "ffid_score": "probability",
+               "ffid_model": "original"}
+    direct = other_measures.measures_table(quick_classifier, encoding, explanations, ["ffid"], options)
+    direct = direct.set_index(["metric", "method"])
+    table = next(df.value for df in at.dataframe if "FFid+ (F-Fidelity) ↑" in df.value.index)
+    loo = label_for("leave_one_out")
+    expected = direct.loc[("ffid_plus", "leave_one_out"), "value"]
+    assert table.loc["FFid+ (F-Fidelity) ↑", loo].startswith(f"{expected:.3f}")
+    assert "[" in table.loc["FFid- (F-Fidelity) ↓", "random baseline"]  # the band
+    assert any(b.proto.label == "Download F-Fidelity (CSV)" for b in at.get("download_button"))
