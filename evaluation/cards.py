@@ -26,7 +26,8 @@ from explainers import REGISTRY, split_spec
 CARDS_DIR = settings.ROOT / "assets" / "cards"
 SECTIONS = ("What it computes", "Formula", "What it assumes", "What it costs", "How it fails", "Paper")
 FAMILY_CARDS = {"sanity": "sanity-checks", "plausibility": "plausibility"}  # metrics registered without a group
-TOPICS = ("sanity-checks", "roar")  # cards about a procedure that is neither a method nor a metric group
+# cards about a procedure that is neither a method nor a metric group
+TOPICS = ("sanity-checks", "roar", "roar-synthetic")
 HOW_TO_ADD = ("Add assets/cards/{id}.md with a '# Title' line and the sections " + ", ".join(f"'## {s}'" for s in SECTIONS)
               + " (copy assets/cards/saliency.md as a template).")
 
