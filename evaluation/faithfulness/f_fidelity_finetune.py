@@ -309,12 +309,15 @@ def start_finetune(config: FinetuneConfig, store: ResultStore) -> str:
     return run_id
 
 
+TOKENS_PER_SENTENCE = 24.0  # about an SST-2 training sentence with [CLS] / [SEP]: the cost model's input length
+
+
 def budget(config: FinetuneConfig, classifier: TextClassifier) -> dict:
-    """The fine-tune's size before it starts: forward + backward passes (about 3 forward passes each) and the cost
+    """The fine-tune's size before it starts: one forward and one backward pass per sentence seen, and the cost
     model's seconds for them (``models.metering``)."""
     examples = config.steps * config.batch_size
-    return {"steps": config.steps, "examples_seen": examples, "forward_equivalents": 3 * examples,
-            "seconds": estimate_seconds(classifier, 3 * examples, 0, 24.0)}
+    return {"steps": config.steps, "examples_seen": examples, "forward_passes": examples, "backward_passes": examples,
+            "seconds": estimate_seconds(classifier, examples, examples, TOKENS_PER_SENTENCE)}
 
 
 __all__ = ["FinetuneConfig", "KIND", "budget", "find_finetuned", "folder_of", "load_finetuned", "manifests",
