@@ -32,7 +32,7 @@ def test_prepare_then_evaluate_over_a_dataset(keyword_classifier, tmp_path, monk
 
     summary = tmp_path / "summary.csv"
     assert cli.main(["evaluate", "--model", folder, "--dataset", test, "--methods", "leave_one_out", "--metrics",
-                     "ffid", "--limit", "0", "--random-orderings", "5", "--out", str(summary)]) == 0
+                     "ffid", "--limit", "0", "--random-orderings", "10", "--out", str(summary)]) == 0
     with open(summary) as handle:
         rows = {r["metric"]: r for r in csv.DictReader(handle) if r["method"] == "leave_one_out"}
     assert set(rows) == {"ffid_plus", "ffid_minus"}
