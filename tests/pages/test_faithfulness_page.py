@@ -340,12 +340,13 @@ def test_f_fidelity_offers_to_build_its_copy_and_measures_with_the_random_band(m
     assert not at.exception, at.exception
     assert any("not built yet" in i.value for i in at.info)  # no fine-tuned copy in this fresh cache
     assert any(b.label == "Build the fine-tuned copy" for b in at.button)
+    at.number_input(key="faith-ffid-samples").set_value(2).run()  # 2 draws: a cheap page run
     at.checkbox(key="faith-ffid-orig").check().run()  # measure on the explained model meanwhile
     assert not at.exception, at.exception
     encoding = quick_classifier.encode(TEXT)
     explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
     options = {"target": "predicted", "operator": None, "exclude_special": True, "seed": 0, "random_orderings": 10,
-               "ffid_preset": "quick", "ffid_alpha": 0.5, "ffid_beta": 0.1, "ffid_score": "probability",
+               "ffid_preset": "quick", "ffid_samples": 2, "ffid_alpha": 0.5, "ffid_beta": 0.1, "ffid_score": "probability",
                "ffid_model": "original"}
     direct = other_measures.measures_table(quick_classifier, encoding, explanations, ["ffid"], options)
     direct = direct.set_index(["metric", "method"])

@@ -23,13 +23,15 @@ KEY = "faith-ffid"
 
 
 def _controls() -> dict:
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c0, c2, c3, c4 = st.columns(5)
     preset = c1.selectbox("Preset", list(PRESETS), key=f"{KEY}-preset",
                           format_func=lambda p: PRESETS[p]["description"])
+    samples = c0.number_input("Draws N (0 = the preset's)", 0, 1000, 0, key=f"{KEY}-samples")
     alpha = c2.number_input("alpha (removal probability)", 0.05, 1.0, 0.5, 0.05, key=f"{KEY}-alpha")
     beta = c3.number_input("beta (fine-tune ratio, cap)", 0.05, 0.9, 0.1, 0.05, key=f"{KEY}-beta")
     score = c4.selectbox("Score", list(SCORES), key=f"{KEY}-score", format_func=lambda s: SCORES[s])
-    return {"ffid_preset": preset, "ffid_alpha": float(alpha), "ffid_beta": float(beta), "ffid_score": score}
+    return {"ffid_preset": preset, "ffid_samples": int(samples), "ffid_alpha": float(alpha), "ffid_beta": float(beta),
+            "ffid_score": score}
 
 
 def build_panel(classifier, model_spec: str, beta: float, operator: str) -> None:
