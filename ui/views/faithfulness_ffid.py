@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from evaluation.faithfulness import other_measures
-from evaluation.faithfulness.f_fidelity import MODELS, PRESETS, SCORES, operator_of
+from evaluation.faithfulness.f_fidelity import MODELS, PRESETS, SCORES, FFidOptions, operator_of
 from evaluation.faithfulness.f_fidelity_finetune import (FinetuneConfig, budget, find_finetuned, prepare_run,
                                                          start_finetune)
 from evaluation.faithfulness.curves import RemovalOptions
@@ -24,8 +24,8 @@ KEY = "faith-ffid"
 
 def _controls() -> dict:
     c1, c0, c2, c3, c4 = st.columns(5)
-    preset = c1.selectbox("Preset", list(PRESETS), key=f"{KEY}-preset",
-                          format_func=lambda p: PRESETS[p]["description"])
+    preset = c1.selectbox("Preset", list(PRESETS), list(PRESETS).index(FFidOptions().ffid_preset),
+                          key=f"{KEY}-preset", format_func=lambda p: PRESETS[p]["description"])
     samples = c0.number_input("Draws N (0 = the preset's)", 0, 1000, 0, key=f"{KEY}-samples")
     alpha = c2.number_input("alpha (removal probability)", 0.05, 1.0, 0.5, 0.05, key=f"{KEY}-alpha")
     beta = c3.number_input("beta (fine-tune ratio, cap)", 0.05, 0.9, 0.1, 0.05, key=f"{KEY}-beta")
