@@ -170,6 +170,15 @@ def write_out(path: Path, data, table: pd.DataFrame | None = None) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
+def report_manifest(folder, manifest: dict, args, out: Path | None) -> None:
+    """A prepared artefact's manifest by the output convention (nothing extra without --out / --json)."""
+    data = {"folder": str(folder), **manifest}
+    if out:
+        write_out(out, data, pd.json_normalize(data))
+    if args.json:
+        print_json(data)
+
+
 def print_json(data) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
     sys.stdout.write("\n")

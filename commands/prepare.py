@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import sys
 
-import pandas as pd
 from tqdm import tqdm
 
 from models.prepare import RECIPES, find_prepared, prepare, read_manifest
 
-from commands.common import add_output_options, check_out, print_json, write_out
+from commands.common import add_output_options, check_out, report_manifest
 
 
 def add_parser(subparsers) -> None:
@@ -23,13 +22,6 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
-def report(folder, manifest: dict, args, out) -> None:
-    """The manifest by the output convention (nothing extra without --out / --json)."""
-    data = {"folder": str(folder), **manifest}
-    if out:
-        write_out(out, data, pd.json_normalize(data))
-    if args.json:
-        print_json(data)
 
 
 def handle(args) -> int:
@@ -40,7 +32,7 @@ def handle(args) -> int:
         manifest = read_manifest(cached)
         print(f"'{name}' is already prepared: {cached} ({manifest['eval_data']} accuracy {manifest['accuracy']:.2%}).",
               file=sys.stderr if args.json else sys.stdout)
-        report(cached, manifest, args, out)
+        report_manifest(cached, manifest, args, out)
         return 0
     bar = tqdm(total=None, desc=f"prepare {name}", unit="step")
 
@@ -55,5 +47,5 @@ def handle(args) -> int:
     if not manifest["meets_target"]:
         print(f"warning: accuracy {manifest['accuracy']:.2%} is below the target {manifest['min_accuracy']:.0%}.",
               file=sys.stderr)
-    report(folder, manifest, args, out)
+    report_manifest(folder, manifest, args, out)
     return 0

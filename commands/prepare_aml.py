@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-import pandas as pd
 from tqdm import tqdm
 
 from corpora import load_dataset
@@ -18,7 +17,7 @@ from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
 from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, metric_named
 from models import UserFacingError, load_classifier
 
-from commands.common import add_output_options, check_out, print_json, write_out
+from commands.common import add_output_options, check_out, report_manifest
 
 
 def add_parser(subparsers) -> None:
@@ -43,13 +42,6 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
-def report(folder, manifest: dict, args, out) -> None:
-    """The manifest by the output convention (a short summary on the terminal otherwise)."""
-    data = {"folder": str(folder), **manifest}
-    if out:
-        write_out(out, data, pd.json_normalize(data))
-    if args.json:
-        print_json(data)
 
 
 def parse_lambdas(value: str | None) -> dict:
@@ -82,7 +74,7 @@ def handle(args) -> int:
         manifest = read_manifest(cached)
         print(f"AML for '{classifier.name}' tuned for {metric.name} is already prepared: {cached} (validation "
               f"{manifest['validation_score']:.4f}).", file=sys.stderr if args.json else sys.stdout)
-        report(cached, manifest, args, out)
+        report_manifest(cached, manifest, args, out)
         return 0
     data, inputs = training_inputs(classifier, args.data)
     bar = tqdm(total=None, desc="prepare-aml", unit="step")
@@ -102,5 +94,5 @@ def handle(args) -> int:
     print(f"AML for '{classifier.name}' tuned for {manifest['tuned_for']['label']}: validation {manifest['validation_score']:.4f}, "
           f"lambdas {manifest['lambdas']}, {manifest['seconds']:.0f} s -> {folder}",
           file=sys.stderr if args.json else sys.stdout)
-    report(folder, manifest, args, out)
+    report_manifest(folder, manifest, args, out)
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import settings
 
+from corpora.locate import find_dataset_dir
 from corpora.records import DataError
 
 # dataset -> (hub repository, file inside it per split, column names)
@@ -28,3 +29,15 @@ def hub_frame(name: str, split: str):
     except Exception as error:  # network, missing file, auth: all mean "not available"
         raise DataError(f"Could not fetch '{name}:{split}' from the Hugging Face hub ({repo}): {error}") from error
     return pd.read_parquet(path)
+
+
+def local_folder_or_hub_frame(folder_name: str, hub_name: str, split: str):
+    """``(folder, None)`` for the local data folder, else ``(None, frame)`` with the hub's copy of the split; when
+    neither exists, the local folder's error (it says where the data was looked for)."""
+    try:
+        return find_dataset_dir(folder_name), None
+    except DataError as local_error:
+        try:
+            return None, hub_frame(hub_name, split)
+        except DataError:
+            raise local_error from None

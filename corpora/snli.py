@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import csv
 
-from corpora.hub import hub_frame
+from corpora.hub import local_folder_or_hub_frame
 from corpora.locate import find_dataset_dir, read_lines
 from corpora.records import NLI_LABELS, DataError, Example, split_words
 
@@ -15,13 +15,8 @@ def load_snli(split: str = "dev") -> list[Example]:
     if split not in SNLI_SPLITS:
         raise DataError(f"Unknown SNLI split '{split}'; this offline copy has {', '.join(SNLI_SPLITS)} "
                         f"(SNLI train is not available offline).")
-    try:
-        folder = find_dataset_dir("snli-devtest-esnli")
-    except DataError as local_error:
-        try:
-            frame = hub_frame("snli", split)
-        except DataError:
-            raise local_error from None
+    folder, frame = local_folder_or_hub_frame("snli-devtest-esnli", "snli", split)
+    if frame is not None:
         return [Example(id=f"snli:{split}:{i}", text=r.premise, pair=r.hypothesis, label=int(r.label),
                         label_names=NLI_LABELS, dataset="snli") for i, r in enumerate(frame.itertuples()) if r.label >= 0]
     premises = read_lines(folder / f"s1.{split}")

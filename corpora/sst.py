@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corpora.hub import hub_frame
+from corpora.hub import local_folder_or_hub_frame
 from corpora.locate import find_dataset_dir, read_lines
 from corpora.records import SENTIMENT_LABELS, DataError, Example
 
@@ -15,13 +15,8 @@ def load_sst2(split: str = "dev") -> list[Example]:
     """SST-2 sentence-level binary sentiment (6,920 / 872 / 1,821), label 1 = positive."""
     if split not in SST2_SPLITS:
         raise DataError(f"Unknown SST-2 split '{split}'; choose one of {', '.join(SST2_SPLITS)}.")
-    try:
-        folder = find_dataset_dir("sst2-sentences")
-    except DataError as local_error:
-        try:
-            frame = hub_frame("sst2", split)
-        except DataError:
-            raise local_error from None
+    folder, frame = local_folder_or_hub_frame("sst2-sentences", "sst2", split)
+    if frame is not None:
         return [Example(id=f"sst2:{split}:{i}", text=row.sentence, label=int(row.label) if row.label >= 0 else None,
                         label_names=SENTIMENT_LABELS, dataset="sst2") for i, row in enumerate(frame.itertuples())]
     examples = []

@@ -161,9 +161,10 @@ def test_mask_from_spans_marks_overlapping_words():
 
 
 def _data(relative: str):
+    """A raw data file, found where the loaders look (EXWB_DATA_DIR first, then ../shared/data)."""
     import settings
 
-    return settings.ROOT.parent / "shared" / "data" / relative
+    return next(place / relative for place in settings.data_dir_candidates() if (place / relative).exists())
 
 
 def test_known_feature_dataset_ids():
