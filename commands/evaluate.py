@@ -31,6 +31,8 @@ from corpora import load_dataset
 from evaluation.faithfulness.perturbation_shift import SCHEMES, accuracy_drop
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
+# these register the sanity metrics that --list-metrics prints
+from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt  # noqa: F401
 from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.f_fidelity import FFidOptions
 
@@ -104,6 +106,11 @@ def list_metrics() -> int:
             convention = metric.params.get("convention") if metric.params else None
             print(f"    {metric.id} {metric.arrow}  {metric.label}{operator}"
                   + (f"\n        convention: {convention}" if convention else ""))
+    print("sanity: model-randomization and repeatability checks (run with `cli.py sanity`, e.g. "
+          "--measures emprt,smprt,repeatability)")
+    for metric in METRICS.values():
+        if metric.family == "sanity":
+            print(f"    {metric.id} {metric.arrow}  {metric.label}")
     return 0
 
 

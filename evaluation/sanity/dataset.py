@@ -9,6 +9,12 @@ bootstrap in its code).
 Two checks, as on the page:
 - ``layers``: cascading or independent layer randomization (paper 003);
 - ``head``: paper 000's classifier-head randomization under several seeds (Table A5).
+
+Extra measures of a layers run (``measures``, issue 18), stored as rows of their own metric beside the curves:
+- ``emprt``: eMPRT per method at the last stage (cascading; ``emprt.py``), its random band: maps turned to noise;
+- ``smprt``: the per-stage Spearman of |denoised maps| (``smprt.py``; N noisy copies per stage and method);
+- ``repeatability``: each method under K seeds on the original model (``repeatability.py``), stage "original".
+Each extra measure has its random-baseline rows (method ``CHANCE``), as the curves do.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
                      explainers_for, run_head_check, run_sanity)
+from evaluation.sanity import emprt, repeatability, smprt
 from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.statistics import bootstrap_ci
 from evaluation.runs.store import ResultStore
@@ -35,6 +42,10 @@ from evaluation.runs.store import ResultStore
 KIND = "sanity"
 CHECKS = {"layers": "layer randomization (paper 003)", "head": "classifier-head randomization (paper 000)"}
 MODEL_ROW = "(model)"  # the rows that carry the randomized model's correctness per stage
+EXTRA_MEASURES = {"emprt": "eMPRT (relative rise in complexity, cascading)",
+                  "smprt": "sMPRT (denoised maps, Spearman of |scores| per stage, cascading)",
+                  "repeatability": "repeatability across seeds (original model)"}
+NEEDS_CASCADING = ("emprt", "smprt")
 
 
 def sanity_cell(spec: dict) -> dict:
@@ -67,6 +78,9 @@ def sanity_cell(spec: dict) -> dict:
         predictions = {s.name: int(np.argmax(s.probabilities)) for s in result.stages}
         errors = {f"{s.name} / {k}": v for s in result.stages for k, v in s.errors.items()}
         originals = result.stages[0].explanations
+        extra_rows, extra_errors = extra_measure_rows(spec, classifier, encoding, methods, target, result, cache)
+        rows += extra_rows
+        errors.update(extra_errors)
     # the random baseline: each original explanation against random permutations of itself (mean per example)
     rng = np.random.default_rng([int(spec["seed"]), int(spec["index"])])
     for measure in SIMILARITY_MEASURES:
@@ -82,7 +96,52 @@ def sanity_cell(spec: dict) -> dict:
             "predictions": predictions, "errors": errors, "notes": notes}
 
 
-def validate(model: str, methods: list[str], check: str, mode: str, init: str) -> None:
+def extra_measure_rows(spec: dict, classifier, encoding, methods: dict, target: int, result,
+                       cache) -> tuple[list[dict], dict[str, str]]:
+    """The rows of the extra measures chosen in ``spec["measures"]`` for one example, with their random bands."""
+    measures, rows, errors = spec.get("measures", []), [], {}
+    top_fraction = spec.get("top_fraction", DEFAULT_TOP_FRACTION)
+    rng = np.random.default_rng([int(spec["seed"]), int(spec["index"]), 18])
+
+    def chance_row(metric: str, values) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        if np.isfinite(values).any():
+            rows.append({"stage": "any", "stage_index": -1, "method": CHANCE, "metric": metric,
+                         "value": float(np.nanmean(values))})
+
+    if "emprt" in measures and result.complete:
+        last = result.stages[-1]
+        for method, value in emprt.emprt(result).items():
+            rows.append({"stage": last.name, "stage_index": last.index, "method": method, "metric": emprt.METRIC.id,
+                         "value": value})
+        chance_row(emprt.METRIC.id, [np.nanmean(emprt.chance_rise(e.word_scores, rng, 20))
+                                     for e in result.stages[0].explanations.values() if e.n_words >= 2])
+    if "smprt" in measures:
+        options = smprt.SmoothingOptions(**spec.get("smoothing", {}))
+        smooth = smprt.run_smprt(classifier, encoding, methods, options, mode=spec["mode"], init=spec["init"],
+                                 seed=spec["seed"], target=target, top_fraction=top_fraction, cache=cache,
+                                 chance_draws=1)
+        rows += [{"stage": record["stage"], "stage_index": record["stage_index"], "method": record["method"],
+                  "metric": smprt.METRIC.id, "value": record[smprt.MEASURE]}
+                 for record in smooth.frame().to_dict("records")]
+        errors.update({f"sMPRT {s.name} / {k}": v for s in smooth.stages for k, v in s.errors.items()})
+        chance_row(smprt.METRIC.id, [np.nanmean(chance_similarity(e.word_scores, rng, 20, top_fraction)[smprt.MEASURE])
+                                     for e in smooth.stages[0].explanations.values() if e.n_words >= 2])
+    if "repeatability" in measures:
+        repeated = repeatability.run_repeatability(classifier, encoding, methods,
+                                                   seeds=spec.get("repeat_seeds", repeatability.DEFAULT_SEEDS),
+                                                   target=target, top_fraction=top_fraction, cache=cache,
+                                                   chance_draws=20, chance_seed=int(spec["index"]))
+        for record in repeated.frame().to_dict("records"):
+            rows += [{"stage": randomize.ORIGINAL, "stage_index": 0, "method": record["method"], "metric": metric,
+                      "value": record[measure]} for measure, metric in repeatability.MEASURES.items()]
+        errors.update({f"repeatability {k}": v for k, v in repeated.errors.items()})
+        for measure, metric in repeatability.MEASURES.items():
+            chance_row(metric, [repeated.chance[measure]["mean"]])
+    return rows, errors
+
+
+def validate(model: str, methods: list[str], check: str, mode: str, init: str, measures=()) -> None:
     if check not in CHECKS:
         raise ModelError(f"Unknown check '{check}'. Choose from: {', '.join(CHECKS)}.")
     if check == "layers" and mode not in randomize.MODES:
@@ -91,6 +150,13 @@ def validate(model: str, methods: list[str], check: str, mode: str, init: str) -
         raise ModelError(f"Unknown initialization '{init}'. Choose from: {', '.join(randomize.INITS)}.")
     if not methods:
         raise ModelError("Choose at least one method.")
+    unknown_measures = [m for m in measures if m not in EXTRA_MEASURES]
+    if unknown_measures:
+        raise ModelError(f"Unknown measure(s) {', '.join(unknown_measures)}. Choose from: {', '.join(EXTRA_MEASURES)}.")
+    if measures and check != "layers":
+        raise ModelError("eMPRT, sMPRT and repeatability run with the layer check: use check 'layers'.")
+    if any(m in NEEDS_CASCADING for m in measures) and mode != "cascading":
+        raise ModelError("eMPRT and sMPRT compare with the fully randomized model: use mode 'cascading'.")
     unknown = [m for m in methods if split_spec(m)[0] not in REGISTRY]
     if unknown:
         raise ModelError(f"Unknown method(s) {', '.join(unknown)}. Known: {', '.join(REGISTRY)}.")
@@ -100,11 +166,14 @@ def validate(model: str, methods: list[str], check: str, mode: str, init: str) -
 def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None = None, check: str = "layers",
                  mode: str = "cascading", init: str = "model", seed: int = 0, seeds=PAPER_000_SEEDS,
                  target: str = "predicted", top_fraction: float = DEFAULT_TOP_FRACTION,
-                 store: ResultStore | None = None,
-                 only_stages: list[str] | None = None) -> tuple[ResultStore, str, list[Cell]]:
+                 store: ResultStore | None = None, only_stages: list[str] | None = None, measures=(),
+                 smoothing: smprt.SmoothingOptions | None = None,
+                 repeat_seeds=repeatability.DEFAULT_SEEDS) -> tuple[ResultStore, str, list[Cell]]:
     """Create (or find, to resume) the run and its cells without running them (``only_stages``: explain at those
-    randomization stages only, e.g. the report card's last one)."""
-    validate(model, methods, check, mode, init)
+    randomization stages only, e.g. the report card's last one). ``measures``: extra measures of a layers run
+    (``EXTRA_MEASURES``), with sMPRT's ``smoothing`` and the ``repeat_seeds`` of repeatability."""
+    measures = [m for m in EXTRA_MEASURES if m in set(measures)]
+    validate(model, methods, check, mode, init, measures)
     store = store or ResultStore()
     classifier = cached_classifier(model)
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
@@ -116,6 +185,15 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
         settings.update(mode=mode, init=init, seed=int(seed))
         if only_stages is not None:  # absent otherwise: the run ids of full studies stay as they were
             settings["only_stages"] = list(only_stages)
+        if measures:  # only then in the config: runs started before issue 18 keep their identity
+            settings["measures"] = measures
+        if "smprt" in measures:
+            settings["smoothing"] = asdict(smoothing or smprt.SmoothingOptions())
+        if "repeatability" in measures:
+            seeds_ = [int(s) for s in repeat_seeds]
+            if len(seeds_) < 2 or len(set(seeds_)) != len(seeds_):
+                raise ModelError("Repeatability needs at least two different seeds.")
+            settings["repeat_seeds"] = seeds_
     else:
         settings.update(seeds=[int(s) for s in seeds], seed=int(seed), init="xavier")
     config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
@@ -132,9 +210,11 @@ def run_sanity_study(model: str, dataset: str, methods: list[str], limit: int | 
                      mode: str = "cascading", init: str = "model", seed: int = 0, seeds=PAPER_000_SEEDS,
                      target: str = "predicted", top_fraction: float = DEFAULT_TOP_FRACTION,
                      store: ResultStore | None = None, executor: str = "local", progress: Progress | None = None,
-                     should_stop=None) -> tuple[ResultStore, RunSummary]:
+                     should_stop=None, measures=(), smoothing: smprt.SmoothingOptions | None = None,
+                     repeat_seeds=repeatability.DEFAULT_SEEDS) -> tuple[ResultStore, RunSummary]:
     store, run_id, cells = start_sanity(model, dataset, methods, limit, check, mode, init, seed, seeds, target,
-                                        top_fraction, store)
+                                        top_fraction, store, measures=measures, smoothing=smoothing,
+                                        repeat_seeds=repeat_seeds)
     summary = run_cells(store, run_id, cells, sanity_cell, executor=executor, progress=progress,
                         should_stop=should_stop)
     return store, summary
@@ -181,6 +261,16 @@ def chance_band(curves: pd.DataFrame) -> tuple[dict | None, pd.DataFrame]:
         return None, methods
     first = chance.iloc[0]
     return {"mean": float(first["mean"]), "low": float(first["low"]), "high": float(first["high"])}, methods
+
+
+def measure_table(summary: pd.DataFrame, metric: str) -> tuple[dict | None, pd.DataFrame]:
+    """One value per method of a single-stage measure (eMPRT: the last stage; repeatability: the original model),
+    and its random band ({"mean", "low", "high"}, None when the run has none)."""
+    part = summary[(summary["metric"] == metric) & (summary["method"] != MODEL_ROW)]
+    chance = part[part["method"] == CHANCE]
+    methods = part[part["method"] != CHANCE][["method", "stage", "mean", "low", "high", "n"]].reset_index(drop=True)
+    band = None if chance.empty else {k: float(chance.iloc[0][k]) for k in ("mean", "low", "high")}
+    return band, methods
 
 
 def accuracy_by_stage(summary: pd.DataFrame, stage_names: list[str]) -> pd.DataFrame:

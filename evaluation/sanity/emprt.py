@@ -10,10 +10,16 @@ Complexity here is ``evaluation.agreement.complexity``: the entropy of |a| / sum
 histograms the attribution values into bins, which suits images of thousands of pixels, not 20-word sentences).
 Its normalization by log n cancels in the ratio, so the value is the same as with the raw entropy. NaN when the
 original explanation has zero complexity (all importance on one word) or no importance at all.
+
+The random band (``chance_rise``): the rise an explanation would show if randomization left pure noise, i.e. from
+the original map to uniform random scores on the same words (the random baseline method's map): a method reaching it
+lost all its structure; one far below kept it.
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from evaluation.agreement import complexity
 from evaluation.metric import Metric, register_metric
@@ -43,3 +49,28 @@ def emprt(result) -> dict[str, float]:
     return {method: relative_complexity_rise(original.explanations[method].word_scores,
                                              last.explanations[method].word_scores)
             for method in result.methods if method in original.explanations and method in last.explanations}
+
+
+def chance_rise(original_scores, rng: np.random.Generator, draws: int = 100) -> np.ndarray:
+    """eMPRT of ``original_scores`` against ``draws`` maps of uniform random scores in [-1, 1] on the same words."""
+    n = len(original_scores)
+    if n < 2 or draws < 1:
+        return np.full(max(draws, 0), np.nan)
+    return np.array([relative_complexity_rise(original_scores, rng.uniform(-1.0, 1.0, n)) for _ in range(draws)])
+
+
+def band(values) -> dict[str, float]:
+    """mean and the 2.5 / 97.5 % quantiles of the finite values (NaN when none)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return {"mean": float("nan"), "low": float("nan"), "high": float("nan")}
+    return {"mean": float(values.mean()), "low": float(np.quantile(values, 0.025)),
+            "high": float(np.quantile(values, 0.975))}
+
+
+def emprt_chance(result, draws: int = 200) -> dict[str, float]:
+    """The random band of eMPRT for one ``SanityResult``, pooled over its methods' original maps."""
+    rng = np.random.default_rng(result.seed)
+    parts = [chance_rise(e.word_scores, rng, draws) for e in result.stages[0].explanations.values()]
+    return band(np.concatenate(parts) if parts else [])

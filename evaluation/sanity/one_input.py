@@ -300,7 +300,7 @@ def verdicts(frame: pd.DataFrame, mode: str, measure: str = "spearman", threshol
 Progress = Callable[[int, int, str], None]
 
 
-def _explain(explainer, classifier, encoding, target, cache, stage: StageResult, name: str) -> None:
+def explain_into(explainer, classifier, encoding, target, cache, stage: StageResult, name: str) -> None:
     try:
         stage.explanations[name] = explain_cached(explainer, classifier, encoding, target, cache=cache)
     except Exception as error:  # noqa: BLE001  one failing method (e.g. no attention weights) must not stop the rest
@@ -340,7 +340,7 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
                 return False
             if progress is not None:
                 progress(done, total, f"{stage.name}: {name}")
-            _explain(explainer, model, encoding, target, cache, stage, name)
+            explain_into(explainer, model, encoding, target, cache, stage, name)
             done += 1
         return True
 
@@ -454,7 +454,7 @@ def run_head_check(classifier: TextClassifier, encoding: Encoding, methods: dict
                 break
             if progress is not None:
                 progress(done, total, f"{holder.name}: {name}")
-            _explain(explainer, model, encoding, target, cache, holder, name)
+            explain_into(explainer, model, encoding, target, cache, holder, name)
             done += 1
         errors.update({f"{holder.name} / {k}": v for k, v in holder.errors.items()})
         if seed is not None:

@@ -246,3 +246,47 @@ def test_the_sanity_checks_card_is_beside_the_settings(monkeypatch, quick_classi
     labels = [p.proto.popover.label for p in at.get("popover")]
     assert "About sanity checks" in labels
     assert any(m.value.startswith("## What it computes") and "random" in m.value.lower() for m in at.markdown)
+
+
+def test_issue_18_measures_on_the_page(monkeypatch, quick_classifier, sanity_cache, tmp_path):
+    """eMPRT beside the layer curves (equal to the direct computation, with its random band), repeatability across
+    seeds, and the data-randomization tab: build a permuted-label model (2 steps) with progress, then compare maps."""
+    from evaluation.runs.jobs import JOBS
+    from evaluation.sanity import emprt
+    from evaluation.sanity.one_input import CHANCE, run_sanity
+
+    text = "a witty film that drags"
+    at = _open(monkeypatch, methods=["saliency", "random"])
+    _type(at, text)
+    assert not at.error, [e.value for e in at.error]
+    table = next(df.value for df in at.dataframe if any(c.startswith("eMPRT") for c in df.value.columns))
+    column = next(c for c in table.columns if c.startswith("eMPRT"))
+    result = run_sanity(quick_classifier, quick_classifier.encode(text), ["saliency", "random"], cache=None)
+    expected = emprt.emprt(result)
+    shown = table.set_index("method")[column]
+    assert shown[label_for("saliency")] == pytest.approx(expected["saliency"], abs=1e-6)
+    assert CHANCE in shown.index and np.isfinite(shown[CHANCE])
+    # repeatability: the deterministic gradient repeats exactly, the seeded random baseline does not
+    at.button(key="sanity-repeat-run").click().run()
+    assert not at.exception, at.exception
+    repeat = next(df.value for df in at.dataframe if any(c.startswith("Repeatability: mean pairwise Spearman")
+                                                          for c in df.value.columns)).set_index("method")
+    values = repeat[next(c for c in repeat.columns if c.startswith("Repeatability"))]
+    assert values[label_for("saliency")] == 1.0 and values[label_for("random")] < 1.0 and CHANCE in values.index
+    # data randomization: build the permuted-label model in the background, then the maps are compared
+    data = tmp_path / "train.jsonl"
+    data.write_text("\n".join(json.dumps({"text": f"{w} film number {i}", "label": i % 2})
+                              for i, w in enumerate(["good", "bad", "dull", "great"] * 8)))
+    at.text_input(key="sanity-dr-data").input(f"file:{data}").run()
+    at.number_input(key="sanity-dr-steps").set_value(2).run()
+    at.button(key="sanity-dr-build").click().run()
+    assert not at.exception, at.exception
+    run_id = at.session_state["sanity-dr-run"]
+    JOBS.wait(run_id, timeout=300)
+    at.run()
+    assert not at.exception, at.exception
+    compared = next(df.value for df in at.dataframe if any(c.startswith("Data randomization: Spearman")
+                                                            for c in df.value.columns)).set_index("method")
+    values = compared[next(c for c in compared.columns if c.startswith("Data randomization"))]
+    assert values[label_for("random")] == 1.0 and -1.0 <= values[label_for("saliency")] <= 1.0
+    assert any("agree with the true labels" in c.value for c in at.caption)

@@ -20,6 +20,7 @@ from evaluation import targets
 from evaluation.sanity import one_input
 from evaluation.sanity.one_input import SanityOptions
 from evaluation.sanity import dataset as sanity_dataset
+from evaluation.sanity import repeatability, smprt
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
@@ -34,6 +35,7 @@ from ui.widgets.controls import schema_controls
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table
+from ui.views import sanity_measures
 from ui.views.heatmaps import MethodChoice
 from ui.figures.common import band_trace, probability_bars, rgba
 from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
@@ -250,6 +252,8 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
         bar.empty()
     st.session_state.get("sanity-paused", set()).discard(key)
     _show_layers(result, config, level)
+    sanity_measures.emprt_block(result)
+    sanity_measures.smprt_block(classifier, encoding, explainers, target, config, curve_figure)
     return result
 
 
@@ -412,6 +416,15 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
                       help="the original model's prediction, or the gold label (the prediction for an example "
                            "without one), at every stage")
     methods = [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+    measures = []
+    if check == "layers":
+        measures = st.multiselect("Also measure", list(sanity_dataset.EXTRA_MEASURES), key="sanity-measures",
+                                  format_func=sanity_dataset.EXTRA_MEASURES.get,
+                                  help="eMPRT and sMPRT need the cascading mode; sMPRT uses the preset chosen in the "
+                                       "layer tab (N noisy samples per stage and method); repeatability the seeds "
+                                       "of the repeatability tab")
+    smoothing = smprt.PRESETS[st.session_state.get("sanity-smprt-preset", "quantus-2023")]
+    repeat_seeds, _ = seeds_or_message(st.session_state.get("sanity-repeat-seeds", "0, 1, 2, 3, 4"))
     seeds, _ = seeds_or_message(st.session_state.get("sanity-head-seeds", "0, 1, 2"))
     seeds = seeds or list(one_input.PAPER_000_SEEDS)
     what = (f"{config['mode']} · {randomize.INITS[config['init']]} · seed {config['seed']}" if check == "layers"
@@ -424,7 +437,9 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
         try:
             store, run_id, cells = sanity_dataset.start_sanity(selection.model, f"{name}:{split}", methods, limit, check,
                                                       config["mode"], config["init"], config["seed"],
-                                                      seeds=seeds, target=target, top_fraction=config["top_fraction"], store=store)
+                                                      seeds=seeds, target=target, top_fraction=config["top_fraction"], store=store,
+                                                      measures=measures, smoothing=smoothing,
+                                                      repeat_seeds=repeat_seeds or repeatability.DEFAULT_SEEDS)
         except (DataError, UserFacingError, ParamError, ValueError) as error:
             st.error(str(error))
         else:
@@ -483,6 +498,7 @@ def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) 
         show_table(pd.DataFrame([{"method": label_for(m), "verdict": v["status"], measure: v["value"],
                                   "why": v["reason"]} for m, v in flags.items()]), f"sanity-run-flags-{run_id}",
                    why_missing=NO_VALUE)
+        sanity_measures.dataset_measures(summary, names, rc, run_id, curve_figure)
     else:
         st.markdown("##### Paper 000 Table A5 layout (pooled over examples and head seeds)")
         show_table(labelled(sanity_dataset.head_table(frame)), f"sanity-run-head-{run_id}",

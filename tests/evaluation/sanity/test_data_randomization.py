@@ -1,0 +1,83 @@
+"""The data-randomization test on the tiny keyword model: fine-tuned on permuted labels its predictions agree with the
+true labels only at chance, a gradient method's maps change, a model-independent map does not, and the build is a
+cached job whose folder loads like any model."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evaluation.runs.store import ResultStore
+from evaluation.sanity import data_randomization as dr
+from evaluation.sanity.dataset import summarize
+from models import load_classifier
+from tiny_models import keyword_sentences
+
+OPTIONS = dr.BuildOptions(steps=120, batch_size=32, lr=3e-3, seed=1)
+
+
+def test_permuting_keeps_the_label_counts():
+    labels = [0, 1, 1, 0, 1, 1, 1, 0]
+    shuffled = dr.permuted(labels, seed=4)
+    assert sorted(shuffled) == sorted(labels) and shuffled != labels
+    assert dr.permuted(labels, seed=4) == shuffled  # seeded
+
+
+def test_permuted_labels_erase_what_the_model_learned_and_the_gradient_maps(keyword_classifier):
+    texts, labels = keyword_sentences(400, seed=0)  # the data the keyword model was trained on
+    before = keyword_classifier.predict_proba([keyword_classifier.encode(t) for t in texts]).argmax(axis=1)
+    assert np.mean(before == labels) > 0.95
+    model, record = dr.train_permuted(keyword_classifier, texts, labels, OPTIONS)
+    # chance-level agreement with the true labels: 400 examples, binomial sd 0.025 around 0.5
+    assert abs(record["agreement_true"] - 0.5) < 0.1
+    assert record["steps"] == OPTIONS.steps and not record["stopped"]
+    permuted_model = keyword_classifier.with_model(model, "permuted-labels-test")
+    sims, randoms, chance = [], [], []
+    for text in texts[:8]:
+        encoding = keyword_classifier.encode(text)
+        frame, band, errors = dr.compare_maps(keyword_classifier, permuted_model, encoding, ["saliency", "random"],
+                                              cache=None, chance_draws=50)
+        assert not errors
+        values = frame.set_index("method")["spearman"]
+        sims.append(values["saliency"])
+        randoms.append(values["random"])
+        chance.append(band["spearman"]["mean"])
+    assert np.nanmean(sims) < 0.8  # the gradient maps changed
+    assert randoms == [1.0] * 8  # a map that ignores the model cannot change: the test flags it
+    assert abs(np.mean(chance)) < 0.2  # the random band: rankings unrelated to the original, about 0
+
+
+@pytest.fixture(scope="module")
+def keyword_folder(keyword_classifier, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("keyword-model")
+    keyword_classifier.model.save_pretrained(folder)
+    keyword_classifier.tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_the_build_is_a_cached_job_and_the_study_stores_intervals(keyword_folder, isolated_cache, tmp_path):
+    texts, labels = keyword_sentences(64, seed=5)
+    data = tmp_path / "train.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t, "label": y}) for t, y in zip(texts, labels)))
+    store = ResultStore(tmp_path / "results.sqlite")
+    options = dr.BuildOptions(steps=4, batch_size=16, lr=3e-3)
+    folder = dr.build(keyword_folder, f"file:{data}", options, store=store)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["permuted_labels"] and manifest["training"]["steps"] == 4 and manifest["train_examples"] == 64
+    assert dr.find_built(keyword_folder, f"file:{data}", options) == folder
+    loaded = load_classifier(str(folder))
+    assert loaded.fingerprint == manifest["weights_sha256"][:16]
+    assert dr.build(keyword_folder, f"file:{data}", options, store=store) == folder  # found, not rebuilt
+    assert len(store.list_runs(dr.BUILD_KIND)) == 1
+
+    store, summary = dr.run_study(keyword_folder, str(folder), f"file:{data}", ["saliency", "random"], limit=4,
+                                  store=store)
+    assert summary.status == "finished" and not summary.errors
+    frame = dr.results_frame(store, summary.run_id)
+    part = frame[(frame["method"] == "random") & (frame["metric"] == "sanity_data_randomization")]
+    assert len(part) == 4 and (part["value"] == 1.0).all()
+    table = summarize(frame)
+    row = table[(table["method"] == "saliency") & (table["metric"] == "sanity_data_randomization")].iloc[0]
+    values = frame[(frame["method"] == "saliency") & (frame["metric"] == "sanity_data_randomization")]["value"]
+    assert row["mean"] == pytest.approx(values.mean()) and row["low"] <= row["mean"] <= row["high"]
