@@ -224,10 +224,45 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
         metric_id = data_randomization.MEASURES[measure]
         show_table(value_table(dict(zip(frame["method"], frame[measure])), band[measure], metric_id),
                    f"sanity-dr-{measure}")
-    st.caption(f"Lower: the map depends on what the model learned. {_band_text(band['spearman'])} (Spearman). Over a "
-               f"dataset: `python cli.py sanity --data-randomization --steps {steps}`.")
+    st.caption(f"Lower: the map depends on what the model learned. {_band_text(band['spearman'])} (Spearman). "
+               f"Command line: `python cli.py sanity --data-randomization --steps {steps}`.")
     _download(frame, {"reference": data_randomization.REFERENCE, "permuted_model": manifest, "band": band},
               "data-randomization")
+    _data_randomization_run(model, str(folder), list(explainers), store)
+
+
+def _data_randomization_run(model: str, folder: str, methods: list[str], store: ResultStore) -> None:
+    """The comparison over a dataset as a background run: mean and 95 % CI per method, with the random band."""
+    st.markdown("##### Over a dataset")
+    c1, c2 = st.columns([3, 1])
+    dataset = c1.text_input("Dataset", "sst2:dev", key="sanity-dr-dataset")
+    limit = int(c2.number_input("Examples", 1, 100_000, 20, key="sanity-dr-limit"))
+    if st.button("Start (or resume) the dataset run", key="sanity-dr-start"):
+        try:
+            store, run_id, cells = data_randomization.start_study(model, folder, dataset, methods, limit, store=store)
+        except (DataError, UserFacingError, ParamError) as error:
+            st.error(str(error))
+            return
+        JOBS.start(store, run_id, cells, data_randomization.comparison_cell)
+        st.session_state["sanity-dr-study"] = run_id
+    run_id = st.session_state.get("sanity-dr-study")
+    if not run_id or store.get_run(run_id) is None:
+        return
+    run_progress(store, run_id)
+    frame = data_randomization.results_frame(store, run_id)
+    if frame.empty:
+        return
+    summary = sanity_dataset.summarize(frame)
+    for metric_id in data_randomization.METRICS:
+        band, rows = sanity_dataset.measure_table(summary, metric_id)
+        if rows.empty:
+            continue
+        st.plotly_chart(interval_figure(rows, band, metric_id), key=f"sanity-dr-{metric_id}-{run_id}",
+                        width="stretch")
+        st.caption(f"{METRICS[metric_id].label}: mean with percentile-bootstrap 95 % CI over "
+                   f"{frame['example_id'].nunique()} examples; {_band_text(band)}.")
+    st.download_button("Download the summary (CSV)", summary.to_csv(index=False), f"{run_id}.csv", "text/csv",
+                       key=f"sanity-dr-csv-{run_id}")
 
 
 # ----- dataset runs ---------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pytest
 
+import cli
+
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import data_randomization as dr
 from evaluation.sanity.dataset import summarize
@@ -56,7 +58,7 @@ def keyword_folder(keyword_classifier, tmp_path_factory):
     return str(folder)
 
 
-def test_the_build_is_a_cached_job_and_the_study_stores_intervals(keyword_folder, isolated_cache, tmp_path):
+def test_the_build_is_a_cached_job_and_the_study_stores_intervals(keyword_folder, isolated_cache, tmp_path, capsys):
     texts, labels = keyword_sentences(64, seed=5)
     data = tmp_path / "train.jsonl"
     data.write_text("\n".join(json.dumps({"text": t, "label": y}) for t, y in zip(texts, labels)))
@@ -67,7 +69,7 @@ def test_the_build_is_a_cached_job_and_the_study_stores_intervals(keyword_folder
     assert manifest["permuted_labels"] and manifest["training"]["steps"] == 4 and manifest["train_examples"] == 64
     assert dr.find_built(keyword_folder, f"file:{data}", options) == folder
     loaded = load_classifier(str(folder))
-    assert loaded.fingerprint == manifest["weights_sha256"][:16]
+    assert loaded.fingerprint != load_classifier(keyword_folder).fingerprint and loaded.labels == ["negative", "positive"]
     assert dr.build(keyword_folder, f"file:{data}", options, store=store) == folder  # found, not rebuilt
     assert len(store.list_runs(dr.BUILD_KIND)) == 1
 
@@ -81,3 +83,14 @@ def test_the_build_is_a_cached_job_and_the_study_stores_intervals(keyword_folder
     row = table[(table["method"] == "saliency") & (table["metric"] == "sanity_data_randomization")].iloc[0]
     values = frame[(frame["method"] == "saliency") & (frame["metric"] == "sanity_data_randomization")]["value"]
     assert row["mean"] == pytest.approx(values.mean()) and row["low"] <= row["mean"] <= row["high"]
+    # the command line: build (4 steps, the CLI's own batch and rate) and study, with intervals and the random band
+    code = cli.main(["sanity", "--model", keyword_folder, "--data-randomization", "--steps", "4", "--train-data",
+                     f"file:{data}", "--dataset", f"file:{data}", "--limit", "3", "--methods", "saliency,random",
+                     "--json"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["permuted_model"]["training"]["steps"] == 4 and report["status"] == "finished"
+    part = report["measures"]["sanity_data_randomization"]
+    assert part["band"] is not None and {r["method"] for r in part["rows"]} == {"saliency", "random"}
+    assert cli.main(["sanity", "--model", keyword_folder, "--data-randomization", "--steps", "0"]) == 2
+    assert "--steps" in capsys.readouterr().err
