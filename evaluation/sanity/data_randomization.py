@@ -32,7 +32,7 @@ from explainers.cache import DEFAULT_CACHE
 from models import ModelError, TextClassifier, cached_classifier, load_classifier, randomize
 from models.prepare import file_sha256
 from models.runtime import library_versions
-from models.training import TrainConfig, predict_labels, train_classifier
+from models.training import TrainConfig, train_classifier
 
 from evaluation import targets
 from evaluation.metric import Metric, register_metric
@@ -86,11 +86,14 @@ def train_permuted(classifier: TextClassifier, texts: list[str], labels: list[in
                          seed=options.seed, warmup=0.1, weight_decay=0.0)
     record = train_classifier(model, data, shuffled, config, classifier.tokenizer.pad_token_id, progress=progress,
                               should_stop=should_stop, device=classifier.device)
-    predictions = predict_labels(model, data, classifier.tokenizer.pad_token_id, options.max_length,
-                                 device=classifier.device)
-    record.update(agreement_true=float(np.mean(predictions == np.asarray(labels))),
+    probabilities = classifier.with_model(model, "permuted-labels-check").predict_proba(data)
+    predictions, truth = probabilities.argmax(axis=1), np.asarray(labels)
+    # argmax agreement alone misleads when the outputs end near-uniform (a tie broken the same way for every input):
+    # the mean probability of the true class says whether the model still separates the true classes
+    record.update(agreement_true=float(np.mean(predictions == truth)),
                   agreement_permuted=float(np.mean(predictions == np.asarray(shuffled))),
-                  hyperparameters=asdict(config))
+                  probability_true=float(probabilities[np.arange(len(truth)), truth].mean()),
+                  permuted_vs_true=float(np.mean(np.asarray(shuffled) == truth)), hyperparameters=asdict(config))
     return model, record
 
 

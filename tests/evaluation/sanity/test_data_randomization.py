@@ -16,7 +16,7 @@ from evaluation.sanity.dataset import summarize
 from models import load_classifier
 from tiny_models import keyword_sentences
 
-OPTIONS = dr.BuildOptions(steps=120, batch_size=32, lr=3e-3, seed=1)
+OPTIONS = dr.BuildOptions(steps=200, batch_size=32, lr=3e-3, seed=1)
 
 
 def test_permuting_keeps_the_label_counts():
@@ -27,12 +27,15 @@ def test_permuting_keeps_the_label_counts():
 
 
 def test_permuted_labels_erase_what_the_model_learned_and_the_gradient_maps(keyword_classifier):
-    texts, labels = keyword_sentences(400, seed=0)  # the data the keyword model was trained on
+    texts, labels = keyword_sentences(64, seed=0)  # the first 64 inputs the keyword model was trained on
     before = keyword_classifier.predict_proba([keyword_classifier.encode(t) for t in texts]).argmax(axis=1)
     assert np.mean(before == labels) > 0.95
     model, record = dr.train_permuted(keyword_classifier, texts, labels, OPTIONS)
-    # chance-level agreement with the true labels: 400 examples, binomial sd 0.025 around 0.5
-    assert abs(record["agreement_true"] - 0.5) < 0.1
+    # it fits the permuted labels (memorizes: measured 0.84) and so agrees with the true ones only at chance:
+    # 64 inputs, binomial sd 0.0625 around 0.5 (measured 0.59; the permutation itself agrees on 0.53)
+    assert record["agreement_permuted"] > 0.7
+    assert abs(record["agreement_true"] - 0.5) < 0.2 and abs(record["permuted_vs_true"] - 0.5) < 0.2
+    assert abs(record["probability_true"] - 0.5) < 0.1  # no longer separates the true classes (measured 0.52)
     assert record["steps"] == OPTIONS.steps and not record["stopped"]
     permuted_model = keyword_classifier.with_model(model, "permuted-labels-test")
     sims, randoms, chance = [], [], []
