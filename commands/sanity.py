@@ -221,7 +221,8 @@ def _data_randomization(args, methods: list[str], out) -> int:
         return 0
     training = manifest["training"]
     print(f"permuted-label model {folder} ({training['steps']} steps on {manifest['train_data']}): agrees with the "
-          f"true labels on {training['agreement_true']:.1%} of its training inputs, with the permuted labels on "
+          f"true labels on {training['agreement_true']:.1%} of its training inputs (mean probability of the true "
+          f"class {training.get('probability_true', float('nan')):.2f}), with the permuted labels on "
           f"{training['agreement_permuted']:.1%}")
     if args.text is not None:
         print(frame.to_string(index=False, float_format=lambda v: f"{v:+.3f}"))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from explainers import Explainer, Explanation, create
 from explainers.cache import DEFAULT_CACHE, ExplanationCache
@@ -57,8 +58,8 @@ def pairwise(scores: list[np.ndarray], top_fraction: float = one_input.DEFAULT_T
     k = one_input.top_k_count(len(scores[0]), top_fraction)
     rhos, overlaps = [], []
     for a, b in itertools.combinations(scores, 2):
-        if np.array_equal(a, b):
-            rhos.append(1.0)  # identical maps agree fully, constant ones included
+        if np.array_equal(stats.rankdata(a), stats.rankdata(b)):
+            rhos.append(1.0)  # the same ranking (constant maps included) is rho = 1 exactly, not 1 - 1e-16
         else:
             rhos.append(spearman(a, b))
         overlaps.append(one_input.top_k_overlap(a, b, k))

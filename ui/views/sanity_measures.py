@@ -208,7 +208,8 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
     training = manifest["training"]
     st.caption(f"Permuted-label model `{folder.name}`: {training['steps']} steps on {manifest['train_data']}; its "
                f"predictions agree with the true labels on {training['agreement_true']:.0%} of its training inputs "
-               f"(chance: about the majority share) and with the permuted labels on "
+               f"(chance: about the majority share; mean probability of the true class "
+               f"{training.get('probability_true', float('nan')):.2f}) and with the permuted labels on "
                f"{training['agreement_permuted']:.0%}.")
     if not explainers:
         return

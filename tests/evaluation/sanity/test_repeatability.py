@@ -50,3 +50,15 @@ def test_seeds_are_checked_and_the_metrics_registered(keyword_classifier):
     assert repeatability.with_seed(create("lime"), 7).params.seed == 7
     assert repeatability.with_seed(create("saliency"), 7).params == create("saliency").params
     assert METRICS["sanity_repeatability"].family == "sanity" and METRICS["sanity_repeatability"].higher_is_better
+
+
+def test_pairwise_by_hand():
+    a = np.array([0.3, -0.1, 0.7, 0.05, 0.2])
+    b = np.array([0.1, 0.4, 0.8, 0.0, -0.5])
+    # the same ranking from other values (a cached copy, a rescaled map) is rho = 1 exactly
+    assert repeatability.pairwise([a, a * 3 + 1e-3])["spearman"] == 1.0
+    three = repeatability.pairwise([a, b, -a], top_fraction=0.4)
+    rhos = [stats.spearmanr(a, b).statistic, stats.spearmanr(a, -a).statistic, stats.spearmanr(b, -a).statistic]
+    assert three["spearman"] == pytest.approx(np.mean(rhos), abs=1e-12)
+    # k = 2 by |score|: a -> {2, 0}, b -> {2, 4}, -a -> {2, 0}: overlaps 1/2, 1, 1/2
+    assert three["top_k"] == pytest.approx((0.5 + 1.0 + 0.5) / 3)
