@@ -40,3 +40,15 @@ def test_emprt_of_a_cascading_randomization(keyword_classifier):
                              chance_draws=10)
     with pytest.raises(ValueError, match="cascading"):
         emprt.emprt(independent)
+
+
+def test_the_random_band_is_the_rise_to_uniform_noise():
+    original = np.array([3.0, -1.0, 0.5, 0.5, 0.1])
+    draws = emprt.chance_rise(original, np.random.default_rng(3), 30)
+    rng = np.random.default_rng(3)
+    expected = [rise_by_hand(original, rng.uniform(-1.0, 1.0, 5)) for _ in range(30)]
+    assert draws == pytest.approx(expected, abs=1e-12)
+    band = emprt.band(draws)
+    assert band["mean"] == pytest.approx(np.mean(expected)) and band["low"] <= band["mean"] <= band["high"]
+    assert band["mean"] > 0  # noise is more complex than a map with one dominant word
+    assert np.isnan(emprt.chance_rise([1.0], np.random.default_rng(0), 3)).all()
