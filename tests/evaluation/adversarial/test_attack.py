@@ -8,9 +8,10 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Saliency
 
 from evaluation.adversarial import measures
-from evaluation.adversarial.attack import (AttackError, attack, config_for, differentiable_attribution)
+from evaluation.adversarial.attack import (AttackError, attack, config_for, differentiable_attribution, passes)
 from explainers import ParamError
 from explainers.embedding_forward import baseline_embeddings, embedding_function
+from models.attention_kernel import eager_attention
 from smooth_models import smooth_classifier
 from tolerances import EPS32
 
@@ -80,7 +81,8 @@ def test_the_explanation_term_reaches_delta_by_double_backprop(method):
         return (magnitude / magnitude.sum())[:2].sum()
 
     delta = torch.zeros_like(embeddings, requires_grad=True)
-    analytic = torch.autograd.grad(top_share(delta), delta)[0]
+    with eager_attention(classifier.model):  # as attack() does: SDPA's CPU backward cannot be differentiated
+        analytic = torch.autograd.grad(top_share(delta), delta)[0]
     rng = np.random.default_rng(0)
     for _ in range(6):
         t, h = positions[rng.integers(len(positions))], int(rng.integers(embeddings.shape[-1]))
@@ -122,6 +124,26 @@ def test_attack_keeps_delta_in_the_ball_the_class_and_the_special_tokens(smooth,
     assert result.rank_change == measures.rank_change(measures.top_k(result.original_shares, 2),
                                                       measures.top_k(result.attacked_shares, 2))
     assert 0.0 <= result.rank_change <= 1.0 and -1.0 <= result.top_k_sum_change <= 1.0
+
+
+def test_a_coarser_ig_in_the_loop_is_read_with_the_full_ig(smooth):
+    """loop_ig_steps: the loop differentiates a 3-point IG, the returned iterate is explained with the full 12-point
+    IG (Captum, computed again here), and the pass count follows the loop's points."""
+    encoding = smooth.encode(TEXT)
+    config = config_for("paper-003", steps=15, epsilon=0.05, ig_steps=12, loop_ig_steps=3)
+    result = attack(smooth, encoding, "integrated_gradients", config)
+    assert result.delta_linf <= 0.05 + 1e-7 and result.class_kept
+    forward, embeddings = embedding_function(smooth, encoding, "logit")
+    perturbed = embeddings.clone()
+    perturbed[0, result.positions] += torch.as_tensor(result.delta, dtype=perturbed.dtype)
+    full = IntegratedGradients(forward).attribute(perturbed.requires_grad_(True), target=result.original_class,
+                                                  baselines=baseline_embeddings(smooth, encoding, "pad"), n_steps=12,
+                                                  method="riemann_right").sum(dim=-1)[0, result.positions]
+    full = full.detach().numpy()
+    np.testing.assert_allclose(result.attacked_scores, full, atol=1e-4 * max(1.0, np.abs(full).max()))
+    assert passes("integrated_gradients", config) == (15 * 3, 15 * 3 * 2)
+    assert passes("integrated_gradients", config_for("paper-003", steps=15, ig_steps=12)) == (15 * 12, 15 * 12 * 2)
+    assert passes("saliency", config) == (15, 30)
 
 
 def test_the_attack_moves_the_explanation_and_repeats_exactly(smooth):
