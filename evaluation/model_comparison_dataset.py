@@ -30,7 +30,7 @@ from models import ModelError, cached_classifier, randomize
 from evaluation.faithfulness import known_feature
 from evaluation.report_card import RULES, CardConfig, check_cell, default_methods
 from evaluation.runs import runner
-from evaluation.runs.jobs import Cell, Progress, current_stop_check, run_cells
+from evaluation.runs.jobs import Cell, CellStopped, Progress, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 
@@ -169,7 +169,13 @@ def comparison_cell(spec: dict) -> dict:
     store = ResultStore(spec.get("store"))
     rows, curves = _rows(store, result, check, methods), []
     if check == "sanity" and result["run_id"]:
-        curves = _curves(store, result["run_id"], model, config.seed)
+        # the card explains only the fully randomized model; the curve needs every stage of the cascade
+        sanity_store, run_id, cells = sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
+                                                          "layers", "cascading", "model", config.seed, store=store)
+        summary = run_cells(sanity_store, run_id, cells, sanity.sanity_cell, should_stop=current_stop_check())
+        if summary.status == "cancelled":
+            raise CellStopped()
+        curves = _curves(store, run_id, model, config.seed)
     return {"info": spec["info"], "rows": rows, "curves": curves, "computed": result["computed"],
             "run_id": result["run_id"], "not_applicable": None}
 
