@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +28,7 @@ from corpora.known_feature import LABEL_WORDS, make_known_feature
 from explainers import create_from_spec
 from explainers.cache import explain_cached
 from models import ModelError, TextClassifier, load_classifier
-from models.prepare import base_version, finetune_and_save, models_dir
+from models.prepare import RECIPES, ZOO_FIELDS, base_version, finetune_and_save, models_dir
 from models.training import TrainConfig
 
 from evaluation.faithfulness.curves import RemovalOptions, rank_words
@@ -100,18 +100,29 @@ class KnownFeatureRecipe:
     label_seed: int = 0
     label_words: tuple[str, str] = LABEL_WORDS
     train: TrainConfig = TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=64, seed=0)
+    blocks: int | None = None  # a zoo member's shape (models.prepare.Recipe): its known-feature twin
+    causal: bool = False
 
     @property
     def key(self) -> str:
-        payload = json.dumps({**asdict(self), "base": base_version()}, sort_keys=True, default=str)
+        fields = {k: v for k, v in asdict(self).items() if not (k in ZOO_FIELDS and v == ZOO_FIELDS[k])}
+        payload = json.dumps({**fields, "base": base_version()}, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:10]
 
 
 RECIPE = KnownFeatureRecipe()
 
 
+def recipe_for(model: str) -> KnownFeatureRecipe | None:
+    """The known-feature recipe of a built-in model's shape (blocks, causal), or None for any other model."""
+    if model not in RECIPES:
+        return None
+    return replace(RECIPE, blocks=RECIPES[model].blocks, causal=RECIPES[model].causal)
+
+
 def model_dir(recipe: KnownFeatureRecipe = RECIPE) -> Path:
-    return models_dir() / f"{KNOWN}-{recipe.key}"
+    shape = (f"-l{recipe.blocks}" if recipe.blocks else "") + ("-causal" if recipe.causal else "")
+    return models_dir() / f"{KNOWN}{shape}-{recipe.key}"
 
 
 def is_prepared(recipe: KnownFeatureRecipe = RECIPE) -> bool:
@@ -136,9 +147,12 @@ def prepare_known_feature_model(recipe: KnownFeatureRecipe = RECIPE, force: bool
     log(f"Training the known-feature model on {len(train)} SST-2 sentences with random labels and the label word "
         f"appended (label seed {recipe.label_seed}).")
     manifest = finetune_and_save(
-        target, "MiniLM-L6 fine-tuned on the known-feature task (paper 003 s. 3.1)", train, evaluation,
+        target, "MiniLM-L6" + (f" (first {recipe.blocks} blocks)" if recipe.blocks else "")
+        + (" with causal attention" if recipe.causal else "") + " fine-tuned on the known-feature task (paper 003 s. 3.1)",
+        train, evaluation,
         list(recipe.label_words), recipe.train,
         {"name": KNOWN, "recipe": {**asdict(recipe), "train": recipe.train.to_dict()}, "recipe_key": recipe.key,
+         "blocks": recipe.blocks, "causal": recipe.causal,
          "eval_data": f"known-feature from {recipe.eval_data}",
          "notes": ["Labels are random, so the appended word is the only predictive feature."]},
         progress=progress, should_stop=should_stop)

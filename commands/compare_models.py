@@ -1,0 +1,134 @@
+"""`cli.py compare-models`: several models at dataset level (paper 003's size and architecture comparisons): known
+feature, faithfulness against the random band, layer randomization and plausibility, per model and method.
+
+    python cli.py compare-models --models default,minilm-l4,minilm-l2,minilm-causal --limit 16
+    python cli.py compare-models --models default,minilm-l2 --checks known_feature --out cmp.json
+    python cli.py compare-models --models ./my-model --known-feature-model ./my-model=./my-kf-model
+
+Every (model, check) is a cell of one stored run whose studies are stored too: adding a model to a finished
+comparison computes only that model's cells. The figures (metric vs size, bars per model, randomization panels)
+are drawn on the Compare-models page from the same stored run (commands never import ui/).
+"""
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+from tqdm import tqdm
+
+from evaluation import model_comparison_dataset as mcd
+from evaluation.report_card import default_methods
+from explainers import ParamError, label_for
+from models.prepare import ZOO
+
+from commands.common import check_out, help_text, parse_method_specs, print_json, write_out
+
+OUT_FORMATS = (".json", ".csv")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("compare-models", help="several models at dataset level: known feature, "
+                                                          "faithfulness, layer randomization, plausibility")
+    defaults = mcd.ComparisonConfig()
+    parser.add_argument("--models", default=",".join(ZOO),
+                        help="comma-separated built-in names, folders or hub ids (default: the offline zoo)")
+    parser.add_argument("--dataset", default="sst2:dev", help="dataset of the faithfulness and sanity checks")
+    parser.add_argument("--limit", type=int, default=defaults.limit,
+                        help="examples per check (each check's own limit below overrides it)")
+    parser.add_argument("--checks", default=",".join(mcd.CHECKS), help=f"comma-separated, from: "
+                                                                       f"{', '.join(mcd.CHECKS)}")
+    parser.add_argument("--methods", default=None, help="comma-separated method[:preset] (default: paper 003's)")
+    for name in ("known-feature", "sanity", "plausibility"):
+        parser.add_argument(f"--{name}-limit", type=int, default=None, help=f"examples of the {name} check")
+    parser.add_argument("--known-feature-model", action="append", default=[], metavar="MODEL=FOLDER",
+                        help="the known-feature twin of a model that is not built in (repeat per model)")
+    parser.add_argument("--known-feature-dataset", default=None,
+                        help="dataset whose rationale marks the known feature (default: known-feature:dev:0)")
+    parser.add_argument("--plausibility-dataset", default=None,
+                        help="dataset with human rationales (default: --dataset when it has them)")
+    parser.add_argument("--random-orderings", type=int, default=defaults.random_orderings)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--out", metavar="FILE", default=None,
+                        help=help_text("write the comparison to FILE (.json: everything; .csv: the rows)"))
+    parser.add_argument("--json", action="store_true", help=help_text("print the comparison as JSON on stdout"))
+    parser.set_defaults(handler=handle)
+
+
+def config_from_args(args) -> mcd.ComparisonConfig:
+    checks = tuple(c.strip() for c in args.checks.split(",") if c.strip())
+    unknown = [c for c in checks if c not in mcd.CHECKS]
+    if not checks or unknown:
+        raise ParamError(f"--checks: unknown {', '.join(unknown) or '(none given)'}; choose from "
+                         f"{', '.join(mcd.CHECKS)}.")
+    sizes = {"limit": args.limit, "known_feature_limit": args.known_feature_limit or args.limit,
+             "sanity_limit": args.sanity_limit or args.limit, "plausibility_limit": args.plausibility_limit or args.limit}
+    bad = [name for name, value in sizes.items() if value < 1]
+    if bad:
+        raise ParamError(f"--{bad[0].replace('_', '-')} must be at least 1.")
+    return mcd.ComparisonConfig(checks=checks, **sizes, known_feature_dataset=args.known_feature_dataset,
+                                plausibility_dataset=args.plausibility_dataset,
+                                random_orderings=args.random_orderings, seed=args.seed)
+
+
+def twins_from_args(values: list[str]) -> dict:
+    twins = {}
+    for value in values:
+        model, sep, folder = value.partition("=")
+        if not sep or not model.strip() or not folder.strip():
+            raise ParamError(f"--known-feature-model {value}: write MODEL=FOLDER (the model, then its twin trained on "
+                             f"the known-feature task).")
+        twins[model.strip()] = folder.strip()
+    return twins
+
+
+def print_summary(comparison: mcd.Comparison) -> None:
+    rows = comparison.rows
+    for model in comparison.models:
+        print(f"{model['model']}: {model['parameters'] / 1e6:.1f} M parameters, {model['blocks']} blocks, "
+              f"{model['architecture']}")
+    for metric in dict.fromkeys(rows["metric"]):
+        part = rows[(rows["metric"] == metric) & rows["mean"].notna()]
+        if not len(part):
+            continue
+        print(f"\n{mcd.METRIC_LABELS.get(metric, metric)} [{metric}]: mean [95 % CI]")
+        text = part.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
+                                  zip(part["mean"], part["low"], part["high"])],
+                           method=[label_for(m) for m in part["method"]])
+        print(text.pivot_table(index="method", columns="model", values="value", aggfunc="first", sort=False)
+              .to_string())
+        reference = part.dropna(subset=["reference_low"]).groupby("model", sort=False)[
+            ["reference_low", "reference_high"]].first()
+        for model, band in reference.iterrows():
+            print(f"  reference band on {model}: [{band['reference_low']:.3f}, {band['reference_high']:.3f}]")
+    for reason in dict.fromkeys(rows["not_applicable"].dropna()):
+        print(f"not applicable: {reason}")
+
+
+def handle(args) -> int:
+    out = check_out(args.out, OUT_FORMATS)
+    methods = parse_method_specs(args.methods) if args.methods else default_methods()
+    config = config_from_args(args)
+    twins = twins_from_args(args.known_feature_model)
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    bar = tqdm(total=len(models) * len(config.checks), desc="compare models", unit="cell", file=sys.stderr)
+
+    def progress(done: int, total: int, eta) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        comparison = mcd.run_comparison(models, args.dataset, methods, config, twins, executor=args.executor,
+                                        progress=progress)
+    finally:
+        bar.close()
+    data = mcd.export(comparison)
+    if out:
+        write_out(out, data, pd.DataFrame(data["rows"]))
+    if args.json:
+        print_json(data)
+    else:
+        print_summary(comparison)
+    for where, error in comparison.errors.items():
+        print(f"warning: {where} failed: {error}", file=sys.stderr)
+    return 0

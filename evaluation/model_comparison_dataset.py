@@ -1,0 +1,261 @@
+"""Several models at dataset level: the project's checks per model, as paper 003 compares sizes and architectures.
+
+A comparison is a run (kind ``model-comparison``) whose cells are (model, check) pairs. A cell is the report card's
+cell for that check (``evaluation.report_card.check_cell``): it runs or reopens the check's own study in the result
+store, so the studies stay resumable and Ray-capable, and nothing is computed twice. The comparison's run id does
+not depend on the list of models (cells are keyed by model name and weights fingerprint), so adding a model to a
+finished comparison runs only that model's cells.
+
+Checks (paper 003 s. 3.1, 3.2, 3.4; its figures s. 6.1):
+- ``known_feature``: ground-truth overlap (precision@k) and mean rank % on the known-feature task. The task needs a
+  model trained on it: each built-in model has a known-feature twin of the same shape (blocks, causal attention),
+  trained in the cell when it is missing (``evaluation.faithfulness.known_feature.recipe_for``); any other model
+  needs its twin named in ``known_feature_models``;
+- ``faithfulness``: ERASER comprehensiveness and sufficiency with the random orderings' band;
+- ``sanity``: Spearman rho with the original explanation under cascading layer randomization, the whole curve and
+  its chance band;
+- ``plausibility``: AUPRC against human rationales (datasets that have them).
+
+Each model is described by its size (parameters, transformer blocks) and its architecture (encoder or causal),
+read from its loaded configuration, which is what its manifest's recipe produced.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+import pandas as pd
+
+from models import ModelError, cached_classifier, randomize
+
+from evaluation.faithfulness import known_feature
+from evaluation.report_card import RULES, CardConfig, check_cell, default_methods
+from evaluation.runs import runner
+from evaluation.runs.jobs import Cell, CellStopped, Progress, current_stop_check, run_cells
+from evaluation.runs.store import ResultStore
+from evaluation.sanity import dataset as sanity
+
+KIND = "model-comparison"
+CHECKS = ("known_feature", "faithfulness", "sanity", "plausibility")
+# per check, the metrics shown (the report card keeps the first; the others come from the same study)
+METRICS = {
+    "known_feature": ("known-feature.precision@k", "known-feature.rank-fraction"),
+    "faithfulness": ("comprehensiveness-eraser", "sufficiency-eraser"),
+    "sanity": ("sanity_spearman",),
+    "plausibility": ("plaus_auprc",),
+}
+METRIC_LABELS = {
+    "known-feature.precision@k": "Ground-truth overlap", "known-feature.rank-fraction": "Mean rank %",
+    "comprehensiveness-eraser": "Comprehensiveness", "sufficiency-eraser": "Sufficiency",
+    "sanity_spearman": "Spearman rho after randomizing every layer", "plaus_auprc": "AUPRC vs human rationales",
+}
+CAUSAL_MODEL_TYPES = ("gpt2", "gpt_neo", "gptj", "llama", "mistral", "opt", "bloom", "qwen2", "phi")
+ENCODER, CAUSAL = "encoder", "causal"
+
+
+@dataclass(frozen=True)
+class ComparisonConfig:
+    """Which checks at what sizes. ``quick()`` gives the tiny sizes the tests use."""
+
+    checks: tuple[str, ...] = CHECKS
+    limit: int = 32                     # faithfulness examples
+    known_feature_limit: int = 32
+    sanity_limit: int = 16
+    plausibility_limit: int = 32
+    plausibility_dataset: str | None = None   # None: the comparison's dataset, when it has human rationales
+    known_feature_dataset: str | None = None  # None: the known-feature task's dev split
+    random_orderings: int = 10
+    seed: int = 0
+
+    @classmethod
+    def quick(cls, **overrides) -> "ComparisonConfig":
+        return replace(cls(limit=4, known_feature_limit=4, sanity_limit=3, plausibility_limit=4), **overrides)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "checks": list(self.checks)}
+
+    def card(self, known_feature_model: str | None) -> CardConfig:
+        """The report card's configuration of one model's cells."""
+        return CardConfig(checks=self.checks, limit=self.limit, sanity_limit=self.sanity_limit,
+                          known_feature_limit=self.known_feature_limit, plausibility_limit=self.plausibility_limit,
+                          known_feature_model=known_feature_model, known_feature_dataset=self.known_feature_dataset,
+                          plausibility_dataset=self.plausibility_dataset, random_orderings=self.random_orderings,
+                          seed=self.seed)
+
+
+@dataclass
+class Comparison:
+    """What ``results`` returns: one row per (model, check, method, metric), the randomization curves, and the
+    cells still missing or failed."""
+
+    models: list[dict]
+    rows: pd.DataFrame
+    curves: pd.DataFrame
+    errors: dict = field(default_factory=dict)
+    pending: list = field(default_factory=list)
+    computed: dict = field(default_factory=dict)
+
+
+def model_info(model: str) -> dict:
+    """Size and architecture of a model: parameters, transformer blocks, encoder or causal."""
+    classifier = cached_classifier(model)
+    config = classifier.model.config
+    causal = bool(getattr(config, "is_decoder", False)) or getattr(config, "model_type", "") in CAUSAL_MODEL_TYPES
+    blocks = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
+    return {"model": model, "fingerprint": classifier.fingerprint,
+            "parameters": int(sum(p.numel() for p in classifier.model.parameters())),
+            "blocks": None if blocks is None else int(blocks), "architecture": CAUSAL if causal else ENCODER}
+
+
+def known_feature_model_for(model: str, given: dict | None = None) -> str | None:
+    """The model to run the known-feature task on for ``model``: the one given, else its built-in twin's folder
+    (trained when missing, by the cell), else None."""
+    if given and model in given:
+        return given[model]
+    recipe = known_feature.recipe_for(model)
+    return None if recipe is None else str(known_feature.model_dir(recipe))
+
+
+def _cell_key(info: dict, check: str) -> str:
+    return f"{info['model']}@{info['fingerprint'][:12]}|{check}"
+
+
+def start_comparison(models: list[str], dataset: str, methods: list[str] | None = None,
+                     config: ComparisonConfig | None = None, known_feature_models: dict | None = None,
+                     store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to extend or resume) the comparison run: one cell per (model, check)."""
+    config = config or ComparisonConfig()
+    methods = list(methods or default_methods())
+    models = list(dict.fromkeys(m.strip() for m in models if m.strip()))
+    unknown = [c for c in config.checks if c not in CHECKS]
+    if unknown:
+        raise ModelError(f"Unknown check(s) {', '.join(unknown)}. Choose from: {', '.join(CHECKS)}.")
+    if not models:
+        raise ModelError("Choose at least one model.")
+    if not methods:
+        raise ModelError("Choose at least one method.")
+    sanity.validate(models[0], methods, "layers", "cascading", "model")  # unknown methods fail before any work
+    store = store or ResultStore()
+    infos = [model_info(m) for m in models]
+    run_id = store.create_run(KIND, {"dataset": dataset, "methods": methods, "comparison": config.to_dict()},
+                              total=len(models) * len(config.checks),
+                              title=f"model comparison on {dataset} ({len(methods)} methods)")
+    cells = []
+    for info in infos:
+        twin = known_feature_model_for(info["model"], known_feature_models)
+        for check in config.checks:
+            key = _cell_key(info, check) + (f"|{twin}" if check == "known_feature" and twin else "")
+            cells.append(Cell(key=key, spec={"check": check, "model": info["model"], "info": info,
+                                             "dataset": dataset, "methods": methods, "config": config.to_dict(),
+                                             "known_feature_model": twin, "store": str(store.path)}))
+    return store, run_id, cells
+
+
+def comparison_cell(spec: dict) -> dict:
+    """The work of one (model, check) cell: the report card's cell, plus the check's other metrics and, for the
+    sanity check, the whole randomization curve."""
+    config = ComparisonConfig(**{**spec["config"], "checks": tuple(spec["config"]["checks"])})
+    check, model, methods, twin = spec["check"], spec["model"], spec["methods"], spec.get("known_feature_model")
+    if check == "known_feature" and twin is not None and known_feature.recipe_for(model) is not None \
+            and twin == str(known_feature.model_dir(known_feature.recipe_for(model))):
+        # a built-in model's twin: train it now when it is missing (minutes; stops with the run)
+        known_feature.prepare_known_feature_model(known_feature.recipe_for(model), should_stop=current_stop_check(),
+                                                  log=lambda message: None)
+    if check == "known_feature" and twin is None:
+        return {"info": spec["info"], "rows": [], "curves": [], "computed": 0, "run_id": None,
+                "not_applicable": f"{model} has no known-feature twin; name one trained on the known-feature task "
+                                  f"(`--known-feature-model {model}=FOLDER`)"}
+    card = {**spec, "config": config.card(twin).to_dict()}
+    result = check_cell(card)
+    store = ResultStore(spec.get("store"))
+    rows, curves = _rows(store, result, check, methods), []
+    if check == "sanity" and result["run_id"]:
+        # the card explains only the fully randomized model; the curve needs every stage of the cascade
+        sanity_store, run_id, cells = sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
+                                                          "layers", "cascading", "model", config.seed, store=store)
+        summary = run_cells(sanity_store, run_id, cells, sanity.sanity_cell, should_stop=current_stop_check())
+        if summary.status == "cancelled":
+            raise CellStopped()
+        curves = _curves(store, run_id, model, config.seed)
+    return {"info": spec["info"], "rows": rows, "curves": curves, "computed": result["computed"],
+            "run_id": result["run_id"], "not_applicable": None}
+
+
+def _rows(store: ResultStore, result: dict, check: str, methods: list[str]) -> list[dict]:
+    """Every metric of the check: the card's rows (its first metric), the others from the same stored study."""
+    rows = [{**row, "metric": METRICS[check][0]} for row in result["rows"]]
+    extra = METRICS[check][1:]
+    if not extra or not result["run_id"]:
+        return rows
+    table = runner.summarize(runner.results_frame(store, result["run_id"]),
+                             runner.random_orderings_frame(store, result["run_id"]))
+    for metric in extra:
+        for method in methods:
+            found = table[(table["method"] == method) & (table["metric"] == metric)] if len(table) else table
+            if len(found):
+                record = found.iloc[0].to_dict()
+                rows.append({"method": method, "check": check, "metric": metric, "mean": record["mean"],
+                             "low": record["low"], "high": record["high"], "n": int(record["n"]),
+                             "reference_low": record.get("random_low"), "reference_high": record.get("random_high"),
+                             "not_applicable": None, "note": None})
+    return rows
+
+
+def _curves(store: ResultStore, run_id: str, model: str, seed: int) -> list[dict]:
+    stages = randomize.stage_names(cached_classifier(model))
+    summary = sanity.summarize(sanity.results_frame(store, run_id), seed=seed)
+    chance, curves = sanity.chance_band(sanity.curves(summary, stages, "sanity_spearman"))
+    return [{"method": r["method"], "stage": r["stage"], "stage_index": int(r["stage_index"]), "mean": r["mean"],
+             "low": r["low"], "high": r["high"], "n": int(r["n"]),
+             "chance_low": chance["low"] if chance else None, "chance_high": chance["high"] if chance else None}
+            for r in curves.to_dict("records")]
+
+
+def run_comparison(models: list[str], dataset: str, methods: list[str] | None = None,
+                   config: ComparisonConfig | None = None, known_feature_models: dict | None = None,
+                   store: ResultStore | None = None, executor: str = "local", progress: Progress | None = None,
+                   should_stop=None) -> Comparison:
+    """Run (or reopen) every cell and return the comparison of these models (``results``)."""
+    store, run_id, cells = start_comparison(models, dataset, methods, config, known_feature_models, store)
+    run_cells(store, run_id, cells, comparison_cell, executor=executor, progress=progress, should_stop=should_stop)
+    return results(store, run_id, cells)
+
+
+ROW_COLUMNS = ["model", "parameters", "blocks", "architecture", "check", "metric", "method", "mean", "low", "high",
+               "n", "reference_low", "reference_high", "not_applicable", "note"]
+CURVE_COLUMNS = ["model", "method", "stage", "stage_index", "mean", "low", "high", "n", "chance_low", "chance_high"]
+
+
+def results(store: ResultStore, run_id: str, cells: list[Cell]) -> Comparison:
+    """The stored results of these cells (a comparison run may hold more models than are asked for now)."""
+    stored = store.cells(run_id)
+    rows, curves, errors, pending, computed, models = [], [], {}, [], {}, {}
+    for cell in cells:
+        models.setdefault(cell.spec["model"], cell.spec["info"])
+        result = stored.get(cell.key)
+        where = f"{cell.spec['model']}: {cell.spec['check']}"
+        if result is None:
+            pending.append(where)
+            continue
+        if "error" in result:
+            errors[where] = result["error"]
+            continue
+        computed[where] = result.get("computed", 0)
+        info = {k: result["info"][k] for k in ("model", "parameters", "blocks", "architecture")}
+        if result.get("not_applicable"):
+            rows += [{**info, "check": cell.spec["check"], "metric": METRICS[cell.spec["check"]][0], "method": m,
+                      "not_applicable": result["not_applicable"]} for m in cell.spec["methods"]]
+        rows += [{**info, **row} for row in result["rows"]]
+        curves += [{"model": info["model"], **curve} for curve in result["curves"]]
+    return Comparison(list(models.values()), pd.DataFrame(rows, columns=ROW_COLUMNS),
+                      pd.DataFrame(curves, columns=CURVE_COLUMNS), errors, pending, computed)
+
+
+def export(comparison: Comparison) -> dict:
+    """A JSON-ready record of a comparison."""
+    return {"models": comparison.models, "rows": _records(comparison.rows), "curves": _records(comparison.curves),
+            "errors": comparison.errors, "pending": comparison.pending, "computed_examples": comparison.computed,
+            "rules": {check: asdict(RULES[check]) for check in CHECKS}}
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")

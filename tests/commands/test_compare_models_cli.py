@@ -1,0 +1,55 @@
+"""`cli.py compare-models` on the tiny keyword model saved in a folder (its own known-feature twin): the JSON on
+stdout equals the file, the .csv holds the rows, the printed summary names every model, a rerun computes nothing,
+and bad input gets one line."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import cli
+from roar_fixtures import save_keyword_model
+from report_card_fixtures import write_rationale_csv
+
+
+@pytest.fixture(scope="module")
+def tiny(keyword_classifier, tmp_path_factory):
+    folder = str(save_keyword_model(keyword_classifier, tmp_path_factory.mktemp("models") / "keyword"))
+    data = write_rationale_csv(tmp_path_factory.mktemp("data") / "keyword.csv", 4, seed=3)
+    return folder, ["compare-models", "--models", folder, "--dataset", data, "--limit", "3", "--methods",
+                    "saliency,leave_one_out", "--checks", "known_feature,plausibility", "--random-orderings", "2",
+                    "--known-feature-dataset", data, "--known-feature-model", f"{folder}={folder}"]
+
+
+def test_json_csv_and_text_outputs(tiny, isolated_cache, tmp_path, capsys):
+    folder, argv = tiny
+    assert cli.main(argv + ["--json", "--out", str(tmp_path / "cmp.json")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((tmp_path / "cmp.json").read_text())
+    assert [m["model"] for m in printed["models"]] == [folder] and printed["models"][0]["blocks"] == 2
+    assert {(r["metric"], r["method"]) for r in printed["rows"]} == {
+        (metric, method) for metric in ("known-feature.precision@k", "known-feature.rank-fraction", "plaus_auprc")
+        for method in ("saliency", "leave_one_out")}
+    assert sum(printed["computed_examples"].values()) > 0
+
+    # the rerun reopens the stored studies: nothing computed, the same rows, as CSV
+    assert cli.main(argv + ["--out", str(tmp_path / "cmp.csv")]) == 0
+    out = capsys.readouterr().out
+    assert f"{folder}: " in out and "Ground-truth overlap" in out and "reference band" in out
+    table = pd.read_csv(tmp_path / "cmp.csv")
+    assert len(table) == len(printed["rows"])
+    np_means = sorted(r["mean"] for r in printed["rows"])
+    assert sorted(table["mean"]) == pytest.approx(np_means)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--checks", "speed"], "--checks: unknown speed"),
+    (["--known-feature-model", "nofolder"], "MODEL=FOLDER"),
+    (["--out", "cmp.html"], "--out"),
+    (["--limit", "0"], "--limit must be at least 1"),
+])
+def test_bad_input_gets_one_line(tiny, isolated_cache, extra, message, capsys):
+    assert cli.main(tiny[1] + extra) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

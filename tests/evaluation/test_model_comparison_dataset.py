@@ -1,0 +1,143 @@
+"""Dataset-level model comparison (issues 15/16): model metadata from the saved configuration, the (model, check)
+cells reusing the report card's studies (values recomputed another way), adding a model runs only its cells, the
+randomization curve ends at the card's value, and a model without a known-feature twin is not applicable."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from corpora import load_dataset
+from evaluation import model_comparison_dataset as mcd
+from evaluation.faithfulness.known_feature import ground_truth_metrics
+from evaluation.runs.jobs import run_cells
+from evaluation.runs.store import ResultStore
+from explainers import create_from_spec
+from models import ModelError, load_classifier
+from models.prepare import base_version
+from report_card_fixtures import write_rationale_csv
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_bert, tiny_tokenizer, train_on
+
+METHODS = ["saliency", "leave_one_out", "attention"]
+CHECKS = ("known_feature", "sanity", "plausibility")
+
+
+def _keyword_model(folder, layers: int) -> str:
+    model, tokenizer = tiny_bert(layers=layers), tiny_tokenizer()
+    texts, labels = keyword_sentences(200, seed=layers)
+    train_on(model, tokenizer, texts, labels, steps=40, seed=layers)
+    model.config.id2label, model.config.label2id = {0: "negative", 1: "positive"}, {"negative": 0, "positive": 1}
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("zoo")
+    return {"one": _keyword_model(root / "one", 1), "two": _keyword_model(root / "two", 2),
+            "causal": save_tiny_architecture("causal-bert", root / "causal")}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return write_rationale_csv(tmp_path_factory.mktemp("data") / "keyword.csv", 5, seed=4)
+
+
+@pytest.fixture(scope="module")
+def config(data):
+    return mcd.ComparisonConfig.quick(checks=CHECKS, known_feature_dataset=data, random_orderings=3)
+
+
+@pytest.fixture(scope="module")
+def first_and_extended(zoo, data, config, tmp_path_factory):
+    """A comparison of one model, then the same comparison with a second model added."""
+    store = ResultStore(tmp_path_factory.mktemp("store") / "results.sqlite")
+    twins = {zoo["one"]: zoo["one"], zoo["two"]: zoo["two"]}
+    first = mcd.run_comparison([zoo["one"]], data, METHODS, config, twins, store)
+    store, run_id, cells = mcd.start_comparison([zoo["one"], zoo["two"]], data, METHODS, config, twins, store)
+    seen = []
+    run_cells(store, run_id, cells, mcd.comparison_cell, progress=lambda done, total, eta: seen.append(done))
+    return first, mcd.results(store, run_id, cells), seen, store
+
+
+def test_size_and_architecture_come_from_the_model(zoo):
+    one, two, causal = (mcd.model_info(zoo[name]) for name in ("one", "two", "causal"))
+    assert (one["blocks"], two["blocks"], causal["blocks"]) == (1, 2, 2)
+    assert (one["architecture"], two["architecture"], causal["architecture"]) == (mcd.ENCODER, mcd.ENCODER,
+                                                                                 mcd.CAUSAL)
+    block = load_classifier(zoo["two"]).model.bert.encoder.layer[1]
+    assert two["parameters"] - one["parameters"] == sum(p.numel() for p in block.parameters())
+
+
+def test_adding_a_model_runs_only_that_models_cells(first_and_extended):
+    first, extended, seen, _ = first_and_extended
+    assert seen[0] == len(CHECKS)  # the first model's cells were finished before the second run started
+    assert seen[-1] == 2 * len(CHECKS)
+    assert not extended.errors and not extended.pending
+    assert [m["blocks"] for m in extended.models] == [1, 2]
+    old = first.rows.sort_values(["check", "metric", "method"]).reset_index(drop=True)
+    same = extended.rows[extended.rows["model"] == old["model"][0]].sort_values(["check", "metric", "method"])
+    np.testing.assert_array_equal(old["mean"].to_numpy(), same["mean"].to_numpy())
+
+
+def test_known_feature_overlap_is_recomputed_from_the_explanations(first_and_extended, zoo, data):
+    _, extended, _, _ = first_and_extended
+    classifier = load_classifier(zoo["two"])
+    values = []
+    for example in load_dataset(data, limit=4):
+        encoding = classifier.encode(example.text)
+        explanation = create_from_spec("leave_one_out").explain(classifier, encoding, None)
+        found = ground_truth_metrics(explanation.word_scores, example.rationale)
+        if found:  # a sentence without the keyword has no known feature and no value
+            values.append(found["known-feature.precision@k"])
+    rows = extended.rows
+    found = rows[(rows["model"] == zoo["two"]) & (rows["method"] == "leave_one_out")
+                 & (rows["metric"] == "known-feature.precision@k")]
+    assert len(values) == found["n"].item() == 2
+    assert found["mean"].item() == pytest.approx(np.mean(values), abs=1e-12)  # a mean of 0/1 values
+    assert set(rows["metric"]) >= {"known-feature.rank-fraction", "sanity_spearman", "plaus_auprc"}
+
+
+def test_the_randomization_curve_ends_at_the_cards_value(first_and_extended, zoo):
+    _, extended, _, _ = first_and_extended
+    curves = extended.curves[extended.curves["model"] == zoo["two"]]
+    stages = curves[curves["method"] == "saliency"].sort_values("stage_index")
+    assert len(stages) == 2 + 2 + 1  # original, head, two blocks, embeddings
+    assert stages["mean"].iloc[0] == pytest.approx(1.0)  # the original explanation against itself
+    card = extended.rows[(extended.rows["model"] == zoo["two"]) & (extended.rows["check"] == "sanity")
+                         & (extended.rows["method"] == "saliency")]
+    assert stages["mean"].iloc[-1] == pytest.approx(card["mean"].item(), rel=1e-6)
+    assert curves["chance_high"].notna().all()
+
+
+def test_a_model_without_a_known_feature_twin_is_not_applicable(zoo, data, tmp_path):
+    config = mcd.ComparisonConfig.quick(checks=("known_feature",))
+    found = mcd.run_comparison([zoo["causal"]], data, ["saliency"], config, store=ResultStore(tmp_path / "r.sqlite"))
+    assert found.rows["not_applicable"].str.contains("known-feature twin").all()
+
+
+def test_built_in_models_have_known_feature_twins_of_their_shape():
+    from evaluation.faithfulness import known_feature
+
+    recipe = known_feature.RECIPE
+    assert known_feature.recipe_for("default") == recipe  # the project's known-feature model
+    # the zoo fields at their defaults leave the key (and so the cached model) as it was before they existed
+    before = {k: v for k, v in asdict(recipe).items() if k not in ("blocks", "causal")}
+    payload = json.dumps({**before, "base": base_version()}, sort_keys=True, default=str)
+    assert recipe.key == hashlib.sha256(payload.encode()).hexdigest()[:10]
+    assert known_feature.model_dir().name == f"known-feature-{recipe.key}"
+    assert (known_feature.recipe_for("minilm-l2").blocks, known_feature.recipe_for("minilm-causal").causal) == (2, True)
+    assert known_feature.recipe_for("./a-folder") is None
+
+
+def test_bad_choices_fail_before_any_work(zoo, data, tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    with pytest.raises(ModelError, match="Unknown check"):
+        mcd.start_comparison([zoo["one"]], data, METHODS, mcd.ComparisonConfig(checks=("nope",)), store=store)
+    with pytest.raises(ModelError, match="at least one model"):
+        mcd.start_comparison([" "], data, METHODS, store=store)
+    assert store.list_runs() == []
