@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from tqdm import tqdm
 
 from corpora import DataError
 from explainers import REGISTRY, ParamError, parse_spec
@@ -168,6 +169,43 @@ def write_out(path: Path, data, table: pd.DataFrame | None = None) -> None:
     else:
         (table if table is not None else pd.DataFrame(data)).to_csv(path, index=False)
     print(f"wrote {path}", file=sys.stderr)
+
+
+def add_input_options(parser: argparse.ArgumentParser, limit: int, limit_help: str, one_input: str) -> None:
+    """The model and what it runs on: a dataset (with a limit) or one typed input (``--text``, ``--pair``)."""
+    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, snli:dev, file:/x.csv")
+    parser.add_argument("--limit", type=int, default=limit, help=limit_help)
+    parser.add_argument("--text", default=None, help=f"{one_input} one input instead of a dataset")
+    parser.add_argument("--pair", default=None, help="second segment for --text")
+
+
+def job_progress(desc: str, unit: str, total: int | None = None):
+    """A progress bar on stderr and the ``(done, total[, seconds left])`` callback that job runs call."""
+    bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+
+    def progress(done: int, total: int, left: float | None = None) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+        if left is not None:
+            bar.set_postfix_str(f"about {left / 60:.1f} min left")
+
+    return bar, progress
+
+
+def training_progress(desc: str, total: int | None = None):
+    """A progress bar on stderr and the ``(step, total, info)`` callback of training loops (loss, validation)."""
+    bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr)
+
+    def progress(step: int, total: int, info: dict) -> None:
+        bar.total = total
+        bar.update(step - bar.n)
+        postfix = {"loss": f"{info['loss']:.3f}"}
+        if "validation" in info:
+            postfix["val"] = f"{info['validation']:.4f}"
+        bar.set_postfix(postfix)
+
+    return bar, progress
 
 
 def report_manifest(folder, manifest: dict, args, out: Path | None) -> None:

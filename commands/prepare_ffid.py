@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 
 import pandas as pd
-from tqdm import tqdm
 
 from evaluation.faithfulness.f_fidelity_finetune import (FinetuneConfig, budget, find_finetuned, finetune_cell,
                                                          prepare_run, with_fingerprint)
@@ -19,7 +18,8 @@ from evaluation.runs.store import ResultStore
 from explainers.params import options_from
 from models import UserFacingError, cached_classifier
 
-from commands.common import add_output_options, add_schema_flags, check_out, print_json, schema_values, write_out
+from commands.common import (add_output_options, add_schema_flags, check_out, job_progress, print_json, schema_values,
+                             write_out)
 
 
 def add_parser(subparsers) -> None:
@@ -60,12 +60,7 @@ def handle(args) -> int:
     if args.estimate:
         return 0
     store, run_id, cells = prepare_run(config, ResultStore(args.store) if args.store else None)
-    bar = tqdm(total=len(cells), desc="prepare-ffid", unit="chunk", file=sys.stderr)
-
-    def progress(done: int, total: int, left: float | None) -> None:
-        bar.n = done
-        bar.set_postfix_str("" if left is None else f"about {left / 60:.1f} min left")
-        bar.refresh()
+    bar, progress = job_progress("prepare-ffid", "chunk", len(cells))
 
     try:
         summary = run_cells(store, run_id, cells, finetune_cell, progress=progress)

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from explainers import ParamError
 from explainers.params import options_from, schema
@@ -37,8 +36,8 @@ from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
 from models import UserFacingError
 
-from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_options,
-                             print_json, schema_values, write_out)
+from commands.common import (add_output_options, add_schema_flags, check_out, help_text, job_progress,
+                             parse_method_options, print_json, schema_values, write_out)
 
 EXECUTORS = ("local", "ray")
 DEFAULT_MEASURES = ("ig", "lime", "loo", "attention")
@@ -280,12 +279,7 @@ def handle(args) -> int:
         return 0
     store, run_id, cells = prepare_study(config, store)
     resources = {"num_cpus": args.ray_cpus, **({"num_gpus": args.ray_gpus} if args.ray_gpus else {})}
-    bar = tqdm(total=len(cells), desc="ROAR cells", unit="retrain", file=sys.stderr)
-
-    def progress(done: int, total: int, left: float | None) -> None:
-        bar.n = done
-        bar.set_postfix_str("" if left is None else f"about {left / 60:.1f} min left")
-        bar.refresh()
+    bar, progress = job_progress("ROAR cells", "retrain", len(cells))
 
     try:
         summary = run_cells(store, run_id, cells, roar_cell, executor=args.executor, progress=progress,

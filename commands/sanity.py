@@ -25,17 +25,13 @@ from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
 
-from commands.common import add_output_options, check_out, parse_method_specs, print_json, write_out
+from commands.common import add_input_options, add_output_options, check_out, parse_method_specs, print_json, write_out
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("sanity", help="randomize the model layer by layer (or its head) and measure how "
                                                   "much each explanation changes")
-    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, snli:dev, file:/x.csv")
-    parser.add_argument("--limit", type=int, default=100, help="number of examples (paper 003 used 50)")
-    parser.add_argument("--text", default=None, help="check one input instead of a dataset")
-    parser.add_argument("--pair", default=None, help="second segment for --text")
+    add_input_options(parser, 100, "number of examples (paper 003 used 50)", "check")
     parser.add_argument("--methods", default=None,
                         help="comma-separated method ids, 'method:preset' allowed (default: six cheap methods"
                              " and the random baseline where registered)")
