@@ -18,6 +18,7 @@ from tqdm import tqdm
 from corpora import DataError
 from explainers import REGISTRY, ParamError, parse_spec
 from explainers.params import schema
+from evaluation.runs.jobs import run_cells
 from models import UserFacingError
 
 EXIT_USER_ERROR = 2
@@ -206,6 +207,38 @@ def training_progress(desc: str, total: int | None = None):
         bar.set_postfix(postfix)
 
     return bar, progress
+
+
+def emit(data, table: pd.DataFrame | None, args, out: Path | None) -> bool:
+    """``--out FILE`` and ``--json`` by the output convention; True when the JSON went to stdout (the caller prints
+    no text summary then)."""
+    if out:
+        write_out(out, data, table)
+    if args.json:
+        print_json(data)
+        return True
+    return False
+
+
+def print_run_status(run: dict, summary) -> None:
+    """A dataset run's first lines: its title, status and progress, and the first failure if any failed."""
+    print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")
+    if summary.errors:
+        print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
+
+
+def run_resumable(store, run_id: str, cells: list, work, bar_desc: str, unit: str, stopped: str, **run_options):
+    """Run a job's cells with a progress bar; Ctrl-C marks the run cancelled and says how to resume (``stopped``).
+    Returns the run summary, or None when stopped (the caller exits with 130)."""
+    bar, progress = job_progress(bar_desc, unit, len(cells))
+    try:
+        return run_cells(store, run_id, cells, work, progress=progress, **run_options)
+    except KeyboardInterrupt:
+        store.set_status(run_id, "cancelled")
+        print(f"\nstopped; {stopped} ({run_id}).", file=sys.stderr)
+        return None
+    finally:
+        bar.close()
 
 
 def report_manifest(folder, manifest: dict, args, out: Path | None) -> None:

@@ -25,7 +25,8 @@ from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
 
-from commands.common import add_input_options, add_output_options, check_out, parse_method_specs, print_json, write_out
+from commands.common import (add_input_options, add_output_options, check_out, emit, parse_method_specs, print_json,
+                             print_run_status, write_out)
 
 
 def add_parser(subparsers) -> None:
@@ -166,14 +167,9 @@ def handle(args) -> int:
               "accuracy": json.loads(accuracy.to_json(orient="records")),
               "majority_class_accuracy": sanity_dataset.chance_level(store, summary.run_id), "flags": flags,
               "measures": measure_tables(table, names, measures)}
-    if out:
-        write_out(out, report, table)
-    if args.json:
-        print_json(report)
+    if emit(report, table, args, out):
         return 0
-    print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")
-    if summary.errors:
-        print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
+    print_run_status(run, summary)
     _print_tables(table, names, methods, args)
     if not accuracy.empty:
         print("\naccuracy of the randomized model per stage (majority class: "
