@@ -14,8 +14,7 @@ from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, is_known_spec
 
 from ui.widgets.run_control import start_stop
-from ui.widgets.run_picker import run_picker
-from ui.widgets.run_progress import run_progress
+from ui.widgets.run_picker import pick_run
 
 RUN_KEY = "report_card_run"
 
@@ -67,12 +66,7 @@ def run_controls(model: str, dataset: str, methods: list[str], config: rc.CardCo
                         disabled=not methods or not config.checks, work=rc.check_cell,
                         label="Build (or resume) the report card")
     runs = store.list_runs(rc.KIND)
-    chosen = run_picker(runs, run_id, key="card-show-run", model=model)
-    if chosen is None:
-        st.caption("No report cards of this model yet." if runs else "No report cards yet.")
-        return None
-    run_progress(store, chosen, unit="checks")
-    return chosen
+    return pick_run(store, runs, run_id, "card-show-run", model, "report cards", unit="checks")
 
 
 def verdict_table(card: dict) -> pd.DataFrame:

@@ -32,8 +32,7 @@ from ui.widgets.bands import band_picker
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.run_control import start_stop
-from ui.widgets.run_picker import run_picker
-from ui.widgets.run_progress import run_progress
+from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 from ui.views import sanity_measures
 from ui.views.heatmaps import MethodChoice
@@ -442,11 +441,9 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
 
     run_id = start_stop("sanity", RUN_KEY, start, disabled=not methods, work=sanity_dataset.sanity_cell)
     runs = store.list_runs(sanity_dataset.KIND)
-    chosen = run_picker(runs, run_id, key="sanity-show-run", model=selection.model)
+    chosen = pick_run(store, runs, run_id, "sanity-show-run", selection.model, "sanity runs")
     if chosen is None:
-        st.caption("No sanity runs of this model yet." if runs else "No sanity runs yet.")
         return
-    run_progress(store, chosen)
     report_view(store, chosen, config, num_labels)
 
 
