@@ -18,7 +18,8 @@ from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfi
 from explainers import ParamError
 from models import load_classifier
 
-from commands.common import add_output_options, add_schema_flags, check_out, print_json, schema_values, write_out
+from commands.common import (add_input_options, add_output_options, add_schema_flags, check_out, emit, print_json,
+                             print_run_status, schema_values, write_out)
 
 MEASURE_LABELS = {"rank_change": "Rank Change", "top_k_sum_change": "Top-k Sum Change",
                   "probability_change": "Probability Change", "class_kept": "class kept",
@@ -28,11 +29,7 @@ MEASURE_LABELS = {"rank_change": "Rank Change", "top_k_sum_change": "Top-k Sum C
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("adversarial", help="perturb word embeddings to move an explanation while the "
                                                        "prediction stays (paper 003)")
-    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev or file:/x.csv")
-    parser.add_argument("--limit", type=int, default=16, help="number of examples (paper 003 attacked 16)")
-    parser.add_argument("--text", default=None, help="attack one input instead of a dataset")
-    parser.add_argument("--pair", default=None, help="second segment for --text")
+    add_input_options(parser, 16, "number of examples (paper 003 attacked 16)", "attack")
     parser.add_argument("--methods", default=",".join(ATTACKED_METHODS),
                         help=f"comma-separated, from: {', '.join(ATTACKED_METHODS)}")
     parser.add_argument("--preset", choices=list(PRESETS), default="paper-003",
@@ -77,14 +74,9 @@ def handle(args) -> int:
     skipped = adversarial_dataset.skipped_inputs(store, summary.run_id)
     report = {"run": run, "status": summary.status, "errors": summary.errors, "skipped_inputs": skipped,
               "summary": json.loads(table.to_json(orient="records"))}
-    if out:
-        write_out(out, report, table)
-    if args.json:
-        print_json(report)
+    if emit(report, table, args, out):
         return 0
-    print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")
-    if summary.errors:
-        print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
+    print_run_status(run, summary)
     print("mean [95 % bootstrap CI] per method:")
     for method in methods:
         part = table[table["method"] == method]

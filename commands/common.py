@@ -13,10 +13,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from tqdm import tqdm
 
 from corpora import DataError
 from explainers import REGISTRY, ParamError, parse_spec
 from explainers.params import schema
+from evaluation.runs.jobs import run_cells
 from models import UserFacingError
 
 EXIT_USER_ERROR = 2
@@ -168,6 +170,75 @@ def write_out(path: Path, data, table: pd.DataFrame | None = None) -> None:
     else:
         (table if table is not None else pd.DataFrame(data)).to_csv(path, index=False)
     print(f"wrote {path}", file=sys.stderr)
+
+
+def add_input_options(parser: argparse.ArgumentParser, limit: int, limit_help: str, one_input: str) -> None:
+    """The model and what it runs on: a dataset (with a limit) or one typed input (``--text``, ``--pair``)."""
+    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, snli:dev, file:/x.csv")
+    parser.add_argument("--limit", type=int, default=limit, help=limit_help)
+    parser.add_argument("--text", default=None, help=f"{one_input} one input instead of a dataset")
+    parser.add_argument("--pair", default=None, help="second segment for --text")
+
+
+def job_progress(desc: str, unit: str, total: int | None = None):
+    """A progress bar on stderr and the ``(done, total[, seconds left])`` callback that job runs call."""
+    bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+
+    def progress(done: int, total: int, left: float | None = None) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+        if left is not None:
+            bar.set_postfix_str(f"about {left / 60:.1f} min left")
+
+    return bar, progress
+
+
+def training_progress(desc: str, total: int | None = None):
+    """A progress bar on stderr and the ``(step, total, info)`` callback of training loops (loss, validation)."""
+    bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr)
+
+    def progress(step: int, total: int, info: dict) -> None:
+        bar.total = total
+        bar.update(step - bar.n)
+        postfix = {"loss": f"{info['loss']:.3f}"}
+        if "validation" in info:
+            postfix["val"] = f"{info['validation']:.4f}"
+        bar.set_postfix(postfix)
+
+    return bar, progress
+
+
+def emit(data, table: pd.DataFrame | None, args, out: Path | None) -> bool:
+    """``--out FILE`` and ``--json`` by the output convention; True when the JSON went to stdout (the caller prints
+    no text summary then)."""
+    if out:
+        write_out(out, data, table)
+    if args.json:
+        print_json(data)
+        return True
+    return False
+
+
+def print_run_status(run: dict, summary) -> None:
+    """A dataset run's first lines: its title, status and progress, and the first failure if any failed."""
+    print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")
+    if summary.errors:
+        print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
+
+
+def run_resumable(store, run_id: str, cells: list, work, bar_desc: str, unit: str, stopped: str, **run_options):
+    """Run a job's cells with a progress bar; Ctrl-C marks the run cancelled and says how to resume (``stopped``).
+    Returns the run summary, or None when stopped (the caller exits with 130)."""
+    bar, progress = job_progress(bar_desc, unit, len(cells))
+    try:
+        return run_cells(store, run_id, cells, work, progress=progress, **run_options)
+    except KeyboardInterrupt:
+        store.set_status(run_id, "cancelled")
+        print(f"\nstopped; {stopped} ({run_id}).", file=sys.stderr)
+        return None
+    finally:
+        bar.close()
 
 
 def report_manifest(folder, manifest: dict, args, out: Path | None) -> None:

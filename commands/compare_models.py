@@ -14,14 +14,13 @@ from __future__ import annotations
 import sys
 
 import pandas as pd
-from tqdm import tqdm
 
 from evaluation import model_comparison_dataset as mcd
 from evaluation.report_card import default_methods
 from explainers import ParamError, label_for
 from models.prepare import ZOO
 
-from commands.common import check_out, help_text, parse_method_specs, print_json, write_out
+from commands.common import check_out, help_text, job_progress, parse_method_specs, print_json, write_out
 
 OUT_FORMATS = (".json", ".csv")
 
@@ -111,11 +110,7 @@ def handle(args) -> int:
     config = config_from_args(args)
     twins = twins_from_args(args.known_feature_model)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    bar = tqdm(total=len(models) * len(config.checks), desc="compare models", unit="cell", file=sys.stderr)
-
-    def progress(done: int, total: int, eta) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
+    bar, progress = job_progress("compare models", "cell", len(models) * len(config.checks))
 
     try:
         comparison = mcd.run_comparison(models, args.dataset, methods, config, twins, executor=args.executor,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 
-from tqdm import tqdm
 
 from corpora import load_dataset
 from explainers import label_for, parse_spec
@@ -19,7 +18,7 @@ from evaluation.errors import LABELS_NEEDED
 from evaluation.errors.report import MAX_EXPLAINED, error_report
 from evaluation.errors.slices import MIN_COUNT, TOP_K
 
-from commands.common import add_output_options, check_out, print_json, write_out
+from commands.common import add_output_options, check_out, job_progress, print_json, write_out
 
 SHOWN = 10  # errors and words printed in the human-readable summary
 
@@ -41,23 +40,14 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _bar(desc: str, unit: str):
-    bar = tqdm(total=None, desc=desc, unit=unit, file=sys.stderr)
-
-    def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
-
-    return bar, progress
-
 
 def handle(args) -> int:
     out = check_out(args.out)
     parse_spec(args.method)  # an unknown method fails before any work
     classifier = cached_classifier(args.model)
     examples = load_dataset(args.dataset, limit=args.limit or None, label_names=classifier.labels)
-    predicting, on_predict = _bar("predicting", "example")
-    explaining, on_explain = _bar(f"explaining with {args.method}", "example")
+    predicting, on_predict = job_progress("predicting", "example")
+    explaining, on_explain = job_progress(f"explaining with {args.method}", "example")
     report = error_report(classifier, examples, args.dataset, args.method, args.model,
                           max_explained=args.max_explained, k=args.top_k, min_count=args.min_count,
                           predicting=on_predict, explaining=on_explain)

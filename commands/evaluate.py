@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
 
 from explainers import ParamError
 from explainers.params import options_from
@@ -36,8 +35,8 @@ from evaluation.sanity import data_randomization, emprt, one_input, repeatabilit
 from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.f_fidelity import FFidOptions
 
-from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_specs,
-                             print_json, schema_values, write_out)
+from commands.common import (add_output_options, add_schema_flags, check_out, help_text, job_progress,
+                             parse_method_specs, print_json, schema_values, write_out)
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",
@@ -155,11 +154,7 @@ def handle(args) -> int:
     options = run_options(args)
     if 0 < options["random_orderings"] < MIN_ORDERINGS:
         raise ParamError(f"--random-orderings must be 0 or at least {MIN_ORDERINGS} (a band needs enough orderings).")
-    bar = tqdm(total=None, desc="evaluating", unit="example", file=sys.stderr)
-
-    def progress(done: int, total: int, eta: float | None) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
+    bar, progress = job_progress("evaluating", "example")
 
     try:
         store, summary = run_evaluation(args.model, args.dataset, methods, metrics, limit=args.limit or None,

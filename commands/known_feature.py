@@ -10,29 +10,15 @@ import sys
 
 from tqdm import tqdm
 
-from explainers import is_known_spec, split_spec
 from evaluation.runs.runner import run_evaluation
-from evaluation.faithfulness.known_feature import RECIPE, is_prepared, model_dir, prepare_known_feature_model, read_manifest
+from evaluation.faithfulness.known_feature import RECIPE, paper_003_methods, is_prepared, model_dir, prepare_known_feature_model, read_manifest
 from evaluation.faithfulness.report import run_table, wide_table
 
-from commands.common import add_output_options, check_out, parse_method_specs, print_json
+from commands.common import (add_output_options, check_out, job_progress, parse_method_specs, print_json,
+                             training_progress)
 from commands.evaluate import SUMMARY_COLUMNS, write_summary
 
 # paper 003's methods with its settings, where the method (and preset) is registered
-PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",
-                     "saliency:paper-003", "input_x_gradient:paper-003", "attention:paper-003-average")
-
-
-def default_methods() -> list[str]:
-    """Paper 003's methods with its presets; a method without the preset here runs with its defaults."""
-    chosen = []
-    for spec in PAPER_003_METHODS:
-        method, _ = split_spec(spec)
-        if is_known_spec(spec):
-            chosen.append(spec)
-        elif is_known_spec(method):
-            chosen.append(method)
-    return chosen
 
 
 def add_parser(subparsers) -> None:
@@ -51,14 +37,9 @@ def add_parser(subparsers) -> None:
 
 def handle(args) -> int:
     out = check_out(args.out)
-    methods = parse_method_specs(args.methods) if args.methods else default_methods()
+    methods = parse_method_specs(args.methods) if args.methods else paper_003_methods()
     if not is_prepared() or args.force:
-        bar = tqdm(total=None, desc="train known-feature model", unit="step", file=sys.stderr)
-
-        def progress(step: int, total: int, info: dict) -> None:
-            bar.total = total
-            bar.update(step - bar.n)
-            bar.set_postfix(loss=f"{info['loss']:.3f}")
+        bar, progress = training_progress("train known-feature model")
 
         prepare_known_feature_model(force=args.force, progress=progress, log=tqdm.write)
         bar.close()
@@ -68,11 +49,7 @@ def handle(args) -> int:
           file=sys.stderr if args.json else sys.stdout)
     if args.prepare:
         return 0
-    bar = tqdm(total=None, desc="explaining", unit="example", file=sys.stderr)
-
-    def progress(done: int, total: int, eta) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
+    bar, progress = job_progress("explaining", "example")
 
     store, summary = run_evaluation(str(model_dir()), f"known-feature:dev:{RECIPE.label_seed}", methods,
                                     ["known-feature"], limit=args.limit or None,

@@ -7,7 +7,7 @@ from tqdm import tqdm
 
 from models.prepare import RECIPES, find_prepared, prepare, read_manifest
 
-from commands.common import add_output_options, check_out, report_manifest
+from commands.common import add_output_options, check_out, report_manifest, training_progress
 
 
 def add_parser(subparsers) -> None:
@@ -34,12 +34,7 @@ def handle(args) -> int:
               file=sys.stderr if args.json else sys.stdout)
         report_manifest(cached, manifest, args, out)
         return 0
-    bar = tqdm(total=None, desc=f"prepare {name}", unit="step")
-
-    def progress(step: int, total: int, info: dict) -> None:
-        bar.total = total
-        bar.update(step - bar.n)
-        bar.set_postfix(loss=f"{info['loss']:.3f}")
+    bar, progress = training_progress(f"prepare {name}")
 
     folder = prepare(name, progress=progress, force=args.force, log=tqdm.write)
     bar.close()

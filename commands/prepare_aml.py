@@ -17,7 +17,7 @@ from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
 from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, metric_named
 from models import UserFacingError, load_classifier
 
-from commands.common import add_output_options, check_out, report_manifest
+from commands.common import add_output_options, check_out, report_manifest, training_progress
 
 
 def add_parser(subparsers) -> None:
@@ -77,15 +77,7 @@ def handle(args) -> int:
         report_manifest(cached, manifest, args, out)
         return 0
     data, inputs = training_inputs(classifier, args.data)
-    bar = tqdm(total=None, desc="prepare-aml", unit="step")
-
-    def progress(step: int, total: int, info: dict) -> None:
-        bar.total = total
-        bar.update(step - bar.n)
-        postfix = {"loss": f"{info['loss']:.3f}"}
-        if "validation" in info:
-            postfix["val"] = f"{info['validation']:.4f}"
-        bar.set_postfix(postfix)
+    bar, progress = training_progress("prepare-aml")
 
     folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress, force=True,
                          search_trials=args.search_trials, log=tqdm.write)

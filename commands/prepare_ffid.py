@@ -10,16 +10,15 @@ from __future__ import annotations
 import sys
 
 import pandas as pd
-from tqdm import tqdm
 
 from evaluation.faithfulness.f_fidelity_finetune import (FinetuneConfig, budget, find_finetuned, finetune_cell,
                                                          prepare_run, with_fingerprint)
-from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore
 from explainers.params import options_from
 from models import UserFacingError, cached_classifier
 
-from commands.common import add_output_options, add_schema_flags, check_out, print_json, schema_values, write_out
+from commands.common import (add_output_options, add_schema_flags, check_out, print_json, run_resumable, schema_values,
+                             write_out)
 
 
 def add_parser(subparsers) -> None:
@@ -60,22 +59,10 @@ def handle(args) -> int:
     if args.estimate:
         return 0
     store, run_id, cells = prepare_run(config, ResultStore(args.store) if args.store else None)
-    bar = tqdm(total=len(cells), desc="prepare-ffid", unit="chunk", file=sys.stderr)
-
-    def progress(done: int, total: int, left: float | None) -> None:
-        bar.n = done
-        bar.set_postfix_str("" if left is None else f"about {left / 60:.1f} min left")
-        bar.refresh()
-
-    try:
-        summary = run_cells(store, run_id, cells, finetune_cell, progress=progress)
-    except KeyboardInterrupt:
-        store.set_status(run_id, "cancelled")
-        print(f"\nstopped; run the same command again to resume from the last saved chunk ({run_id}).",
-              file=sys.stderr)
+    summary = run_resumable(store, run_id, cells, finetune_cell, "prepare-ffid", "chunk",
+                            "run the same command again to resume from the last saved chunk")
+    if summary is None:
         return 130
-    finally:
-        bar.close()
     if summary.errors:
         raise UserFacingError("The F-Fidelity fine-tune failed: " + "; ".join(summary.errors.values()))
     report(find_finetuned(config.model_fingerprint, config.beta, config.operator), args, out)

@@ -16,7 +16,7 @@ from tqdm import tqdm
 from models.mlm import (RECIPE, RECIPES, evaluate_filler, evaluation_inputs, find_prepared_mlm, load_filler,
                         prepare_mlm, read_mlm_manifest)
 
-from commands.common import add_output_options, check_out, print_json, write_out
+from commands.common import add_output_options, check_out, print_json, training_progress, write_out
 
 
 def add_parser(subparsers) -> None:
@@ -68,12 +68,7 @@ def handle(args) -> int:
         print(f"The masked LM '{recipe.name}' is already prepared: {cached}.", file=sys.stderr)
         report(recipe.name, manifest["evaluation"], args, out)
         return 0
-    bar = tqdm(total=recipe.steps, desc=f"prepare-mlm {recipe.name}", unit="step")
-
-    def progress(step: int, total: int, info: dict) -> None:
-        bar.total = total
-        bar.update(step - bar.n)
-        bar.set_postfix(loss=f"{info['loss']:.3f}")
+    bar, progress = training_progress(f"prepare-mlm {recipe.name}", recipe.steps)
 
     folder = prepare_mlm(recipe, progress=progress, force=args.force, log=tqdm.write)
     bar.close()

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from explainers import ParamError
 from explainers.params import options_from, schema
@@ -32,13 +31,12 @@ from evaluation.roar.study import FULL_RATIOS, KIND, PRESETS, StudyConfig, build
     roar_cell
 from evaluation.roar.training import Variant
 from evaluation.runs import ray_executor
-from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
 from models import UserFacingError
 
-from commands.common import (add_output_options, add_schema_flags, check_out, help_text, parse_method_options,
-                             print_json, schema_values, write_out)
+from commands.common import (add_output_options, add_schema_flags, check_out, emit, help_text, parse_method_options,
+                             run_resumable, schema_values, write_out)
 
 EXECUTORS = ("local", "ray")
 DEFAULT_MEASURES = ("ig", "lime", "loo", "attention")
@@ -194,11 +192,7 @@ def curves_table(data: dict) -> pd.DataFrame:
 
 def show(data: dict, args, out: Path | None) -> None:
     """A study's results by the output convention: --out FILE, --json, else the printed report."""
-    if out:
-        write_out(out, data, curves_table(data))
-    if args.json:
-        print_json(data)
-    else:
+    if not emit(data, curves_table(data), args, out):
         print_report(data)
 
 
@@ -226,11 +220,7 @@ def print_synthetic(data: dict) -> None:
 def handle_synthetic(args, out) -> int:
     seeds = parse_seeds(args.seeds, name="--seeds", count=True) if args.seeds is not None else (0, 1, 2, 3, 4)
     data = synthetic_study(seeds)
-    if out:
-        write_out(out, data, synthetic_table(data))
-    if args.json:
-        print_json(data)
-    else:
+    if not emit(data, synthetic_table(data), args, out):
         print_synthetic(data)
     return 0
 
@@ -280,24 +270,14 @@ def handle(args) -> int:
         return 0
     store, run_id, cells = prepare_study(config, store)
     resources = {"num_cpus": args.ray_cpus, **({"num_gpus": args.ray_gpus} if args.ray_gpus else {})}
-    bar = tqdm(total=len(cells), desc="ROAR cells", unit="retrain", file=sys.stderr)
-
-    def progress(done: int, total: int, left: float | None) -> None:
-        bar.n = done
-        bar.set_postfix_str("" if left is None else f"about {left / 60:.1f} min left")
-        bar.refresh()
-
     try:
-        summary = run_cells(store, run_id, cells, roar_cell, executor=args.executor, progress=progress,
-                            ray_address=args.ray_address, ray_resources=resources)
-    except KeyboardInterrupt:
-        store.set_status(run_id, "cancelled")
-        print(f"\nstopped; the finished cells are kept. Run the same command again to resume ({run_id}).",
-              file=sys.stderr)
-        return 130
+        summary = run_resumable(store, run_id, cells, roar_cell, "ROAR cells", "retrain",
+                                "the finished cells are kept. Run the same command again to resume",
+                                executor=args.executor, ray_address=args.ray_address, ray_resources=resources)
     finally:
-        bar.close()
         if args.executor == "ray":
             ray_executor.shutdown()
+    if summary is None:
+        return 130
     show(report(store, run_id), args, out)
     return 0 if not summary.errors else 1

@@ -25,17 +25,14 @@ from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
 
-from commands.common import add_output_options, check_out, parse_method_specs, print_json, write_out
+from commands.common import (add_input_options, add_output_options, check_out, emit, parse_method_specs, print_json,
+                             print_run_status, write_out)
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("sanity", help="randomize the model layer by layer (or its head) and measure how "
                                                   "much each explanation changes")
-    parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, snli:dev, file:/x.csv")
-    parser.add_argument("--limit", type=int, default=100, help="number of examples (paper 003 used 50)")
-    parser.add_argument("--text", default=None, help="check one input instead of a dataset")
-    parser.add_argument("--pair", default=None, help="second segment for --text")
+    add_input_options(parser, 100, "number of examples (paper 003 used 50)", "check")
     parser.add_argument("--methods", default=None,
                         help="comma-separated method ids, 'method:preset' allowed (default: six cheap methods"
                              " and the random baseline where registered)")
@@ -170,14 +167,9 @@ def handle(args) -> int:
               "accuracy": json.loads(accuracy.to_json(orient="records")),
               "majority_class_accuracy": sanity_dataset.chance_level(store, summary.run_id), "flags": flags,
               "measures": measure_tables(table, names, measures)}
-    if out:
-        write_out(out, report, table)
-    if args.json:
-        print_json(report)
+    if emit(report, table, args, out):
         return 0
-    print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")
-    if summary.errors:
-        print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
+    print_run_status(run, summary)
     _print_tables(table, names, methods, args)
     if not accuracy.empty:
         print("\naccuracy of the randomized model per stage (majority class: "

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from corpora import load_dataset
-from explainers import is_known_spec, split_spec
+from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
 from evaluation.adversarial import dataset as adversarial
@@ -40,8 +40,6 @@ KIND = "report-card"
 PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE = "pass", "fail", "inconclusive", "not applicable"
 
 # paper 003's methods with its settings, where this installation registers them (the bare method otherwise)
-PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",
-                     "saliency:paper-003", "input_x_gradient:paper-003", "attention:paper-003-average")
 
 
 @dataclass(frozen=True)
@@ -120,14 +118,8 @@ class CardConfig:
 
 
 def default_methods() -> list[str]:
-    chosen = []
-    for spec in PAPER_003_METHODS:
-        method, _ = split_spec(spec)
-        if is_known_spec(spec):
-            chosen.append(spec)
-        elif is_known_spec(method):
-            chosen.append(method)
-    return chosen
+    """The card's methods: paper 003's, with its presets."""
+    return known_feature.paper_003_methods()
 
 
 # ----- verdicts --------------------------------------------------------------------------------------------------

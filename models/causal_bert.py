@@ -31,6 +31,15 @@ def last_kept_positions(attention_mask: torch.Tensor) -> torch.Tensor:
     return width - 1 - attention_mask.flip(1).long().argmax(dim=1)
 
 
+def at_last_kept(states: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+    """``states`` (batch, positions, ...) read at each row's last kept position (the last one without a mask):
+    what a decoder's head pools."""
+    rows = torch.arange(states.shape[0], device=states.device)
+    if attention_mask is None:
+        return states[rows, states.shape[1] - 1]
+    return states[rows, last_kept_positions(attention_mask)]
+
+
 class CausalBertForSequenceClassification(BertForSequenceClassification):
     config_class = CausalBertConfig
 
@@ -40,12 +49,7 @@ class CausalBertForSequenceClassification(BertForSequenceClassification):
                             position_ids=position_ids, inputs_embeds=inputs_embeds,
                             output_attentions=output_attentions, output_hidden_states=output_hidden_states,
                             return_dict=True, **kwargs)
-        hidden = outputs.last_hidden_state
-        if attention_mask is None:
-            last = torch.full((hidden.shape[0],), hidden.shape[1] - 1, device=hidden.device)
-        else:
-            last = last_kept_positions(attention_mask)
-        summary = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        summary = at_last_kept(outputs.last_hidden_state, attention_mask)
         pooled = self.bert.pooler.activation(self.bert.pooler.dense(summary))
         logits = self.classifier(self.dropout(pooled))
         loss = None

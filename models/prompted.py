@@ -23,7 +23,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 
 from corpora.records import word_spans
 
-from models.causal_bert import last_kept_positions
+from models.causal_bert import at_last_kept
 from models.classifier import TextClassifier, TokenBatch
 from models.encoding import Encoding, check_text
 from models.errors import InputError, ModelError
@@ -50,12 +50,7 @@ class LabelWordHead(torch.nn.Module):
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, output_attentions=None, **kwargs):
         outputs = self.lm(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                           output_attentions=output_attentions, use_cache=False)
-        logits = outputs.logits
-        if attention_mask is None:
-            last = torch.full((logits.shape[0],), logits.shape[1] - 1, device=logits.device)
-        else:
-            last = last_kept_positions(attention_mask)
-        next_token = logits[torch.arange(logits.shape[0], device=logits.device), last]
+        next_token = at_last_kept(outputs.logits, attention_mask)
         return SequenceClassifierOutput(logits=next_token[:, self.label_ids], attentions=outputs.attentions)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from corpora.known_feature import LABEL_WORDS, make_known_feature
-from explainers import create_from_spec
+from explainers import create_from_spec, is_known_spec, split_spec
 from explainers.cache import explain_cached
 from models import ModelError, TextClassifier, load_classifier
 from models.prepare import RECIPES, ZOO_FIELDS, base_version, finetune_and_save, models_dir
@@ -35,6 +35,22 @@ from evaluation.faithfulness.curves import RemovalOptions, rank_words
 from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, register_evaluator
 from evaluation.statistics import bootstrap_ci
 from corpora import load_dataset
+
+# paper 003 s. 3.2: the methods it compares, with its presets
+PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",
+                     "saliency:paper-003", "input_x_gradient:paper-003", "attention:paper-003-average")
+
+
+def paper_003_methods() -> list[str]:
+    """Paper 003's methods with its presets; a method without the preset here runs with its defaults."""
+    chosen = []
+    for spec in PAPER_003_METHODS:
+        method, _ = split_spec(spec)
+        if is_known_spec(spec):
+            chosen.append(spec)
+        elif is_known_spec(method):
+            chosen.append(method)
+    return chosen
 
 REFERENCE = "paper 003 s. 2.2.3.1 and 3.1 (augmented SST; code metrics.ground_truth_overlap)"
 

@@ -40,6 +40,7 @@ from explainers.params import options_from, param, validate
 
 from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _score, base_logits, effective_operator,
                                             evaluate_orders, random_orders, rank_words, score_rows, target_class)
+from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
 from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.metric import BatchResult, Evaluator, MetricValues, RunOptions, register_evaluator
@@ -235,34 +236,15 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     return _normalized(results, bounds, metrics), bounds
 
 
-@dataclass(frozen=True)
-class NaopcPreset:
-    """One NAOPC evaluator: its id, its metric ids' suffix, and a pinned exact-search threshold (None = the option)."""
-
-    id: str
-    label: str
-    exact_words: int | None
-    suffix: str = ""
-
-    def options(self, options: dict) -> dict:
-        return options if self.exact_words is None else {**options, "naopc_exact_words": self.exact_words}
-
-    def rename(self, values: MetricValues) -> MetricValues:
-        if not self.suffix:
-            return values
-        return MetricValues({f"{k}[{self.suffix}]": v for k, v in values.items()},
-                            details={f"{k}[{self.suffix}]": v for k, v in values.details.items()})
-
-
 PRESETS = (
-    NaopcPreset("naopc", COMPREHENSIVENESS.preset_label, None),
-    NaopcPreset("naopc-exact-10", "NAOPC with exact bounds up to 10 words (the default before issue 18; slower on "
-                "9-10 words, exact where the default uses the beam)", 10, "exact-10"),
+    PinnedPreset("naopc", COMPREHENSIVENESS.preset_label, "naopc_exact_words", None),
+    PinnedPreset("naopc-exact-10", "NAOPC with exact bounds up to 10 words (the default before issue 18; slower on "
+                "9-10 words, exact where the default uses the beam)", "naopc_exact_words", 10, "exact-10"),
 )
 BY_ID = {preset.id: preset for preset in PRESETS}
 
 
-def compute_for(preset: NaopcPreset):
+def compute_for(preset: PinnedPreset):
     def compute(classifier, encoding, explanation, example, options) -> MetricValues:
         options = preset.options(options)
         removal = RemovalOptions.from_dict(options)
@@ -303,14 +285,14 @@ def _search(exact_words: int | None) -> str:
     return f"exact bounds up to {exact_words} words, beam search (naopc_beam, default 5) above"
 
 
-def _records(preset: NaopcPreset) -> tuple:
+def _records(preset: PinnedPreset) -> tuple:
     records = []
     for metric in METRICS:
         record = metric_record(metric)
-        record = replace(record, params={**record.params, "bounds": _search(preset.exact_words)})
+        record = replace(record, params={**record.params, "bounds": _search(preset.value)})
         if preset.suffix:
             record = replace(record, id=f"{record.id}[{preset.suffix}]", preset=preset.id,
-                             label=f"{record.label} (exact up to {preset.exact_words} words)")
+                             label=f"{record.label} (exact up to {preset.value} words)")
         records.append(record)
     return tuple(records)
 

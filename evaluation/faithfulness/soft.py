@@ -37,6 +37,7 @@ from explainers.scores import softmax
 from models import Operator
 
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, target_class
+from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 
@@ -139,45 +140,29 @@ def soft_scores(classifier, encoding, scores, target: int, seed: int, samples: i
                             rank_by)[0]
 
 
-@dataclass(frozen=True)
-class SoftPreset:
-    """One soft evaluator: its id, its metric ids' suffix, and the number of masks (None = ``soft_samples``)."""
-
-    id: str
-    label: str
-    samples: int | None
-    suffix: str = ""
-
-    def metric_id(self, base: str) -> str:
-        return f"{base}[{self.suffix}]" if self.suffix else base
-
-    def samples_for(self, options: dict) -> int:
-        return self.samples if self.samples is not None else options_from(SoftOptions, options).soft_samples
-
-
 PRESETS = (
-    SoftPreset("soft", "Soft sufficiency / comprehensiveness (Zhao & Aletras 2023: embedding elements dropped by "
-               "importance; soft_samples masks, default 1 as the paper)", None),
-    SoftPreset("soft-zhao-aletras", "Soft sufficiency / comprehensiveness as Zhao & Aletras 2023 (one mask per "
-               "explanation, whatever soft_samples says)", 1, "zhao-aletras"),
-    SoftPreset("soft-20-masks", "Soft sufficiency / comprehensiveness, mean over 20 masks (a lower-variance estimate; "
-               "the default before issue 18)", 20, "20-masks"),
+    PinnedPreset("soft", "Soft sufficiency / comprehensiveness (Zhao & Aletras 2023: embedding elements dropped by "
+               "importance; soft_samples masks, default 1 as the paper)", "soft_samples", None),
+    PinnedPreset("soft-zhao-aletras", "Soft sufficiency / comprehensiveness as Zhao & Aletras 2023 (one mask per "
+               "explanation, whatever soft_samples says)", "soft_samples", 1, "zhao-aletras"),
+    PinnedPreset("soft-20-masks", "Soft sufficiency / comprehensiveness, mean over 20 masks (a lower-variance estimate; "
+               "the default before issue 18)", "soft_samples", 20, "20-masks"),
 )
 BY_ID = {preset.id: preset for preset in PRESETS}
 BASE_IDS = ("soft-comprehensiveness", "soft-sufficiency")
 
 
-def _values(preset: SoftPreset, result: dict, samples: int, removal: RemovalOptions) -> MetricValues:
+def _values(preset: PinnedPreset, result: dict, samples: int, removal: RemovalOptions) -> MetricValues:
     detail = {"samples": samples, "seed": removal.seed, "importance": f"min-max of {removal.rank_by} scores",
               "p_full": result["p_full"], "p_all_masked": result["p_all_masked"], "reference": REFERENCE}
     return MetricValues({preset.metric_id(m): result[m] for m in BASE_IDS},
                         details={preset.metric_id(m): detail for m in BASE_IDS})
 
 
-def compute_for(preset: SoftPreset):
+def compute_for(preset: PinnedPreset):
     def compute(classifier, encoding, explanation, example, options) -> MetricValues:
         removal = RemovalOptions.from_dict(options)
-        samples = preset.samples_for(options)
+        samples = options_from(SoftOptions, preset.options(options)).soft_samples
         target = target_class(removal, base_logits(classifier, encoding), example, explanation)
         result = soft_scores(classifier, encoding, explanation.word_scores, target, removal.seed, samples,
                              removal.rank_by)
@@ -205,7 +190,7 @@ def soft_batch(evaluators, classifier, encoding, example, explanations: dict, op
     presets = [BY_ID[e.id] for e in evaluators]
     items, layout = [], []
     for preset in presets:
-        samples = preset.samples_for(options)
+        samples = options_from(SoftOptions, preset.options(options)).soft_samples
         for name, explanation in explanations.items():
             items.append((np.asarray(explanation.word_scores, dtype=np.float64), samples))
             layout.append((preset, name, samples))
@@ -227,10 +212,10 @@ _PARAMS = {"drop": "embedding elements, Bernoulli", "importance": "min-max norma
            "normalization": "all-masked input (every word embedding zeroed)"}
 
 
-def _metrics(preset: SoftPreset) -> tuple[Metric, ...]:
-    samples = "soft_samples (default 1, as Zhao & Aletras)" if preset.samples is None else str(preset.samples)
+def _metrics(preset: PinnedPreset) -> tuple[Metric, ...]:
+    samples = "soft_samples (default 1, as Zhao & Aletras)" if preset.value is None else str(preset.value)
     common = dict(_COMMON, preset=preset.id, params={**_PARAMS, "samples": samples})
-    note = "" if preset.samples is None else f" ({preset.samples} mask{'s' if preset.samples > 1 else ''})"
+    note = "" if preset.value is None else f" ({preset.value} mask{'s' if preset.value > 1 else ''})"
     return (
         Metric(id=preset.metric_id("soft-comprehensiveness"), label=f"Soft normalized comprehensiveness{note}",
                range=(0.0, None),

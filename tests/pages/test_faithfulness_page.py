@@ -292,7 +292,9 @@ def test_each_chosen_metric_has_its_card(monkeypatch, quick_classifier, page_cac
     at = _open(monkeypatch, metrics=("eraser", "deletion"))
     labels = [p.proto.popover.label for p in at.get("popover")]
     assert any(label.startswith("About") and "ERASER" in label for label in labels), labels
-    assert sum(label.startswith("About") for label in labels) == 2
+    # one card per chosen metric, and the F-Fidelity section's own card (that section is always on the page)
+    assert sum(label.startswith("About") and label != "About F-Fidelity" for label in labels) == 2
+    assert "About F-Fidelity" in labels
     assert any(m.value.startswith("## What it computes") and "comprehensiveness" in m.value.lower()
                for m in at.markdown)
 

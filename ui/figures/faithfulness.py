@@ -16,6 +16,13 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
 SUMMARY_NAMES = {"aopc": "AOPC", "auc": "AUC", "mean": "mean", "point": "value", "flip": "flip at"}
 
 
+
+def add_random_band(figure: go.Figure, x, random: dict, name: str) -> None:
+    """The random baseline: its band (low-high, shaded) and its mean (dashed), one legend group."""
+    figure.add_trace(band_trace(x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band", "random"))
+    figure.add_trace(go.Scatter(x=x, y=random["mean"], mode="lines", line=dict(color="#555", dash="dash"), name=name,
+                                legendgroup="random"))
+
 def axis_titles(metric_id: str, value: str, dataset: bool = False) -> tuple[str, str]:
     metric = BY_ID[metric_id.split("[")[0]]
     if metric.schedule == "steps" and dataset:
@@ -42,11 +49,7 @@ def input_curve_figure(curve: dict, metric_label: str, value: str = "score") -> 
     name = summary_name(curve["metric"])
     random = curve.get("random")
     if random is not None:
-        figure.add_trace(band_trace(x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band",
-                                    "random"))
-        figure.add_trace(go.Scatter(x=x, y=random["mean"], mode="lines", line=dict(color="#555", dash="dash"),
-                                    name=f"random baseline · {name} {random['summary']:.3f} (95 % band shaded)",
-                                    legendgroup="random"))
+        add_random_band(figure, x, random, f"random baseline · {name} {random['summary']:.3f} (95 % band shaded)")
     for index, (method, ys) in enumerate(curve["methods"].items()):
         summary = curve["summary"].get(method)
         label = label_for(method)
@@ -69,11 +72,7 @@ def dataset_curve_figure(curves: dict, metric_label: str, value: str = "score",
     x = curves.get("x") or []
     random = curves.get("random")
     if random is not None:
-        figure.add_trace(band_trace(x, random["low"], random["high"], "rgba(120,120,120,0.22)", "random band",
-                                    "random"))
-        figure.add_trace(go.Scatter(x=x, y=random["mean"], mode="lines", line=dict(color="#555", dash="dash"),
-                                    name=f"random baseline ({random['orderings']} orderings, band shaded)",
-                                    legendgroup="random"))
+        add_random_band(figure, x, random, f"random baseline ({random['orderings']} orderings, band shaded)")
     for index, (method, stats) in enumerate(curves["methods"].items()):
         colour = PALETTE[index % len(PALETTE)]
         label = label_for(method)

@@ -24,8 +24,7 @@ from models import Encoding, TextClassifier
 from ui.widgets.controls import schema_controls
 from ui.widgets.heatmap import CSS, heatmap_html
 from ui.widgets.run_control import start_stop
-from ui.widgets.run_picker import run_picker
-from ui.widgets.run_progress import run_progress
+from ui.widgets.run_picker import pick_run
 
 LIVE_KEY = "adversarial_live"
 RUN_KEY = "adversarial_run"
@@ -145,11 +144,9 @@ def dataset_section(model: str, methods: list[str], config: AttackConfig, key: s
                                                                                 limit, config, store),
                         work=adversarial_dataset.attack_cell, disabled=not methods)
     runs = store.list_runs(adversarial_dataset.KIND)
-    chosen = run_picker(runs, run_id, key=f"{key}-show", model=model)
+    chosen = pick_run(store, runs, run_id, f"{key}-show", model, "adversarial runs")
     if chosen is None:
-        st.caption("No adversarial runs of this model yet." if runs else "No adversarial runs yet.")
         return
-    run_progress(store, chosen)
     summary_view(store, chosen, key)
 
 

@@ -32,8 +32,7 @@ from ui.widgets.bands import band_picker
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.run_control import start_stop
-from ui.widgets.run_picker import run_picker
-from ui.widgets.run_progress import run_progress
+from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 from ui.widgets.uploads import save_upload
 from ui.views import heatmaps
@@ -311,11 +310,9 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
                  model: str | None = None) -> None:
     runs = [r for r in store.list_runs(KIND) if _is_faithfulness(r)
             and (only is None or only in r["config"].get("evaluators", []))]
-    chosen = run_picker(runs, run_id, key=f"{key}-show-run", model=model)
+    chosen = pick_run(store, runs, run_id, f"{key}-show-run", model, "faithfulness runs")
     if chosen is None:
-        st.caption("No faithfulness runs of this model yet." if runs else "No faithfulness runs yet.")
         return
-    run_progress(store, chosen)
     report_view(store, chosen, key)
 
 

@@ -8,16 +8,13 @@ import json
 import pandas as pd
 import streamlit as st
 
-from corpora import DataError
 from evaluation import report_card as rc
 from evaluation.report_card_html import COLOURS, card_html, interval_text, reference_text
-from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY, ParamError, is_known_spec
-from models import UserFacingError
+from explainers import REGISTRY, is_known_spec
 
-from ui.widgets.run_picker import run_picker
-from ui.widgets.run_progress import run_progress
+from ui.widgets.run_control import start_stop
+from ui.widgets.run_picker import pick_run
 
 RUN_KEY = "report_card_run"
 
@@ -65,27 +62,11 @@ def settings_controls() -> tuple[str, list[str], rc.CardConfig]:
 def run_controls(model: str, dataset: str, methods: list[str], config: rc.CardConfig) -> str | None:
     """Start / resume / stop the card's background run; returns the run to show."""
     store = ResultStore()
-    start, stop = st.columns(2)
-    if start.button("Build (or resume) the report card", key="card-start", type="primary",
-                    disabled=not methods or not config.checks):
-        try:
-            store, run_id, cells = rc.start_report_card(model, dataset, methods, config, store)
-        except (DataError, UserFacingError, ParamError, ValueError) as error:
-            st.error(str(error))
-        else:
-            JOBS.start(store, run_id, cells, rc.check_cell)
-            st.session_state[RUN_KEY] = run_id
-    run_id = st.session_state.get(RUN_KEY)
-    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="card-stop"):
-        JOBS.stop(run_id)
-        st.toast("Stopping after the current example; build again to resume.")
+    run_id = start_stop("card", RUN_KEY, lambda: rc.start_report_card(model, dataset, methods, config, store),
+                        disabled=not methods or not config.checks, work=rc.check_cell,
+                        label="Build (or resume) the report card")
     runs = store.list_runs(rc.KIND)
-    chosen = run_picker(runs, run_id, key="card-show-run", model=model)
-    if chosen is None:
-        st.caption("No report cards of this model yet." if runs else "No report cards yet.")
-        return None
-    run_progress(store, chosen, unit="checks")
-    return chosen
+    return pick_run(store, runs, run_id, "card-show-run", model, "report cards", unit="checks")
 
 
 def verdict_table(card: dict) -> pd.DataFrame:

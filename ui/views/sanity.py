@@ -15,13 +15,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from corpora import DATASETS, DataError
+from corpora import DATASETS
 from evaluation import targets
 from evaluation.sanity import one_input
 from evaluation.sanity.one_input import SanityOptions
 from evaluation.sanity import dataset as sanity_dataset
 from evaluation.sanity import repeatability, smprt
-from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
 from evaluation.sanity.trained_methods import for_randomized_copies
@@ -32,8 +31,8 @@ from models.metering import autorun_budget
 from ui.widgets.bands import band_picker
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
-from ui.widgets.run_picker import run_picker
-from ui.widgets.run_progress import run_progress
+from ui.widgets.run_control import start_stop
+from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 from ui.views import sanity_measures
 from ui.views.heatmaps import MethodChoice
@@ -432,29 +431,19 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     st.caption(f"Methods: {', '.join(map(label_for, methods)) or 'none'} (presets kept; individual parameter changes apply to the "
                f"single-input view only) · {what}.")
     store = ResultStore()
-    start, stop = st.columns(2)
-    if start.button("Start (or resume) the dataset run", key="sanity-start", type="primary", disabled=not methods):
-        try:
-            store, run_id, cells = sanity_dataset.start_sanity(selection.model, f"{name}:{split}", methods, limit, check,
-                                                      config["mode"], config["init"], config["seed"],
-                                                      seeds=seeds, target=target, top_fraction=config["top_fraction"], store=store,
-                                                      measures=measures, smoothing=smoothing,
-                                                      repeat_seeds=repeat_seeds or repeatability.DEFAULT_SEEDS)
-        except (DataError, UserFacingError, ParamError, ValueError) as error:
-            st.error(str(error))
-        else:
-            JOBS.start(store, run_id, cells, sanity_dataset.sanity_cell)
-            st.session_state[RUN_KEY] = run_id
-    run_id = st.session_state.get(RUN_KEY)
-    if run_id and JOBS.is_running(run_id) and stop.button("Stop", key="sanity-stop-run"):
-        JOBS.stop(run_id)
-        st.toast("Stopping after the current example; start again to resume.")
+
+    def start():
+        return sanity_dataset.start_sanity(selection.model, f"{name}:{split}", methods, limit, check, config["mode"],
+                                           config["init"], config["seed"], seeds=seeds, target=target,
+                                           top_fraction=config["top_fraction"], store=store, measures=measures,
+                                           smoothing=smoothing,
+                                           repeat_seeds=repeat_seeds or repeatability.DEFAULT_SEEDS)
+
+    run_id = start_stop("sanity", RUN_KEY, start, disabled=not methods, work=sanity_dataset.sanity_cell)
     runs = store.list_runs(sanity_dataset.KIND)
-    chosen = run_picker(runs, run_id, key="sanity-show-run", model=selection.model)
+    chosen = pick_run(store, runs, run_id, "sanity-show-run", selection.model, "sanity runs")
     if chosen is None:
-        st.caption("No sanity runs of this model yet." if runs else "No sanity runs yet.")
         return
-    run_progress(store, chosen)
     report_view(store, chosen, config, num_labels)
 
 

@@ -16,13 +16,14 @@ SETUP_ERRORS = (DataError, UserFacingError, ParamError, KeyError, ValueError)
 
 
 def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: bool = False,
-               work: Callable[[dict], dict] = evaluate_example) -> str | None:
+               work: Callable[[dict], dict] = evaluate_example,
+               label: str = "Start (or resume) the dataset run") -> str | None:
     """A Start button that calls ``start() -> (store, run_id, cells)`` and runs the cells (``work`` per cell, the
     metric runner's by default) as a background job
     (the run id goes to ``st.session_state[run_key]``), and a Stop button while that run is running. Returns
     the session's run id (None before the first start)."""
     left, right = st.columns(2)
-    if left.button("Start (or resume) the dataset run", key=f"{key}-start", type="primary", disabled=disabled):
+    if left.button(label, key=f"{key}-start", type="primary", disabled=disabled):
         try:
             store, run_id, cells = start()
         except SETUP_ERRORS as error:

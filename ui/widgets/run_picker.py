@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.widgets.run_progress import run_progress
+
 
 def of_model(runs: list[dict], model: str | None, key: str) -> list[dict]:
     """The runs of ``model`` (all when it is None or the user switches to all); says how many are hidden."""
@@ -50,3 +52,15 @@ def run_picker(runs: list[dict], started: str | None, key: str, model: str | Non
         st.session_state[key] = started if started in ids else ids[0]
     titles = {r["id"]: describe(r, mixed(runs)) for r in runs}
     return st.selectbox("Show run", ids, key=key, format_func=titles.get)
+
+
+def pick_run(store, runs: list[dict], started: str | None, key: str, model: str | None, noun: str,
+             unit: str = "examples") -> str | None:
+    """``run_picker`` with what every run section shows around it: a caption when there is no run of ``model``
+    (``noun``: "sanity runs", "report cards", ...), else the chosen run's progress. Returns the chosen run id."""
+    chosen = run_picker(runs, started, key=key, model=model)
+    if chosen is None:
+        st.caption(f"No {noun} of this model yet." if runs else f"No {noun} yet.")
+        return None
+    run_progress(store, chosen, unit=unit)
+    return chosen
