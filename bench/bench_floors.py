@@ -18,6 +18,8 @@ storages across the classifier and its fast view (weight copies; at most two all
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
 import resource
 import sys
 import time
@@ -31,7 +33,8 @@ settings.prepare_runtime()
 
 import torch  # noqa: E402
 from captum.attr import InputXGradient, IntegratedGradients, Saliency  # noqa: E402
-from transformers import GPT2Config, GPT2ForSequenceClassification, PreTrainedTokenizerFast  # noqa: E402
+from transformers import (GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel,  # noqa: E402
+                          PreTrainedTokenizerFast)
 
 from explainers import create  # noqa: E402
 from models import TextClassifier, load_classifier  # noqa: E402
@@ -193,6 +196,28 @@ def tiny_gpt2(device) -> TextClassifier:
                           device=device, source="bench")
 
 
+def tiny_prompted(device, folder: Path) -> TextClassifier:
+    """A prompted causal LM (issue 15): a small GPT-2 LM built in code, a prompt with the input slot and one label
+    word per class, written as the JSON spec a user would write, and loaded like any model."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = sorted(set(TEXT.split()) | {"Review:", "Sentiment:", "bad", "good", "<|endoftext|>"})
+    vocabulary = {w: i for i, w in enumerate(words)}
+    backend = Tokenizer(models.WordLevel(vocabulary, unk_token="<|endoftext|>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>",
+                                        unk_token="<|endoftext|>", model_max_length=128)
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=len(words), n_embd=256, n_layer=4, n_head=4, n_positions=128,
+                        bos_token_id=vocabulary["<|endoftext|>"], eos_token_id=vocabulary["<|endoftext|>"])
+    GPT2LMHeadModel(config).save_pretrained(folder / "lm")
+    tokenizer.save_pretrained(folder / "lm")
+    spec = folder / "prompted.json"
+    spec.write_text(json.dumps({"kind": "prompted-lm", "model": "lm", "template": "Review: {text} Sentiment:",
+                                "labels": {"negative": " bad", "positive": " good"}}))
+    return load_classifier(str(spec), device=str(device))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--model", default="default-quick")
@@ -209,6 +234,7 @@ def main() -> int:
     if find_prepared("minilm-causal") is not None:
         models.append((load_classifier("minilm-causal", device=str(device)), "1.2"))
     models.append((tiny_gpt2(device), "1.2"))
+    models.append((tiny_prompted(device, Path(tempfile.mkdtemp(prefix="bench-prompted-"))), "1.2"))
     for classifier, target in models:
         encoding = classifier.encode(TEXT)
         print(f"\n{classifier.name}: {encoding.n_tokens} tokens, attention {classifier.attention_implementation}, "
