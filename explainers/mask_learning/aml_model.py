@@ -60,17 +60,18 @@ class AttributionModel(nn.Module):
             torch.random.set_rng_state(generator_state)
         return model.to(classifier.device)
 
+    def embedding_parameters(self) -> list[nn.Parameter]:
+        modules = [self.encoder.get_input_embeddings(), getattr(self.encoder, "embeddings", None)]
+        return [parameter for module in modules if module is not None for parameter in module.parameters()]
+
+    def fixed_in_finetuning(self) -> list[nn.Parameter]:
+        """What fAML never trains: the embedding layer, z_0 and the class embeddings (reference code)."""
+        return self.embedding_parameters() + [self.z0, self.class_embeddings]
+
     def freeze_embeddings(self) -> None:
         """The embedding layer stays as the classifier has it (reference code: the whole embedding module)."""
-        modules = [self.encoder.get_input_embeddings(), getattr(self.encoder, "embeddings", None)]
-        for module in modules:
-            for parameter in (module.parameters() if module is not None else ()):
-                parameter.requires_grad_(False)
-
-    def freeze_prediction_encoding(self) -> None:
-        """fAML keeps z_0 and the class embeddings fixed (reference code)."""
-        self.z0.requires_grad_(False)
-        self.class_embeddings.requires_grad_(False)
+        for parameter in self.embedding_parameters():
+            parameter.requires_grad_(False)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, prediction: torch.Tensor,
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
@@ -148,8 +149,17 @@ def aml_terms(classifier: TextClassifier, model: AttributionModel, input_ids: to
 
     ``group_lengths``: the classifier reads x' and x'' in one call, in groups of similar length
     (``length_groups.py``; the same terms up to float rounding, faster); False runs the two plain padded passes."""
-    lambda_p, lambda_a, lambda_inv = lambdas
     scores = model(input_ids, attention_mask, y, token_type_ids)
+    return terms_of_scores(classifier, scores, input_ids, attention_mask, token_type_ids, y, label, mask_id, lambdas,
+                           group_lengths)
+
+
+def terms_of_scores(classifier: TextClassifier, scores: torch.Tensor, input_ids: torch.Tensor,
+                    attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None, y: torch.Tensor,
+                    label: torch.Tensor, mask_id: int, lambdas: tuple[float, float, float],
+                    group_lengths: bool = True) -> dict[str, torch.Tensor]:
+    """``aml_terms`` from G's score logits already computed (fAML reads the same forward's scores as its map)."""
+    lambda_p, lambda_a, lambda_inv = lambdas
     a = torch.sigmoid(scores)
     x = classifier.word_embeddings(input_ids).detach()
     m = classifier.word_embeddings(torch.tensor(mask_id, device=input_ids.device)).detach()

@@ -81,7 +81,7 @@ def load_attribution_model(classifier: TextClassifier, folder: Path) -> Attribut
     except RuntimeError as error:
         raise ModelError(f"The AML checkpoint in {folder} does not fit '{classifier.name}' (another architecture?). "
                          f"Build one for it with `python cli.py prepare-aml --model ...`.") from error
-    model.eval()
+    model.eval().requires_grad_(False)  # shared and read-only: fAML trains a copy (mask_learning/finetune.py)
     with _lock:
         _loaded[key] = (stamp, model)
     return model
