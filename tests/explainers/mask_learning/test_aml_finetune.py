@@ -149,3 +149,30 @@ def test_candidates_ranking_the_same_words_share_their_perturbed_copies(keyword_
     alone = [metric_values(keyword_classifier, encoding, [c], metric)[0] for c in candidates]
     assert values == pytest.approx(alone, abs=1e-6)  # probabilities from float32 logits
     assert values[0] == values[1] == values[2] != values[3]
+
+
+# ----- a causal backbone reads z_v first ----------------------------------------------------------------------------
+@pytest.mark.parametrize("architecture", ["gpt2", "causal-bert"])
+def test_g_of_a_causal_model_reads_the_prediction_it_explains(architecture, tmp_path):
+    """Appended after the last token, z_v is invisible to every token of a causal backbone (G gave the same map
+    for every y_v); first, every token reads it."""
+    from models import ModelError, TextClassifier
+    from tiny_models import tiny_architecture
+
+    model, tokenizer = tiny_architecture(architecture)
+    classifier = TextClassifier(model, tokenizer, name=f"tiny-{architecture}", device="cpu")
+    assert classifier.causal
+    g = untrained_g(classifier)
+    assert g.prediction_slot == "first"
+    tensors = classifier.tensors(classifier.encode("the film was excellent and long"))
+    with torch.no_grad():
+        one, other = (g(tensors["input_ids"], tensors["attention_mask"], torch.tensor([y]))
+                      for y in ([1.0, 0.0], [0.0, 1.0]))
+    assert one.shape == tensors["input_ids"].shape
+    assert float((one - other).abs().max()) > 1e-3  # float32 scores of order 1
+    manifest = {"explained_model": {"name": classifier.name, "fingerprint": classifier.fingerprint}}
+    folder = save_checkpoint(g, manifest, tmp_path / "aml")  # a manifest without the slot: built before the fix
+    with pytest.raises(ModelError, match="prepare-aml .*--force"):
+        load_attribution_model(classifier, folder)
+    save_checkpoint(g, {**manifest, "prediction_slot": "first"}, folder)
+    assert load_attribution_model(classifier, folder).prediction_slot == "first"
