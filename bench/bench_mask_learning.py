@@ -6,7 +6,8 @@ On SST-2 dev sentences with the ``default-quick`` model (``--model`` to change):
   same number of bare forward + backward passes (a batch of x~ and x~c through the classifier from embeddings,
   gradients to the input), measured in the same run; ratio = MaRC / floor (target <= 1.3).
 - pAML: seconds per explanation and the ratio to one plain classifier forward of the sentence (target <= 3).
-- fAML (5 steps): seconds per sentence (target <= 2 s on the CPU).
+- fAML (5 steps): seconds per sentence (target <= 2 s on the CPU), process CPU seconds beside them (what a loaded
+  machine distorts least), and the classifier's passes per sentence (exact; G's own passes are not metered).
 - the SST-2 dev table (papers 002 Table 1, 004 Tables 1-2): comprehensiveness and sufficiency (ERASER AOPC, words
   deleted) of MaRC and fAML next to Integrated Gradients, LIME and leave-one-out, and the random band (10 random
   orderings per sentence: the lowest and highest of their dataset means). MaRC's and fAML's maps are the ones
@@ -97,7 +98,7 @@ def bench_marc(classifier, texts: list[str], maps: dict) -> dict:
 
 
 def bench_aml(classifier, texts: list[str], maps: dict) -> dict:
-    paml, forward, faml = [], [], []
+    paml, forward, faml, faml_cpu, passes = [], [], [], [], []
     for text in texts:
         encoding = classifier.encode(text)  # never classified yet: pAML pays its one classifier forward (y_v)
         started = time.perf_counter()
@@ -105,12 +106,16 @@ def bench_aml(classifier, texts: list[str], maps: dict) -> dict:
         paml.append(time.perf_counter() - started)
         forward.append(forward_seconds(classifier, encoding))
         fresh = classifier.encode(text + " .")  # not classified yet: fAML, too, pays its classifier forward
-        started = time.perf_counter()
-        create("aml", preset="fAML").explain(classifier, fresh)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        with metered() as meter:
+            create("aml", preset="fAML").explain(classifier, fresh)
         faml.append(time.perf_counter() - started)
+        faml_cpu.append(time.process_time() - cpu_started)
+        passes.append((meter.forward_passes, meter.backward_passes))  # the classifier's (G's are not metered)
         maps.setdefault(text, {})["fAML"] = create("aml", preset="fAML").explain(classifier, encoding).word_scores
     return {"paml_seconds": statistics.mean(paml), "paml_ratio_to_forward": sum(paml) / sum(forward),
-            "faml_seconds": statistics.mean(faml)}
+            "faml_seconds": statistics.mean(faml), "faml_cpu_seconds": statistics.mean(faml_cpu),
+            "faml_classifier_passes": [statistics.mean(p[0] for p in passes), statistics.mean(p[1] for p in passes)]}
 
 
 def dev_table(classifier, texts: list[str], maps: dict) -> dict:
@@ -177,7 +182,9 @@ def main() -> int:
         print(f"AML skipped: {aml['skipped']}")
     else:
         print(f"pAML: {aml['paml_seconds'] * 1000:.1f} ms/sentence = {aml['paml_ratio_to_forward']:.2f}x one "
-              f"classifier forward (target <= 3); fAML (5 steps): {aml['faml_seconds']:.2f} s/sentence (target <= 2 s)")
+              f"classifier forward (target <= 3); fAML (5 steps): {aml['faml_seconds']:.2f} s/sentence, "
+              f"{aml['faml_cpu_seconds']:.2f} CPU s (target <= 2 s); classifier passes per sentence: "
+              f"{aml['faml_classifier_passes'][0]:.1f} forward, {aml['faml_classifier_passes'][1]:.1f} backward")
     if "table" in report:
         table = report["table"]
         print(f"SST-2 dev, {table['sentences']} sentences, ERASER AOPC (words deleted): comprehensiveness (higher is "

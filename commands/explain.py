@@ -92,5 +92,7 @@ def handle(args) -> int:
     for e in explanations:
         p = e.provenance
         top = ", ".join(f"{w} {s:+.3g}" for w, s in zip(e.top_words(3), e.word_scores[e.ranking()[:3]]))
-        print(f"{e.method_id:24s} {p['seconds']:7.3f}s fwd {p['forward_passes']:5d} bwd {p['backward_passes']:4d}  top: {top}")
+        badge = (p.get("details") or {}).get("badge")  # a method selected on a metric (AML: "tuned for ...")
+        print(f"{e.method_id:24s} {p['seconds']:7.3f}s fwd {p['forward_passes']:5d} bwd {p['backward_passes']:4d}  top: {top}"
+              + (f"  [{badge}]" if badge else ""))
     return 0

@@ -240,8 +240,8 @@ def prepare_aml(classifier: TextClassifier, inputs: list[tuple[str, str | None]]
         "lambdas": {"lambda_p": recipe.lambda_p, "lambda_a": recipe.lambda_a, "lambda_inv": recipe.lambda_inv},
         "lambda_search": search, "data": data_id, "train_inputs": len(train), "train_data_sha256": _hash(train),
         "validation_inputs": len(validation), "validation_data_sha256": _hash(validation),
-        "recipe": asdict(recipe), "training": record, "library_versions": library_versions(),
-        "device": str(classifier.device), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "recipe": asdict(recipe), "training": record, "prediction_slot": model.prediction_slot,
+        "library_versions": library_versions(), "device": str(classifier.device), "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.time() - started, 1),
     }
     folder = save_checkpoint(model, manifest, checkpoint_folder(classifier.fingerprint, metric))

@@ -3,7 +3,9 @@
 G (s. 3.3): an encoder initialised from the explained classifier's own backbone (its embedding layer frozen,
 as in the reference code, which starts from the fine-tuned checkpoint), a shared head d -> d -> 1 (tanh,
 then sigmoid) on every token's last hidden state, and the prediction encoding z_v = z_0 + sum_j y_v[j] z_j
-appended after the last token as one extra position (its hidden state is dropped before the head).
+appended after the last token as one extra position (its hidden state is dropped before the head). A causal
+backbone (a decoder) reads left to right, so no token could see a z_v after it and G would ignore the prediction it
+explains: there z_v is the first position instead (``prediction_slot`` "first", written in the manifest).
 
 The loss of one input (Eq. 4-7), with the explained classifier F frozen and gradients flowing through it:
     lambda_p L_p + lambda_a L_a + lambda_inv L_inv
@@ -26,14 +28,18 @@ from models import ModelError, TextClassifier
 from explainers.mask_learning.length_groups import grouped_forward_embeds
 
 PREDICTION_TARGETS = ("soft", "argmax")  # paper Eq. 5 / reference code
+PREDICTION_SLOTS = ("after", "first")  # where z_v goes: after the last token (encoders), first (causal backbones)
 MASK_TOKENS = ("mask", "unk", "pad")
 
 
 class AttributionModel(nn.Module):
     """G: token scores in [0, 1] for the prediction y_v of the explained classifier (returned as logits)."""
 
-    def __init__(self, encoder: nn.Module, n_classes: int, dropout: float = 0.1):
+    def __init__(self, encoder: nn.Module, n_classes: int, dropout: float = 0.1, prediction_slot: str = "after"):
         super().__init__()
+        if prediction_slot not in PREDICTION_SLOTS:
+            raise ValueError(f"prediction_slot must be one of {', '.join(PREDICTION_SLOTS)}; got {prediction_slot!r}")
+        self.prediction_slot = prediction_slot
         self.encoder = encoder
         if getattr(self.encoder, "pooler", None) is not None:
             self.encoder.pooler = None  # G reads every token; the pooler would only carry unused weights
@@ -55,22 +61,23 @@ class AttributionModel(nn.Module):
         generator_state = torch.random.get_rng_state()
         torch.manual_seed(seed)
         try:
-            model = cls(copy.deepcopy(base), classifier.num_labels, dropout)
+            model = cls(copy.deepcopy(base), classifier.num_labels, dropout, prediction_slot_of(classifier))
         finally:
             torch.random.set_rng_state(generator_state)
         return model.to(classifier.device)
 
+    def embedding_parameters(self) -> list[nn.Parameter]:
+        modules = [self.encoder.get_input_embeddings(), getattr(self.encoder, "embeddings", None)]
+        return [parameter for module in modules if module is not None for parameter in module.parameters()]
+
+    def fixed_in_finetuning(self) -> list[nn.Parameter]:
+        """What fAML never trains: the embedding layer, z_0 and the class embeddings (reference code)."""
+        return self.embedding_parameters() + [self.z0, self.class_embeddings]
+
     def freeze_embeddings(self) -> None:
         """The embedding layer stays as the classifier has it (reference code: the whole embedding module)."""
-        modules = [self.encoder.get_input_embeddings(), getattr(self.encoder, "embeddings", None)]
-        for module in modules:
-            for parameter in (module.parameters() if module is not None else ()):
-                parameter.requires_grad_(False)
-
-    def freeze_prediction_encoding(self) -> None:
-        """fAML keeps z_0 and the class embeddings fixed (reference code)."""
-        self.z0.requires_grad_(False)
-        self.class_embeddings.requires_grad_(False)
+        for parameter in self.embedding_parameters():
+            parameter.requires_grad_(False)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, prediction: torch.Tensor,
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
@@ -78,6 +85,12 @@ class AttributionModel(nn.Module):
         embeddings = self.encoder.get_input_embeddings()(input_ids)
         batch, width, _ = embeddings.shape
         z = self.z0 + prediction.to(embeddings.dtype) @ self.class_embeddings  # z_v (s. 3.3)
+        if self.prediction_slot == "first":  # a causal backbone: every token sees z_v before it
+            kwargs = {"inputs_embeds": torch.cat([z[:, None, :], embeddings], dim=1),
+                      "attention_mask": torch.cat([attention_mask.new_ones(batch, 1), attention_mask], dim=1)}
+            if token_type_ids is not None and self._takes_types:
+                kwargs["token_type_ids"] = torch.cat([token_type_ids.new_zeros(batch, 1), token_type_ids], dim=1)
+            return self.head(self.encoder(**kwargs).last_hidden_state[:, 1:]).squeeze(-1)
         lengths = attention_mask.sum(dim=1)
         slot = torch.arange(width + 1, device=input_ids.device)[None, :] == lengths[:, None]  # right after the input
         extended = torch.cat([embeddings, embeddings.new_zeros(batch, 1, embeddings.shape[-1])], dim=1)
@@ -88,6 +101,11 @@ class AttributionModel(nn.Module):
             kwargs["token_type_ids"] = torch.cat([token_type_ids, token_type_ids.new_zeros(batch, 1)], dim=1)
         hidden = self.encoder(**kwargs).last_hidden_state[:, :width]
         return self.head(hidden).squeeze(-1)
+
+
+def prediction_slot_of(classifier: TextClassifier) -> str:
+    """Where G puts z_v for this classifier's backbone (see the module docstring)."""
+    return "first" if classifier.causal else "after"
 
 
 # ----- masking and the loss ---------------------------------------------------------------------------------
@@ -148,8 +166,17 @@ def aml_terms(classifier: TextClassifier, model: AttributionModel, input_ids: to
 
     ``group_lengths``: the classifier reads x' and x'' in one call, in groups of similar length
     (``length_groups.py``; the same terms up to float rounding, faster); False runs the two plain padded passes."""
-    lambda_p, lambda_a, lambda_inv = lambdas
     scores = model(input_ids, attention_mask, y, token_type_ids)
+    return terms_of_scores(classifier, scores, input_ids, attention_mask, token_type_ids, y, label, mask_id, lambdas,
+                           group_lengths)
+
+
+def terms_of_scores(classifier: TextClassifier, scores: torch.Tensor, input_ids: torch.Tensor,
+                    attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None, y: torch.Tensor,
+                    label: torch.Tensor, mask_id: int, lambdas: tuple[float, float, float],
+                    group_lengths: bool = True) -> dict[str, torch.Tensor]:
+    """``aml_terms`` from G's score logits already computed (fAML reads the same forward's scores as its map)."""
+    lambda_p, lambda_a, lambda_inv = lambdas
     a = torch.sigmoid(scores)
     x = classifier.word_embeddings(input_ids).detach()
     m = classifier.word_embeddings(torch.tensor(mask_id, device=input_ids.device)).detach()

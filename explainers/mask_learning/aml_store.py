@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 from models import BUILT_IN, ModelError, TextClassifier
 from models.prepare import models_dir
 
-from explainers.mask_learning.aml_model import AttributionModel
+from explainers.mask_learning.aml_model import AttributionModel, prediction_slot_of
 from explainers.mask_learning.selection import SelectionMetric
 
 WEIGHTS = "attribution_model.safetensors"
@@ -75,13 +75,18 @@ def load_attribution_model(classifier: TextClassifier, folder: Path) -> Attribut
         if hit is not None and hit[0] == stamp:
             return hit[1]
     manifest = read_manifest(folder)
+    slot = manifest.get("prediction_slot", "after")  # checkpoints from before the slot was recorded: "after"
+    if slot != prediction_slot_of(classifier):  # a causal model's G built before z_v moved first: it ignores y_v
+        raise ModelError(f"The AML checkpoint in {folder} was built with the prediction encoding {slot} the input; "
+                         f"'{classifier.name}' needs it {prediction_slot_of(classifier)}: rebuild it with "
+                         f"`python cli.py prepare-aml --model {model_argument(classifier)} --force`.")
     model = AttributionModel.from_classifier(classifier, dropout=float(manifest.get("recipe", {}).get("dropout", 0.1)))
     try:
         model.load_state_dict(load_file(str(folder / WEIGHTS), device=str(classifier.device)))
     except RuntimeError as error:
         raise ModelError(f"The AML checkpoint in {folder} does not fit '{classifier.name}' (another architecture?). "
                          f"Build one for it with `python cli.py prepare-aml --model ...`.") from error
-    model.eval()
+    model.eval().requires_grad_(False)  # shared and read-only: fAML trains a copy (mask_learning/finetune.py)
     with _lock:
         _loaded[key] = (stamp, model)
     return model

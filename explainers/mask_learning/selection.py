@@ -59,6 +59,16 @@ def metric_named(name: str) -> SelectionMetric:
     raise UserFacingError(f"Unknown AML selection metric '{name}'; choose one of {', '.join(METRICS)}.")
 
 
+def bin_sizes(metric: SelectionMetric, n_words: int) -> list[int]:
+    """Words removed (or kept) in each bin: floor(k n / 100) of n words."""
+    return [int(np.floor(round(f * n_words, 9))) for f in metric.fractions]
+
+
+def copies_per_candidate(metric: SelectionMetric, n_words: int) -> int:
+    """Perturbed copies one candidate needs at most: its bins that are neither empty nor the whole input."""
+    return sum(0 < count < n_words for count in bin_sizes(metric, n_words))
+
+
 def ranking(scores, seed: int = 0) -> np.ndarray:
     """Word indices by descending score; ties in a seeded random order (evaluation's ``rank_words``)."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -94,18 +104,19 @@ def metric_of_inputs(classifier: TextClassifier, encodings: list[Encoding], word
 
 def metric_table(classifier: TextClassifier, items: list[tuple[Encoding, list, int | None]], metric: SelectionMetric,
                  seed: int = 0) -> list[np.ndarray]:
-    """For each (encoding, candidates, target): the metric of every candidate; one engine call for everything."""
+    """For each (encoding, candidates, target): the metric of every candidate; one engine call for everything, in
+    which an input's identical perturbed copies run once."""
     plans, batches = [], []
     for encoding, candidates, target in items:
         plan = _Plan(classifier, encoding, candidates, metric, target, seed)
         plans.append(plan)
-        if plan.run.any():
-            batches.append(perturb(classifier, encoding, plan.keep[plan.run], metric.operator))
+        if len(plan.distinct):
+            batches.append(perturb(classifier, encoding, plan.distinct, metric.operator))
     logits = classifier.predict_logits(_concatenated(batches)) if batches else np.zeros((0, classifier.num_labels))
     out, offset = [], 0
     for plan in plans:
-        count = int(plan.run.sum())
-        out.append(plan.values(logits[offset:offset + count], metric))
+        count = len(plan.distinct)
+        out.append(plan.values(logits[offset:offset + count][plan.copy_of], metric))
         offset += count
     return out
 
@@ -120,7 +131,7 @@ class _Plan:
         self.target = int(np.argmax(self.logits0)) if target is None else int(target)
         self.n_candidates = len(candidates)
         self.n_bins = len(metric.fractions)
-        counts = [int(np.floor(round(f * n, 9))) for f in metric.fractions]
+        counts = bin_sizes(metric, n)
         rows, layout = [], []
         for scores in candidates:
             order = ranking(scores, seed)
@@ -133,6 +144,10 @@ class _Plan:
         self.layout = np.array(layout)
         self.keep = np.array(rows, dtype=bool).reshape(len(rows), n)
         self.run = (self.layout > 0) & ~self.keep.all(axis=1)  # an empty bin is never run; keeping all words is x
+        # candidates that rank the same top words share their perturbed copies (fAML's steps often do): each
+        # distinct copy runs once, and ``copy_of`` says which distinct copy every run row reads
+        self.distinct, copy_of = np.unique(self.keep[self.run], axis=0, return_inverse=True)
+        self.copy_of = copy_of.reshape(-1)
 
     def values(self, run_logits: np.ndarray, metric: SelectionMetric) -> np.ndarray:
         logits = np.tile(self.logits0, (len(self.layout), 1))

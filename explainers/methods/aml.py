@@ -15,7 +15,6 @@ merging tokens, footnote 6). A score computed on the metric it was selected on i
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,9 +24,11 @@ from models import InputError, ModelError
 
 from explainers.aggregate import aggregate_to_words
 from explainers.base import Attribution, Explainer
-from explainers.mask_learning.aml_model import MASK_TOKENS, PREDICTION_TARGETS, aml_terms, conditioning, mask_token_id
+from explainers.mask_learning.aml_model import MASK_TOKENS, PREDICTION_TARGETS, conditioning, mask_token_id
 from explainers.mask_learning.aml_store import load_attribution_model, resolve_checkpoint
-from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, best_index, metric_named, metric_values
+from explainers.mask_learning.finetune import finetune_maps
+from explainers.mask_learning.selection import (DEFAULT_METRIC, METRICS, best_index, copies_per_candidate, metric_named,
+                                               metric_values)
 from explainers.params import param
 from explainers.registry import register
 
@@ -102,8 +103,11 @@ class AML(Explainer):
         return "mask value in [0, 1] predicted by the attribution model: 1 = needed for the target class"
 
     def estimate_passes(self, encoding):
+        """The classifier's passes (G's are not metered): y_v's forward, x' and x'' each fAML step, and at most
+        one perturbed copy per candidate map and metric bin (maps that rank the same words share theirs)."""
         steps = self.params.finetune_steps
-        selection = (steps + 1) * 5 if steps else 0
+        selection = (steps + 1) * copies_per_candidate(metric_named(self.params.tuned_for), encoding.n_words) \
+            if steps else 0
         return 1 + 2 * steps + selection, 2 * steps
 
     def attribute(self, classifier, encoding, target):
@@ -130,30 +134,17 @@ class AML(Explainer):
         label = torch.tensor([target], device=classifier.device)
         predicted = int(probabilities.argmax())
         y = conditioning(probabilities, label, p.prediction_target if target == predicted else "argmax")
-        with torch.no_grad():
-            maps = [torch.sigmoid(model(ids, attention, y, types))[0]]
-        losses, steps_note = [], {}
+        steps_note = {}
         if p.finetune_steps:
-            tuned = copy.deepcopy(model)
-            tuned.eval()  # the reference code fine-tunes without dropout
-            for parameter in tuned.parameters():
-                parameter.requires_grad_(True)
-            tuned.freeze_embeddings()
-            tuned.freeze_prediction_encoding()
-            optimizer = torch.optim.AdamW([q for q in tuned.parameters() if q.requires_grad], lr=p.finetune_lr)
             lambdas = self.lambdas(manifest)
-            for _ in range(p.finetune_steps):
-                terms = aml_terms(classifier, tuned, ids, attention, types, y, label, mask_id, lambdas)
-                loss = sum(terms.values())
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                losses.append(round(float(loss.detach()), 6))
-                with torch.no_grad():
-                    maps.append(torch.sigmoid(tuned(ids, attention, y, types))[0])
+            maps, losses = finetune_maps(classifier, model, ids, attention, types, y, label, mask_id, lambdas,
+                                         p.finetune_steps, p.finetune_lr)
             change = [round(float((m - maps[0]).abs().max()), 8) for m in maps[1:]]
-            steps_note = {"finetune_losses": losses, "finetune_lambdas": list(lambdas),
+            steps_note = {"finetune_losses": [round(loss, 6) for loss in losses], "finetune_lambdas": list(lambdas),
                           "finetune_map_change": change}  # largest |a_t - a_pAML| after each step
+        else:
+            with torch.no_grad():
+                maps = [torch.sigmoid(model(ids, attention, y, types))[0]]
         token_maps = [m.detach().cpu().double().numpy() for m in maps]
         chosen = 0
         values = None
