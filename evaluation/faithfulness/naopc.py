@@ -289,6 +289,8 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     bounds = aopc_bounds(classifier, encoding, removal, naopc, target, options, metrics)
     n = encoding.n_words
     orders = np.atleast_2d(np.asarray(orders, dtype=int))
+    if orders.shape[1] != n:  # as evaluate_orders says it on the beam path
+        raise ValueError(f"orderings have {orders.shape[1]} words; the input has {n}")
     if bounds.search == EXACT:
         aopcs = _exact_aopcs(bounds, metrics, orders, removal, n)
     else:
