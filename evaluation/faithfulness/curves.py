@@ -99,7 +99,9 @@ class RemovalMetric:
 
     mode:      "remove" = each point removes the top-c words; "keep" = each point keeps only the top-c words
     schedule:  "fractions" (c = rounding(f * n) for f in ``fractions``) or "steps" (c = 1, 2, ... one word at a time)
-    complement: fractions name the *bottom* share removed (paper 003's sufficiency): kept c = n - rounding(f * n)
+    complement: fractions name the *bottom* share removed (paper 003's sufficiency): kept c = n - rounding(f * n);
+               with steps, the bottom 1, 2, ... words are removed (kept c = n - 1, n - 2, ...; ROAD LeRF on a grid of
+               steps)
     value:     "delta" = s(x) - s(x'), "level" = s(x'), "change" = s(x') - s(x); s = ``score`` of the target
     summary:   "mean" | "aopc" (sum / (bins + 1) or mean, see ``aopc_divisor``) | "auc" (trapezoid) | "point" |
                "flip" (fraction of words removed when the predicted class first changes)
@@ -154,8 +156,10 @@ class RemovalMetric:
                 counts.append(min(max(c, 0), n_words))
             return np.asarray(counts, dtype=int), np.asarray(xs, dtype=np.float64)
         last = steps_limit(self, n_words, n_units)
-        counts = np.arange(0 if self.include_start else 1, last + 1)
-        return counts, counts / max(n_units, 1)
+        steps = np.arange(0 if self.include_start else 1, last + 1)
+        if self.complement:  # the bottom 1, 2, ... words removed one at a time: keep the top n - 1, n - 2, ...
+            return n_words - steps, steps / max(n_units, 1)
+        return steps, steps / max(n_units, 1)
 
     def points_for(self, n_words: int, n_units: int, n_positive: int | None) -> tuple[np.ndarray, np.ndarray]:
         """``points`` for one ranking whose scores have ``n_positive`` words > 0 (None: not known, e.g. a random

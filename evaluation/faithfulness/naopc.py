@@ -11,12 +11,18 @@ Curves (Edin et al. s. 3, one word per step, K = n):
   first. NAOPC keeps each AOPC's direction: comprehensiveness higher is better, sufficiency lower.
 
 Bounds: the AOPC of an ordering is a sum over its prefix sets, so the best ordering is the best chain
-empty set -> ... -> all words through the subset lattice. ``exact``: every subset is scored (2^n perturbed
-inputs in one batched engine call) and a dynamic programme over subsets finds both bounds exactly (the same
-optimum as all n! permutations). ``beam``: for inputs longer than ``naopc_exact_words``, a beam search over
-prefixes (width ``naopc_beam``, as Edin et al. do) for each bound; the explanation's own AOPC is folded into the
-bounds so NAOPC stays in [0, 1] when the beam misses the true optimum. Which search ran is in the details
-(``search``, per value) and in the metric's metadata (``params['bounds']``).
+empty set -> ... -> all words through the subset lattice. Sufficiency's AOPC of an ordering is comprehensiveness'
+AOPC of the reversed ordering, so one search (per operator and score) bounds both, as in Edin et al.'s code
+(github.com/JoakimEdin/naopc, ``src/evaluation/naopc_beam/bound_approximation_methods.py``: one removal curve,
+searched descending and ascending). ``exact``: every subset is scored (2^n - 1 perturbed inputs in one batched
+engine call) and a dynamic programme over subsets finds both bounds exactly (the same optimum as all n!
+permutations); the orderings' own AOPCs are then read off the same table (no further pass). ``beam``: for inputs
+longer than ``naopc_exact_words``, Edin et al.'s NAOPC_beam: a worst-first and a best-first beam over removed
+prefixes (width ``naopc_beam``; 5 in their experiment scripts, ``scripts/experiments/approximate_bounds``), advanced
+together so every step is one engine call and a set both reach (the first step's n leave-one-out rows at least) is
+scored once; the scored orderings' own AOPCs are folded into the bounds so NAOPC stays in [0, 1] when the beam
+misses the true optimum. Preset ``naopc-beam-1``: width 1, the cheapest width their experiment 3 studies. Which
+search ran is in the details (``search``, per value) and in the metric's metadata (``params['bounds']``).
 
 Threshold: the beam takes over from 9 words (measured, docs/benchmarks.md: the exact search's 2^n rows cost more
 time than the beam's small batches from 9 words on), so ``naopc_exact_words`` defaults to 8. The preset
@@ -56,7 +62,7 @@ class NaopcOptions:
     naopc_exact_words: int = param(8, "NAOPC exact up to (words)", "inputs with at most this many words get the "
                                    "exact bounds (2^n perturbed inputs); longer ones a beam search (faster from 9 "
                                    "words)", min=1, max=16)
-    naopc_beam: int = param(5, "NAOPC beam width", "orderings kept per step of the beam search (Edin et al.: 5)",
+    naopc_beam: int = param(5, "NAOPC beam width", "orderings kept per step of the beam search (Edin et al.'s scripts: 5)",
                             min=1, max=100)
 
     def __post_init__(self):
@@ -108,69 +114,90 @@ def chain_bounds(terms: np.ndarray, n: int) -> tuple[float, float]:
     return float(low[-1]), float(high[-1])
 
 
-def exact_bounds(classifier, encoding, metrics, removal: RemovalOptions, target: int, logits0, filler_options):
-    """Exact (min, max) AOPC of each metric: every subset scored once, shared by comprehensiveness (subset
-    removed) and sufficiency (subset kept)."""
-    n = encoding.n_words
-    subsets = _masks(n)
-    bounds = {}
-    by_operator: dict[str, np.ndarray] = {}
-    for metric in metrics:
-        operator = effective_operator(metric, removal)
-        if operator not in by_operator:
-            keep = subsets  # keep row m = the words of subset m
-            by_operator[operator] = score_rows(classifier, encoding, keep, operator, filler_options, logits0)
-        logits = by_operator[operator]
-        start = float(_score(logits0[None, :], target, metric.score)[0])
-        kept_scores = _score(logits, target, metric.score)
-        # comprehensiveness: prefix S removed -> keep the complement (bitmask ^ all); sufficiency: keep S
-        scores = kept_scores[(2 ** n - 1) ^ np.arange(2 ** n)] if metric.mode == "remove" else kept_scores
-        terms = (start - scores) / (n + 1)
-        if metric.mode == "remove":
-            terms[0] = 0.0
-        bounds[metric.id] = chain_bounds(terms, n)
-    return bounds
+def curve_key(metric: RemovalMetric, removal: RemovalOptions) -> tuple[str, str]:
+    """Metrics with the same key have the same set of AOPC sums over all orderings, hence the same bounds.
+
+    Sufficiency's AOPC of an ordering is comprehensiveness' AOPC of the reversed ordering: keeping the top n - k
+    words is removing the bottom k, and both sums run over k = 0..n with a 0 first term and the empty input last.
+    So the two bounds coincide whenever the operator and the score do; Edin et al.'s code
+    (JoakimEdin/naopc, src/evaluation/naopc_beam/bound_approximation_methods.py) likewise searches one removal
+    curve, descending for comprehensiveness' upper and ascending for sufficiency's lower bound."""
+    return effective_operator(metric, removal), metric.score
 
 
-def beam_bounds(classifier, encoding, metric: RemovalMetric, removal: RemovalOptions, target: int, logits0,
-                filler_options, width: int) -> tuple[float, float]:
-    """(min, max) AOPC found by two beam searches over prefixes (the words chosen first), each keeping the
-    ``width`` best partial sums; every step's candidates are scored in one engine call."""
+def divisor(metric: RemovalMetric, removal: RemovalOptions, n: int) -> int:
+    """The AOPC divisor ``evaluate_orders`` uses for this metric on n words (bounds are sums; each metric scales
+    them by its own divisor, so an ``aopc_divisor`` option applies to the bounds as to the AOPC)."""
+    points = n + 1 if metric.include_start else n
+    return points + 1 if (removal.aopc_divisor or metric.aopc_divisor) == "bins+1" else points
+
+
+@dataclass
+class Search:
+    """One bound search of one curve key: the min and max AOPC sums (comprehensiveness formulation) and, for the
+    exact search, the sum term of every removed subset (so the AOPC of any ordering is read off the table)."""
+
+    low: float
+    high: float
+    terms: np.ndarray | None = None
+
+
+def exact_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options) -> Search:
+    """Exact (min, max) AOPC sums: every subset scored once in one engine call, then a dynamic programme."""
     n = encoding.n_words
-    operator = effective_operator(metric, removal)
-    start = float(_score(logits0[None, :], target, metric.score)[0])
-    empty_term = 0.0
-    if metric.mode == "keep":  # k = n term: nothing kept
-        empty = score_rows(classifier, encoding, np.zeros((1, n), bool), operator, filler_options, logits0)
-        empty_term = (start - float(_score(empty, target, metric.score)[0])) / (n + 1)
-    found = []
-    for sign in (-1.0, 1.0):  # -1: the worst ordering (min), +1: the best (max)
-        beam = [(empty_term, np.zeros(n, bool))]
-        for _ in range(n):
-            candidates = [(total, chosen, i) for total, chosen in beam for i in np.flatnonzero(~chosen)]
-            prefixes = np.array([chosen | (np.arange(n) == i) for _, chosen, i in candidates])
-            keep = ~prefixes if metric.mode == "remove" else prefixes
-            scores = _score(score_rows(classifier, encoding, keep, operator, filler_options, logits0), target,
-                            metric.score)
-            totals = np.array([c[0] for c in candidates]) + (start - scores) / (n + 1)
-            best = np.argsort(-sign * totals, kind="stable")
+    start = float(_score(logits0[None, :], target, score)[0])
+    kept = _score(score_rows(classifier, encoding, _masks(n), operator, filler_options, logits0), target, score)
+    terms = start - kept[(2 ** n - 1) ^ np.arange(2 ** n)]  # removed subset m: keep its complement
+    terms[0] = 0.0
+    low, high = chain_bounds(terms, n)
+    return Search(low, high, terms)
+
+
+def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
+                width: int) -> Search:
+    """(min, max) AOPC sums found by two beam searches over removed prefixes (the words removed first), each
+    keeping the ``width`` best partial sums (Edin et al.'s NAOPC_beam). Both searches advance together: every
+    step's candidates of both are scored in one engine call, a removed set that both reach is scored once (the
+    first step's n leave-one-out rows are always shared)."""
+    n = encoding.n_words
+    start = float(_score(logits0[None, :], target, score)[0])
+    beams = {-1.0: [(0.0, np.zeros(n, bool))], 1.0: [(0.0, np.zeros(n, bool))]}  # -1: the worst, +1: the best
+    for _ in range(n):
+        candidates = {sign: [(total, chosen | (np.arange(n) == i)) for total, chosen in beam
+                             for i in np.flatnonzero(~chosen)] for sign, beam in beams.items()}
+        prefixes = np.array([prefix for sign in beams for _, prefix in candidates[sign]])
+        scores = _score(score_rows(classifier, encoding, ~prefixes, operator, filler_options, logits0), target,
+                        score)
+        offset = 0
+        for sign in beams:
+            chosen = candidates[sign]
+            totals = np.array([c[0] for c in chosen]) + start - scores[offset:offset + len(chosen)]
+            offset += len(chosen)
             seen, beam = set(), []
-            for j in best:  # distinct prefix sets only: two orders of the same set have the same future
-                key = prefixes[j].tobytes()
+            for j in np.argsort(-sign * totals, kind="stable"):
+                key = chosen[j][1].tobytes()  # distinct prefix sets only: two orders of one set share a future
                 if key in seen:
                     continue
                 seen.add(key)
-                beam.append((float(totals[j]), prefixes[j]))
+                beam.append((float(totals[j]), chosen[j][1]))
                 if len(beam) == width:
                     break
-        found.append(beam[0][0])
-    return found[0], found[1]
+            beams[sign] = beam
+    return Search(beams[-1.0][0][0], beams[1.0][0][0])
+
+
+def chain_sums(terms: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """The comprehensiveness AOPC sum of each ordering (rows), read off the exact search's subset table."""
+    bits = np.cumsum(1 << np.asarray(orders, dtype=np.int64), axis=1)  # removed prefix of 1, 2, ..., n words
+    return terms[bits].sum(axis=1)
 
 
 @dataclass
 class Bounds:
     search: str
     values: dict[str, tuple[float, float]]  # metric id -> (min, max) AOPC
+    searches: dict = None  # curve key -> Search (the exact table, for the AOPCs of the orderings)
+    keys: dict = None  # metric id -> curve key
 
 
 _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -180,19 +207,27 @@ _lock = threading.Lock()
 def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptions, target: int,
                 filler_options: dict | None = None, metrics=METRICS) -> Bounds:
     """The bounds of every metric for one input, memoized per classifier (methods and the random baseline
-    of one input share them)."""
+    of one input share them); one search per curve key (comprehensiveness and sufficiency share one)."""
     key = (encoding.key, target, tuple(effective_operator(m, removal) for m in metrics), naopc.naopc_exact_words,
-           naopc.naopc_beam, tuple(m.id for m in metrics))
+           naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor)
     with _lock:
         per_model = _cache.setdefault(classifier, OrderedDict())
         if key in per_model:
             return per_model[key]
     logits0 = base_logits(classifier, encoding)
-    if encoding.n_words <= naopc.naopc_exact_words:
-        bounds = Bounds(EXACT, exact_bounds(classifier, encoding, metrics, removal, target, logits0, filler_options))
-    else:
-        bounds = Bounds(BEAM, {m.id: beam_bounds(classifier, encoding, m, removal, target, logits0, filler_options,
-                                                 naopc.naopc_beam) for m in metrics})
+    n = encoding.n_words
+    exact = n <= naopc.naopc_exact_words
+    keys = {m.id: curve_key(m, removal) for m in metrics}
+    searches = {}
+    for operator, score in dict.fromkeys(keys.values()):
+        searches[operator, score] = (
+            exact_search(classifier, encoding, operator, score, target, logits0, filler_options) if exact else
+            beam_search(classifier, encoding, operator, score, target, logits0, filler_options, naopc.naopc_beam))
+    values = {}
+    for metric in metrics:
+        found, scale = searches[keys[metric.id]], divisor(metric, removal, n)
+        values[metric.id] = (found.low / scale, found.high / scale)
+    bounds = Bounds(EXACT if exact else BEAM, values, searches, keys)
     with _lock:
         per_model[key] = bounds
         while len(per_model) > 256:
@@ -208,19 +243,39 @@ def normalize(aopc: float, low: float, high: float) -> float:
 
 
 # ----- the evaluator ------------------------------------------------------------------------------------
-def _normalized(results, bounds: Bounds, metrics) -> list[MetricValues]:
+def _normalized(aopcs: list[dict[str, float]], bounds: Bounds, metrics, removal: RemovalOptions,
+                n: int) -> list[MetricValues]:
     out = []
-    for result in results:
+    for aopc_of in aopcs:
+        # a beam bound is not guaranteed: the ordering's own AOPCs are valid bounds too, and with a shared curve
+        # key its comprehensiveness and sufficiency sums lie in the same set of orderings' sums
+        sums: dict = {}
+        for metric in metrics:
+            sums.setdefault(bounds.keys[metric.id], []).append(aopc_of[metric.id] * divisor(metric, removal, n))
         values, details = {}, {}
         for metric in metrics:
-            aopc = result.values[metric.id]
+            aopc = aopc_of[metric.id]
             low, high = bounds.values[metric.id]
-            if bounds.search == BEAM:  # a beam bound is not guaranteed: the ordering itself is a valid bound
-                low, high = min(low, aopc), max(high, aopc)
+            if bounds.search == BEAM:
+                scale = divisor(metric, removal, n)
+                own = sums[bounds.keys[metric.id]]
+                low, high = min(low, min(own) / scale), max(high, max(own) / scale)
             values[metric.id] = normalize(aopc, low, high)
             details[metric.id] = {"aopc": aopc, "aopc_min": low, "aopc_max": high, "search": bounds.search,
                                   "reference": REFERENCE}
         out.append(MetricValues(values, details=details))  # the curves are the raw AOPC's: not repeated
+    return out
+
+
+def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions, n: int):
+    """Each ordering's AOPCs from the exact search's table: its curves are prefixes of subsets already scored, so
+    they cost no forward pass. Sufficiency of an ordering = comprehensiveness of the reversed one."""
+    out = [{} for _ in range(len(orders))]
+    for metric in metrics:
+        terms = bounds.searches[bounds.keys[metric.id]].terms
+        sums = chain_sums(terms, orders if metric.mode == "remove" else orders[:, ::-1])
+        for row, total in zip(out, sums):
+            row[metric.id] = float(total / divisor(metric, removal, n))
     return out
 
 
@@ -232,14 +287,27 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     logits0 = base_logits(classifier, encoding)
     target = target_class(removal, logits0, example, explanation)
     bounds = aopc_bounds(classifier, encoding, removal, naopc, target, options, metrics)
-    results = evaluate_orders(classifier, encoding, list(metrics), orders, removal, example, explanation, options)
-    return _normalized(results, bounds, metrics), bounds
+    n = encoding.n_words
+    orders = np.atleast_2d(np.asarray(orders, dtype=int))
+    if orders.shape[1] != n:  # as evaluate_orders says it on the beam path
+        raise ValueError(f"orderings have {orders.shape[1]} words; the input has {n}")
+    if bounds.search == EXACT:
+        aopcs = _exact_aopcs(bounds, metrics, orders, removal, n)
+    else:
+        results = evaluate_orders(classifier, encoding, list(metrics), orders, removal, example, explanation,
+                                  options)
+        aopcs = [result.values for result in results]
+    return _normalized(aopcs, bounds, metrics, removal, n), bounds
 
 
 PRESETS = (
     PinnedPreset("naopc", COMPREHENSIVENESS.preset_label, "naopc_exact_words", None),
     PinnedPreset("naopc-exact-10", "NAOPC with exact bounds up to 10 words (the default before issue 18; slower on "
                 "9-10 words, exact where the default uses the beam)", "naopc_exact_words", 10, "exact-10"),
+    # Edin et al.'s experiment 3 (scripts/experiments/increasing_beam_sizes) runs beam sizes 1, 2, 5, 10, 15, 50:
+    # width 1 is their cheapest bound, about a fifth of width 5's rows on long inputs
+    PinnedPreset("naopc-beam-1", "NAOPC with a greedy beam (width 1) above the exact threshold: the cheapest bound "
+                "Edin et al. study; looser on long inputs", "naopc_beam", 1, "beam-1"),
 )
 BY_ID = {preset.id: preset for preset in PRESETS}
 
@@ -278,26 +346,30 @@ def naopc_batch(evaluators, classifier, encoding, example, explanations: dict, o
     return result
 
 
-def _search(exact_words: int | None) -> str:
-    if exact_words is None:
-        return ("exact bounds up to naopc_exact_words words (default 8), beam search (naopc_beam, default 5) "
-                "above; the search used is in each value's details")
-    return f"exact bounds up to {exact_words} words, beam search (naopc_beam, default 5) above"
+def _search(preset: PinnedPreset | None = None) -> str:
+    if preset is None or preset.value is None:
+        return ("exact bounds up to naopc_exact_words words (default 8), beam search (naopc_beam, default 5 as in "
+                "Edin et al.'s experiment scripts) above; the search used is in each value's details")
+    if preset.option == "naopc_beam":
+        return f"exact bounds up to naopc_exact_words words (default 8), beam search of width {preset.value} above"
+    return f"exact bounds up to {preset.value} words, beam search (naopc_beam, default 5) above"
 
 
 def _records(preset: PinnedPreset) -> tuple:
     records = []
     for metric in METRICS:
         record = metric_record(metric)
-        record = replace(record, params={**record.params, "bounds": _search(preset.value)})
+        record = replace(record, params={**record.params, "bounds": _search(preset)})
         if preset.suffix:
+            what = (f"beam width {preset.value}" if preset.option == "naopc_beam" else
+                    f"exact up to {preset.value} words")
             record = replace(record, id=f"{record.id}[{preset.suffix}]", preset=preset.id,
-                             label=f"{record.label} (exact up to {preset.value} words)")
+                             label=f"{record.label} ({what})")
         records.append(record)
     return tuple(records)
 
 
-SEARCH = _search(None)
+SEARCH = _search()
 EVALUATORS_BY_PRESET = {preset.id: register_evaluator(Evaluator(
     id=preset.id, label=preset.label, metrics=_records(preset), compute=compute_for(preset), batch=naopc_batch))
     for preset in PRESETS}

@@ -15,13 +15,14 @@
 | decision-flip  | decision-flip                                              | fraction of words removed (by importance) until the predicted class changes |
 | ferret         | comprehensiveness-ferret, sufficiency-ferret               | ferret-xai's AOPC: top 10..100 % (floor) of the words scored > 0, words deleted, repeated points dropped, mean |
 | road           | road-morf, road-lerf                                       | ROAD for text (Rong et al. 2022, adapted): MoRF / LeRF at 10..90 %, removed words imputed by the masked LM's top-1 word (mlm operator), mean p(target) |
+| road-deletionbert-grid | road-morf[deletionbert-grid], road-lerf[deletionbert-grid] | the same curves on DeletionBERT's grid (one word per step up to 20 %): equal work per point |
 | faithfulness   | all of the above except DeletionBERT                        | |
 
 Each metric takes the options of ``RemovalOptions`` (operator, target, special tokens, tie-break seed).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores, provenance
@@ -45,7 +46,9 @@ PRESETS = {
     "deletion-bert": "paper 000 DeletionBERT (top-1 masked-LM fill up to 20 %, AUC)",
     "insertion": "Insertion (top words inserted one at a time into the empty input, AUC)",
     "decision-flip": "Decision flip (words removed by importance until the prediction changes)",
-    "road": "ROAD for text (MoRF / LeRF at 10-90 %, removed words imputed by the masked LM)",
+    "road": "ROAD for text, Rong et al. 2022's grid (MoRF / LeRF at 10-90 %, removed words imputed by the masked LM)",
+    "road-deletionbert-grid": "ROAD for text on DeletionBERT's grid (MoRF / LeRF one word at a time up to 20 %, "
+                              "masked-LM imputed): the same points as DeletionBERT, for an equal-work comparison",
     "ferret": "ferret-xai AOPC (top 10-100 % of the positive words, deleted, repeated points dropped, mean)",
 }
 
@@ -256,7 +259,23 @@ FERRET_METRICS: tuple[RemovalMetric, ...] = (
                     "is better.",
         reference=_FERRET_REF),
 )
-METRICS = METRICS + ROAD_METRICS + FERRET_METRICS
+# The same two curves on DeletionBERT's removal grid (paper 000 s. 3.3: one word per step up to 20 % of the words,
+# at least 2 steps): MoRF's rows are then exactly DeletionBERT's (same removed sets, same operator), so the two
+# measures cost the same per point and ROAD differs only by its second curve (LeRF).
+ROAD_DB_GRID = "deletionbert-grid"
+_DB_GRID = dict(schedule="steps", fractions=(), max_fraction=0.2, min_steps=2, rounding="ceil",
+                preset="road-deletionbert-grid", preset_label=PRESETS["road-deletionbert-grid"])
+ROAD_DB_GRID_METRICS: tuple[RemovalMetric, ...] = (
+    replace(ROAD_METRICS[0], id=f"road-morf[{ROAD_DB_GRID}]", label="ROAD MoRF (MLM-imputed, DeletionBERT's grid)",
+            curve=f"road-morf[{ROAD_DB_GRID}]", description="Most relevant first on DeletionBERT's grid: mean p(target) "
+            "over imputing the top 1, 2, ..., K words with the masked LM (K as DeletionBERT: ceil(0.2 (n - 1)), at least "
+            "2). Lower: imputing the marked words hurts more.", **_DB_GRID),
+    replace(ROAD_METRICS[1], id=f"road-lerf[{ROAD_DB_GRID}]", label="ROAD LeRF (MLM-imputed, DeletionBERT's grid)",
+            curve=f"road-lerf[{ROAD_DB_GRID}]", description="Least relevant first on DeletionBERT's grid: mean p(target) "
+            "over imputing the bottom 1, 2, ..., K words with the masked LM. Higher: the unmarked words did not matter.",
+            **_DB_GRID),
+)
+METRICS = METRICS + ROAD_METRICS + ROAD_DB_GRID_METRICS + FERRET_METRICS
 BY_ID = {m.id: m for m in METRICS}
 
 
@@ -347,6 +366,7 @@ EVALUATOR_METRICS = {
     "insertion": ("insertion-auc",),
     "decision-flip": ("decision-flip",),
     "road": ("road-morf", "road-lerf"),
+    "road-deletionbert-grid": (f"road-morf[{ROAD_DB_GRID}]", f"road-lerf[{ROAD_DB_GRID}]"),
     "ferret": ("comprehensiveness-ferret", "sufficiency-ferret"),
 }
 GROUP = "faithfulness"

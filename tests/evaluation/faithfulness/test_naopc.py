@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from evaluation.faithfulness import naopc
+from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
 from evaluation.faithfulness.random_band import random_explanation
 from evaluation.metric import EVALUATORS, METRICS
 from evaluation.registry import evaluate_batch
+from models import metered
 from tolerances import float32_tolerance
 
 WORDS = "the film was excellent fun".split()
@@ -145,3 +147,80 @@ def test_the_beam_takes_over_from_9_words_and_the_old_threshold_is_a_preset(keyw
         assert len(batch.random[f"{metric.id}[exact-10]"]) == 3
         assert "up to 10 words" in METRICS[f"{metric.id}[exact-10]"].params["bounds"]
         assert "default 8" in METRICS[metric.id].params["bounds"]
+
+
+# ----- issue 18, third pass: the cost of the bounds -----------------------------------------------------------
+LONG = "the film was excellent fun and the plot was thin but the cast was fine".split()  # 15 words: beam
+
+
+def bound_passes(clf, enc, metrics, **search) -> int:
+    naopc._cache.clear()
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    base_logits(clf, enc)  # the clean pass is memoized elsewhere: count the search alone
+    with metered() as meter:
+        naopc.aopc_bounds(clf, enc, RemovalOptions(), naopc.NaopcOptions(**search), target, metrics=metrics)
+    return meter.forward_passes
+
+
+@pytest.mark.parametrize("words, search", [(WORDS, naopc.EXACT), (LONG, naopc.BEAM)])
+def test_comprehensiveness_and_sufficiency_share_one_search(keyword_classifier, words, search):
+    """Sufficiency's AOPC of an ordering is comprehensiveness' AOPC of the reversed ordering, so both metrics'
+    bounds come from one search: adding sufficiency costs no forward pass, and its bounds are comprehensiveness'."""
+    clf = keyword_classifier
+    enc = clf.encode(" ".join(words))
+    both = bound_passes(clf, enc, naopc.METRICS)
+    assert both == bound_passes(clf, enc, (naopc.COMPREHENSIVENESS,))
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    bounds = naopc.aopc_bounds(clf, enc, RemovalOptions(), naopc.NaopcOptions(), target)
+    assert bounds.search == search
+    assert bounds.values["naopc-sufficiency"] == bounds.values["naopc-comprehensiveness"]
+    if search == naopc.EXACT:
+        assert both == 2 ** len(words) - 1  # every subset but the whole input (the memoized clean pass)
+    else:  # the worst and best beams share the first step's n leave-one-out rows and every common set after
+        n = len(words)
+        assert both <= n + 2 * 5 * sum(n - k + 1 for k in range(2, n + 1))
+        assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) <= n * n  # before: 2 n (n + 1)
+
+
+def test_exact_aopcs_are_read_off_the_subset_table_at_no_extra_pass(clf, enc):
+    """Below the exact threshold every ordering's curve is a chain of subsets the search already scored: the AOPCs
+    equal the curve engine's (``evaluate_orders``) and NAOPC costs the 2^n - 1 rows of the search alone."""
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    orders = np.vstack([np.argsort(-SCORES, kind="stable"), random_orders(N, 12, 3)])
+    engine = evaluate_orders(clf, enc, list(naopc.METRICS), orders, RemovalOptions())
+    naopc._cache.clear()
+    base_logits(clf, enc)
+    with metered() as meter:
+        scored, bounds = naopc.score_orders(clf, enc, orders, {})
+    assert bounds.search == naopc.EXACT and meter.forward_passes == 2 ** N - 1
+    for values, reference in zip(scored, engine):
+        for metric in naopc.METRICS:
+            assert values.details[metric.id]["aopc"] == pytest.approx(reference.values[metric.id],
+                                                                      abs=float32_tolerance(1.0))
+
+
+@pytest.mark.parametrize("words", [WORDS, LONG])
+def test_the_aopc_divisor_option_scales_the_bounds_too(keyword_classifier, words):
+    """NAOPC is a ratio: AOPC and bounds divided by the same divisor give the same value whatever the divisor
+    (before, the bounds kept n + 1 while an ``aopc_divisor`` option changed the AOPC's)."""
+    clf = keyword_classifier
+    enc = clf.encode(" ".join(words))
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    scores = np.linspace(0.0, 1.0, len(words))
+    plain = naopc.compute(clf, enc, explanation(clf, enc, scores, target), None, {})
+    scaled = naopc.compute(clf, enc, explanation(clf, enc, scores, target), None, {"aopc_divisor": "bins"})
+    for metric in naopc.METRICS:
+        assert scaled[metric.id] == pytest.approx(plain[metric.id], abs=1e-6)
+
+
+def test_greedy_beam_preset_follows_edin_et_al_cheapest_width(keyword_classifier):
+    clf = keyword_classifier
+    enc = clf.encode(" ".join(LONG))
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    explained = {"m": explanation(clf, enc, np.linspace(1.0, 0.0, len(LONG)), target)}
+    batch = evaluate_batch(["naopc-beam-1"], clf, enc, None, explained, {}, 2)
+    direct = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 1})
+    for metric in naopc.METRICS:
+        assert batch.values["naopc-beam-1"]["m"][f"{metric.id}[beam-1]"] == direct[metric.id]
+        assert "width 1" in METRICS[f"{metric.id}[beam-1]"].params["bounds"]
+    assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) < bound_passes(clf, enc, naopc.METRICS)

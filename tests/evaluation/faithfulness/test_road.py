@@ -10,9 +10,13 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
+from evaluation.faithfulness.curves import (RemovalOptions, base_logits, evaluate_scores, keep_rows, random_orders,
+                                            rank_words)
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS
+from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
+from evaluation.registry import evaluate_batch
+from models import metered
 from tolerances import float32_tolerance
 
 WORDS = "the movie was excellent and long".split()
@@ -56,3 +60,59 @@ def test_road_is_a_registered_preset_with_the_mlm_operator():
     assert METRICS["road-morf"].operator == METRICS["road-lerf"].operator == "mlm"
     assert not METRICS["road-morf"].higher_is_better and METRICS["road-lerf"].higher_is_better
     assert "imputation" in METRICS["road-lerf"].reference
+
+
+# ----- issue 18, third pass: ROAD on DeletionBERT's grid, and the cost of one input -----------------------------
+GRID = "deletionbert-grid"
+
+
+class CountingFill(ReplaceWithThe):
+    """The stand-in filler, counting its calls and the rows it is asked to fill."""
+
+    def __init__(self):
+        self.calls, self.rows = 0, 0
+
+    def fill(self, encoding, keep):
+        self.calls += 1
+        self.rows += len(np.atleast_2d(keep))
+        return super().fill(encoding, keep)
+
+
+def test_road_on_deletion_berts_grid_by_hand(clf):
+    """One word per step up to DeletionBERT's K = ceil(0.2 (n - 1)) (at least 2): 6 words -> K = 2."""
+    enc = clf.encode(" ".join(WORDS))
+    morf = np.mean([imputed(clf, set(ORDER[:c])) for c in (1, 2)])
+    lerf = np.mean([imputed(clf, set(ORDER[len(ORDER) - c:])) for c in (1, 2)])
+    metrics = [BY_ID[f"road-morf[{GRID}]"], BY_ID[f"road-lerf[{GRID}]"], BY_ID["deletion-bert-auc"]]
+    result = evaluate_scores(clf, enc, metrics, SCORES, RemovalOptions(), filler_options={"filler": ReplaceWithThe()})
+    assert result.values[f"road-morf[{GRID}]"] == pytest.approx(morf, abs=float32_tolerance(1.0))
+    assert result.values[f"road-lerf[{GRID}]"] == pytest.approx(lerf, abs=float32_tolerance(1.0))
+    # MoRF's points are DeletionBERT's points: the same removed sets, the same imputed inputs
+    assert result.curves[f"road-morf[{GRID}]"].counts == result.curves["deletion-bert-auc"].counts == [1, 2]
+    assert result.curves[f"road-morf[{GRID}]"].scores == result.curves["deletion-bert-auc"].scores
+    assert result.curves[f"road-lerf[{GRID}]"].counts == [5, 4]  # kept: the top n - 1, n - 2 words
+    assert EVALUATOR_METRICS["road-deletionbert-grid"] == (f"road-morf[{GRID}]", f"road-lerf[{GRID}]")
+    assert "Rong et al." in PRESETS["road"] and "DeletionBERT's grid" in PRESETS["road-deletionbert-grid"]
+    assert METRICS[f"road-lerf[{GRID}]"].operator == "mlm" and METRICS[f"road-lerf[{GRID}]"].higher_is_better
+
+
+@pytest.mark.parametrize("evaluators", [["road"], ["road", "deletion-bert"], ["road-deletionbert-grid", "deletion-bert"]])
+def test_every_fill_of_an_input_is_one_filler_call_and_one_classifier_batch(clf, evaluators):
+    """MoRF and LeRF of every method's and random ordering of one input (and DeletionBERT beside them) are filled in
+    one call for the distinct removed sets only, then classified together: as many forward passes as distinct sets."""
+    enc = clf.encode("the movie was excellent and long but the plot was thin")
+    n = enc.n_words
+    explanations = {f"m{i}": random_explanation(enc, 1, clf.labels[1], np.random.default_rng(i).normal(size=n), 0, i)
+                    for i in range(3)}
+    filler = CountingFill()
+    base_logits(clf, enc)  # the clean pass is memoized for every metric: count the curves' passes
+    with metered() as meter:
+        batch = evaluate_batch(evaluators, clf, enc, None, explanations, {"filler": filler, "target": 1}, 10)
+    metrics = [BY_ID[m] for e in evaluators for m in EVALUATOR_METRICS[e]]
+    assert filler.calls == 1 and set(batch.values[evaluators[0]]) == set(explanations)
+    # the distinct removed sets, counted from the curves' keep masks of every ordering
+    ranked = [rank_words(e.word_scores) for e in explanations.values()]
+    all_orders = ranked + list(random_orders(n, 10, orderings_seed(0, enc.key)))
+    rows = {row.tobytes() for m in metrics for order in all_orders for row in keep_rows(order, m.points(n, n)[0], m.mode)}
+    rows.discard(np.ones(n, bool).tobytes())  # a point that removes nothing is the clean input
+    assert filler.rows == len(rows) and meter.forward_passes == len(rows)
