@@ -81,10 +81,16 @@ class MaskForward:
     def _logits(self, rows: np.ndarray) -> np.ndarray:
         return perturbed_logits(self.classifier, self.encoding, rows, self.operator, filler=self.filler)
 
-    def __call__(self, masks: torch.Tensor) -> torch.Tensor:
-        keep = masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5
+    def request(self, keep: np.ndarray) -> np.ndarray:
+        """Scores of the rows a method asks about (counted as requested; repeats are answered from the memo)."""
+        keep = np.atleast_2d(np.asarray(keep, dtype=bool))
         self.requested += len(keep)
-        return torch.as_tensor(self.scores(keep), dtype=torch.float64)
+        return self.scores(keep)
+
+    def __call__(self, masks: torch.Tensor) -> torch.Tensor:
+        """The forward Captum calls: masks (batch, n_words) as floats."""
+        keep = masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5
+        return torch.as_tensor(self.request(keep), dtype=torch.float64)
 
     def prefetch(self, keep: np.ndarray) -> None:
         self.scores(keep)
