@@ -1,14 +1,15 @@
-"""Captum's perturbation methods in the space of word masks, through the one perturbation engine.
+"""The perturbation methods' forward in the space of word masks, through the one perturbation engine.
 
-Captum's Lime, KernelShap, ShapleyValueSampling, Occlusion and FeatureAblation perturb an input tensor.
-Here that tensor is the interpretable representation itself: a (1, n_words) row of ones, with baseline 0.
-``MaskForward`` maps every batch of 0/1 masks Captum asks about to the target's score of the input with the
-0-words removed by ``models.perturb`` (delete, [MASK], [PAD], [UNK], zero embedding), so every method removes
-words exactly as leave-one-out and the faithfulness metrics do, and reports that operator.
+Captum's perturbation methods perturb an input tensor; here that tensor is the interpretable representation
+itself: a (1, n_words) row of ones, with baseline 0. ``MaskForward`` maps every batch of 0/1 masks to the
+target's score of the input with the 0-words removed by ``models.perturb`` (delete, [MASK], [PAD], [UNK], zero
+embedding), so every method removes words exactly as leave-one-out and the faithfulness metrics do, and reports
+that operator. LIME, KernelSHAP and Shapley sampling build their whole mask matrix at once and ``request`` it in
+one call; occlusion calls it as Captum's forward.
 
 Rows are de-duplicated within one explanation (LIME and KernelSHAP draw the same mask many times on short
-inputs) and each call goes to the engine as one batch; ``prefetch`` lets a method evaluate every mask Captum
-will need in one batch before Captum runs (Shapley sampling asks one permutation at a time).
+inputs) and each call goes to the engine as one batch; ``prefetch`` lets a method evaluate every mask a Captum
+method will need in one batch before Captum runs (``run_prefetched``: for one that asks one group at a time).
 """
 from __future__ import annotations
 
