@@ -34,13 +34,13 @@ def draw_coalitions(n_samples: int, n: int) -> np.ndarray:
     probs = torch.tensor(n - 1) / (sizes * (n - sizes))
     probs[0] = 0.0
     probs = (probs / probs.sum()).reshape(1, -1)  # Categorical(probs).sample() draws from the normalized row
-    draws = max(n_samples - 2, 0)
-    selected, normals = torch.zeros(draws, dtype=torch.long), torch.zeros(draws, n)
-    for row in range(draws):
-        selected[row] = torch.multinomial(probs, 1, True)[0, 0]
-        normals[row] = torch.randn(1, n)[0]
-    threshold = normals.sort(dim=1).values.gather(1, (n - selected - 1).unsqueeze(1))  # kthvalue(n - k)
-    keep = np.ones((2 + draws, n), dtype=bool)
+    selected, normals = [torch.zeros((0, 1), dtype=torch.long)], [torch.zeros(0, n)]
+    for _ in range(n_samples - 2):
+        selected.append(torch.multinomial(probs, 1, True))
+        normals.append(torch.randn(1, n))
+    selected, normals = torch.cat(selected), torch.cat(normals)
+    threshold = normals.sort(dim=1).values.gather(1, n - selected - 1)  # kthvalue(n - k) of each row
+    keep = np.ones((2 + len(normals), n), dtype=bool)
     keep[1] = False
     keep[2:] = (normals > threshold).numpy()
     return keep[:n_samples]
