@@ -5,8 +5,8 @@ Captum's ``KernelShap`` in word-mask space (``mask_forward``): coalitions of wor
 p(k) ~ (n - 1) / (k (n - k)) (Captum also adds the full and the empty input with a large weight), absent
 words are removed by the shared perturbation engine. ``kernel_shap_values`` computes what Captum's
 ``KernelShap`` computes (same seeded draws, weights and least-squares fit; a test holds them equal) on the
-whole coalition matrix at once, so the only per-coalition work left is the model's forward. Paper 003 (section 2.2.2.2 and its code): 200 samples,
-tokens replaced by [MASK], the target's logit explained.
+whole coalition matrix at once, so the only per-coalition work left is the model's forward.
+Paper 003 (section 2.2.2.2 and its code): 200 samples, tokens replaced by [MASK], the target's logit explained.
 """
 from __future__ import annotations
 
