@@ -13,6 +13,7 @@ storages across the classifier and its fast view (weight copies; at most two all
 
     python bench/bench_floors.py                   # default-quick, the tiny GPT-2 decoder, minilm-causal if prepared
     python bench/bench_floors.py --quick           # fewer rounds, fewer methods
+    python bench/bench_floors.py --methods samplers --models gpt2,prompted   # the sampling methods' rows only
     EXWB_DEVICE=cuda python bench/bench_floors.py  # the same on a GPU (make bench with EXWB_DEVICE=cuda)
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ from captum.attr import InputXGradient, IntegratedGradients, Saliency  # noqa: E
 from transformers import (GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel,  # noqa: E402
                           PreTrainedTokenizerFast)
 
-from explainers import create  # noqa: E402
+from explainers import create, create_from_spec  # noqa: E402
 from models import TextClassifier, load_classifier  # noqa: E402
 from models.attention_kernel import eager_attention  # noqa: E402
 from models.precision import fast_dtype  # noqa: E402
@@ -45,7 +46,10 @@ from models.runtime import choose_device  # noqa: E402
 
 TEXT = ("the film is a charming and often affecting journey , but its plot drags in the middle and the ending "
         "never quite earns the tears it asks for")
-PERTURBATION = ["leave_one_out", "occlusion", "lime", "kernel_shap", "shapley_sampling"]
+PERTURBATION = ["leave_one_out", "occlusion", "lime", "kernel_shap", "shapley_sampling", "lime:ferret",
+                "partition_shap:ferret"]
+SAMPLERS = ["lime", "kernel_shap", "shapley_sampling", "lime:ferret", "partition_shap:ferret"]
+MODELS = ("encoder", "minilm-causal", "gpt2", "prompted")
 GRADIENT = {"saliency": Saliency, "input_x_gradient": InputXGradient, "integrated_gradients": IntegratedGradients}
 
 
@@ -86,7 +90,7 @@ def weight_copies(classifier: TextClassifier) -> int:
 def perturbation_rows(classifier, encoding, methods, rounds, target) -> list[str]:
     lines = []
     for method in methods:
-        explainer = create(method)
+        explainer = create_from_spec(method)
         batches, original = [], classifier.predict_logits
 
         def recording(batch, original=original):
@@ -223,18 +227,27 @@ def main() -> int:
     parser.add_argument("--model", default="default-quick")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--methods", help="comma-separated method[:preset] specs, or 'samplers' (LIME, KernelSHAP, "
+                        "Shapley sampling, LIME and Partition SHAP at ferret's settings); the gradient and kernel rows "
+                        "run only without it")
+    parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
     args = parser.parse_args()
     device = choose_device()
     rounds = 1 if args.quick else args.rounds
     methods = PERTURBATION[:2] if args.quick else PERTURBATION
+    if args.methods:
+        methods = SAMPLERS if args.methods == "samplers" else args.methods.split(",")
+    chosen = set(args.models.split(","))
     print(f"load average {open('/proc/loadavg').read().split()[:3]}  device {device}  threads "
           f"{torch.get_num_threads()}  best of {rounds}")
-    encoder = load_classifier(args.model, device=str(device))
-    models = [(encoder, "1.15")]
-    if find_prepared("minilm-causal") is not None:
+    encoder = load_classifier(args.model, device=str(device)) if "encoder" in chosen else None
+    models = [(encoder, "1.15")] if encoder is not None else []
+    if "minilm-causal" in chosen and find_prepared("minilm-causal") is not None:
         models.append((load_classifier("minilm-causal", device=str(device)), "1.2"))
-    models.append((tiny_gpt2(device), "1.2"))
-    models.append((tiny_prompted(device, Path(tempfile.mkdtemp(prefix="bench-prompted-"))), "1.2"))
+    if "gpt2" in chosen:
+        models.append((tiny_gpt2(device), "1.2"))
+    if "prompted" in chosen:
+        models.append((tiny_prompted(device, Path(tempfile.mkdtemp(prefix="bench-prompted-"))), "1.2"))
     for classifier, target in models:
         encoding = classifier.encode(TEXT)
         print(f"\n{classifier.name}: {encoding.n_tokens} tokens, attention {classifier.attention_implementation}, "
@@ -242,7 +255,7 @@ def main() -> int:
               f"{weight_copies(classifier)}")
         for line in perturbation_rows(classifier, encoding, methods, rounds, target):
             print(line, flush=True)
-        if classifier is encoder:
+        if classifier is encoder and not args.methods:
             for line in kernel_and_precision_rows(classifier, encoding, rounds):
                 print(line, flush=True)
             for line in gradient_rows(classifier, encoding, rounds):

@@ -1,14 +1,15 @@
-"""Captum's perturbation methods in the space of word masks, through the one perturbation engine.
+"""The perturbation methods' forward in the space of word masks, through the one perturbation engine.
 
-Captum's Lime, KernelShap, ShapleyValueSampling, Occlusion and FeatureAblation perturb an input tensor.
-Here that tensor is the interpretable representation itself: a (1, n_words) row of ones, with baseline 0.
-``MaskForward`` maps every batch of 0/1 masks Captum asks about to the target's score of the input with the
-0-words removed by ``models.perturb`` (delete, [MASK], [PAD], [UNK], zero embedding), so every method removes
-words exactly as leave-one-out and the faithfulness metrics do, and reports that operator.
+Captum's perturbation methods perturb an input tensor; here that tensor is the interpretable representation
+itself: a (1, n_words) row of ones, with baseline 0. ``MaskForward`` maps every batch of 0/1 masks to the
+target's score of the input with the 0-words removed by ``models.perturb`` (delete, [MASK], [PAD], [UNK], zero
+embedding), so every method removes words exactly as leave-one-out and the faithfulness metrics do, and reports
+that operator. LIME, KernelSHAP and Shapley sampling build their whole mask matrix at once and ``request`` it in
+one call; occlusion calls it as Captum's forward.
 
 Rows are de-duplicated within one explanation (LIME and KernelSHAP draw the same mask many times on short
-inputs) and each call goes to the engine as one batch; ``prefetch`` lets a method evaluate every mask Captum
-will need in one batch before Captum runs (Shapley sampling asks one permutation at a time).
+inputs) and each call goes to the engine as one batch; ``prefetch`` lets a method evaluate every mask a Captum
+method will need in one batch before Captum runs (``run_prefetched``: for one that asks one group at a time).
 """
 from __future__ import annotations
 
@@ -81,10 +82,16 @@ class MaskForward:
     def _logits(self, rows: np.ndarray) -> np.ndarray:
         return perturbed_logits(self.classifier, self.encoding, rows, self.operator, filler=self.filler)
 
-    def __call__(self, masks: torch.Tensor) -> torch.Tensor:
-        keep = masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5
+    def request(self, keep: np.ndarray) -> np.ndarray:
+        """Scores of the rows a method asks about (counted as requested; repeats are answered from the memo)."""
+        keep = np.atleast_2d(np.asarray(keep, dtype=bool))
         self.requested += len(keep)
-        return torch.as_tensor(self.scores(keep), dtype=torch.float64)
+        return self.scores(keep)
+
+    def __call__(self, masks: torch.Tensor) -> torch.Tensor:
+        """The forward Captum calls: masks (batch, n_words) as floats."""
+        keep = masks.detach().cpu().reshape(masks.shape[0], -1).numpy() > 0.5
+        return torch.as_tensor(self.request(keep), dtype=torch.float64)
 
     def prefetch(self, keep: np.ndarray) -> None:
         self.scores(keep)

@@ -3,22 +3,57 @@ approximate Shapley values.
 
 Captum's ``KernelShap`` in word-mask space (``mask_forward``): coalitions of words are sampled with
 p(k) ~ (n - 1) / (k (n - k)) (Captum also adds the full and the empty input with a large weight), absent
-words are removed by the shared perturbation engine. Paper 003 (section 2.2.2.2 and its code): 200 samples,
-tokens replaced by [MASK], the target's logit explained.
+words are removed by the shared perturbation engine. ``kernel_shap_values`` computes what Captum's
+``KernelShap`` computes (same seeded draws, weights and least-squares fit; a test holds them equal) on the
+whole coalition matrix at once, so the only per-coalition work left is the model's forward.
+Paper 003 (section 2.2.2.2 and its code): 200 samples, tokens replaced by [MASK], the target's logit explained.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from captum.attr import KernelShap as CaptumKernelShap
-
+import torch
 
 from explainers.base import Attribution, Explainer
 from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
+from explainers.methods.lime import fit_surrogate
 from explainers.params import param
 from explainers.registry import register
 from explainers.seeding import seed_param, seeded
+
+ENDPOINT_WEIGHT = 1e6  # Captum's weight of the full and the empty coalition (in theory infinite)
+
+
+def draw_coalitions(n_samples: int, n: int) -> np.ndarray:
+    """Captum's KernelSHAP coalitions as a (n_samples, n) keep-matrix: the full and the empty coalition, then per
+    sample a size k ~ (n - 1) / (k (n - k)) and the k words with the largest of n normal draws. The torch draws of
+    Captum's per-sample generator (one multinomial and one randn per sample, in that order) keep the seeded
+    stream; the k-th largest of each row is then read from one sort of all rows."""
+    sizes = torch.arange(n, dtype=torch.float)
+    probs = torch.tensor(n - 1) / (sizes * (n - sizes))
+    probs[0] = 0.0
+    probs = (probs / probs.sum()).reshape(1, -1)  # Categorical(probs).sample() draws from the normalized row
+    selected, normals = [torch.zeros((0, 1), dtype=torch.long)], [torch.zeros(0, n)]
+    for _ in range(n_samples - 2):
+        selected.append(torch.multinomial(probs, 1, True))
+        normals.append(torch.randn(1, n))
+    selected, normals = torch.cat(selected), torch.cat(normals)
+    threshold = normals.sort(dim=1).values.gather(1, n - selected - 1)  # kthvalue(n - k) of each row
+    keep = np.ones((2 + len(normals), n), dtype=bool)
+    keep[1] = False
+    keep[2:] = (normals > threshold).numpy()
+    return keep[:n_samples]
+
+
+def kernel_shap_values(forward: MaskForward, n: int, n_samples: int, seed: int) -> np.ndarray:
+    """Captum's KernelSHAP on the whole coalition matrix at once: a linear regression of the scores on the
+    coalitions, weight 1e6 for the full and the empty one, 1 for the others (their sampling is the kernel)."""
+    with seeded(seed):
+        keep = draw_coalitions(n_samples, n)
+    size = keep.sum(axis=1)
+    weights = np.where((size == 0) | (size == n), ENDPOINT_WEIGHT, 1.0)
+    return fit_surrogate("linear", 0.0, keep, forward.request(keep), weights)
 
 
 @register
@@ -52,8 +87,6 @@ class KernelShap(Explainer):
             values = forward.scores(np.array([[True], [False]]))
             return Attribution(word_scores=np.array([values[0] - values[1]]), baseline=baseline,
                                details={**forward.details(), "samples": 2, "exact": True})
-        with seeded(p.seed):
-            scores = CaptumKernelShap(forward).attribute(word_input(encoding), baselines=0.0, n_samples=p.n_samples,
-                                                         perturbations_per_eval=p.n_samples)
-        return Attribution(word_scores=scores[0].double().numpy(), baseline=baseline,
+        scores = kernel_shap_values(forward, word_input(encoding).shape[1], p.n_samples, p.seed)
+        return Attribution(word_scores=scores, baseline=baseline,
                            details={**forward.details(), "samples": p.n_samples})

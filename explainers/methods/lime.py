@@ -2,7 +2,9 @@
 words removed; the surrogate's coefficients are the word scores.
 
 Captum's ``Lime`` in word-mask space (``mask_forward``): one interpretable feature per word, removed words
-go through the shared perturbation engine. Two presets follow the papers:
+go through the shared perturbation engine. ``fit_lime`` computes what Captum's ``Lime`` computes (same seeded
+draws, kernel and sklearn fit; a test holds them equal) on the whole sample matrix at once, so the only
+per-sample work left is the model's forward. Two presets follow the papers:
 
 - paper 000 (section 6.1 and its code, i.e. the ``lime`` package's text explainer): 1,000 samples, the first
   one the original; each sample removes k words, k uniform in 1..n; kernel sqrt(exp(-d^2 / 25^2)) with d the
@@ -19,13 +21,10 @@ go through the shared perturbation engine. Two presets follow the papers:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
-from captum._utils.models.linear_model import SkLearnLasso, SkLearnLinearRegression, SkLearnRidge
-from captum.attr import Lime as CaptumLime
-
 
 from explainers.base import Attribution, Explainer
 from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
@@ -39,42 +38,45 @@ SURROGATES = ("lasso", "ridge", "linear")
 SAMPLE_COUNTS = ("fixed", "tokens-squared")
 
 
-def cosine_distance(original: torch.Tensor, perturbed: torch.Tensor) -> float:
-    a, b = original.flatten().double(), perturbed.flatten().double()
-    norms = float(a.norm() * b.norm())
-    return 1.0 if norms == 0 else 1.0 - float(a @ b) / norms
+def kernel_weights(keep: np.ndarray, kind: str, width: float) -> np.ndarray:
+    """Weight of every sample (row of the 0/1 keep-matrix) in the surrogate fit, from its cosine distance d to the
+    original (all ones): a row with k ones is at 1 - k / (sqrt(n) sqrt(k)), the empty row at 1 (Captum's
+    convention). lime-text: sqrt(exp(-(100 d)^2 / w^2)) (lime.lime_text); captum-exp: exp(-d^2 / (2 w^2))
+    (Captum's ``get_exp_kernel_similarity_function("cosine", w)``)."""
+    kept = keep.sum(axis=1).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = np.where(kept == 0, 1.0, 1.0 - kept / (np.sqrt(keep.shape[1]) * np.sqrt(kept)))
+    if kind == "lime-text":
+        return np.sqrt(np.exp(-((100.0 * distance) ** 2) / width ** 2))
+    return np.exp(-(distance ** 2) / (2 * width ** 2))
 
 
-def kernel_function(kind: str, width: float):
-    """similarity(original, perturbed, interpretable) -> weight of the sample in the surrogate fit."""
-    if kind == "lime-text":  # lime.lime_text: distances * 100, kernel sqrt(exp(-d^2 / width^2))
-        def similarity(original, perturbed, _interpretable, **_):
-            distance = 100.0 * cosine_distance(original, perturbed)
-            return math.sqrt(math.exp(-(distance ** 2) / width ** 2))
-    else:  # captum.attr._core.lime.get_exp_kernel_similarity_function("cosine", width)
-        def similarity(original, perturbed, _interpretable, **_):
-            distance = cosine_distance(original, perturbed)
-            return math.exp(-(distance ** 2) / (2 * width ** 2))
-    return similarity
-
-
-def uniform_count_sampler(original, **kwargs):
-    """lime.lime_text sampling: the original first, then samples with k ~ U{1..n} words removed."""
-    n = int(kwargs["num_interp_features"])
-    yield torch.ones(1, n, dtype=torch.long)
-    while True:
+def draw_uniform_count(n_samples: int, n: int) -> np.ndarray:
+    """lime.lime_text sampling as a (n_samples, n) keep-matrix: the original first, then rows with k ~ U{1..n}
+    words removed. The torch draws of the per-sample generator Captum ran (one randint and one randperm per
+    sample, in that order) keep the seeded stream; the matrix itself is filled by numpy."""
+    keep = np.ones((n_samples, n), dtype=bool)
+    for row in range(1, n_samples):
         removed = int(torch.randint(1, n + 1, (1,)))
-        row = torch.ones(1, n, dtype=torch.long)
-        row[0, torch.randperm(n)[:removed]] = 0
-        yield row
+        keep[row, torch.randperm(n)[:removed].numpy()] = False
+    return keep
 
 
-def surrogate_model(kind: str, alpha: float):
-    if kind == "lasso":
-        return SkLearnLasso(alpha=alpha)
-    if kind == "ridge":
-        return SkLearnRidge(alpha=alpha)
-    return SkLearnLinearRegression()
+def draw_bernoulli(n_samples: int, n: int) -> np.ndarray:
+    """Captum's default LIME sampling (each word kept with p = 0.5): torch's CPU Bernoulli draws element by
+    element, so one (n_samples, n) draw equals Captum's n_samples draws of one row."""
+    return torch.bernoulli(torch.full((n_samples, n), 0.5)).numpy().astype(bool)
+
+
+def fit_surrogate(kind: str, alpha: float, keep: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Coefficients of the weighted linear surrogate, fitted as Captum's ``SkLearn*`` models fit it (float32
+    samples, scores and weights; sklearn's Lasso, Ridge or LinearRegression; the coefficients in float32)."""
+    from sklearn import linear_model  # deferred: a heavy import the cold start (gradient methods, LOO) skips
+
+    model = {"lasso": lambda: linear_model.Lasso(alpha=alpha), "ridge": lambda: linear_model.Ridge(alpha=alpha),
+             "linear": linear_model.LinearRegression}[kind]()
+    model.fit(keep.astype(np.float32), targets.astype(np.float32), sample_weight=weights.astype(np.float32))
+    return np.asarray(model.coef_, dtype=np.float32).reshape(-1).astype(np.float64)
 
 
 def sample_count(p, encoding) -> int:
@@ -85,16 +87,16 @@ def sample_count(p, encoding) -> int:
     return p.n_samples
 
 
-def fit_lime(forward, encoding, p) -> torch.Tensor:
-    """Captum's LIME over the words of ``encoding`` with the sampler, surrogate and kernel of params ``p``, all
-    samples in one batch, seeded (shared by LIME and LIME-BERT: they differ only in the forward)."""
-    perturb = uniform_count_sampler if p.sampling == "uniform-count" else None
-    lime = CaptumLime(forward, interpretable_model=surrogate_model(p.surrogate, p.alpha),
-                      similarity_func=kernel_function(p.kernel, p.kernel_width), perturb_func=perturb)
-    n_samples = sample_count(p, encoding)
+def fit_lime(forward, encoding, p) -> np.ndarray:
+    """LIME over the words of ``encoding`` with the sampler, kernel and surrogate of params ``p`` (shared by LIME
+    and LIME-BERT: they differ only in the forward). Captum's ``Lime`` computed on the whole sample matrix at
+    once: the same seeded draws, kernel weights and sklearn fit (a test holds the two equal), without Captum's
+    per-sample calls; the samples go to the engine in one batch, each distinct one once."""
+    n_samples, n = sample_count(p, encoding), word_input(encoding).shape[1]
     with seeded(p.seed):
-        return lime.attribute(word_input(encoding), baselines=0.0, n_samples=n_samples,
-                              perturbations_per_eval=n_samples)
+        keep = draw_uniform_count(n_samples, n) if p.sampling == "uniform-count" else draw_bernoulli(n_samples, n)
+    return fit_surrogate(p.surrogate, p.alpha, keep, forward.request(keep), kernel_weights(keep, p.kernel,
+                                                                                          p.kernel_width))
 
 
 @register
@@ -146,9 +148,9 @@ class LimeExplainer(Explainer):
         forward = MaskForward(classifier, encoding, p.operator, target, p.score)
         scores = fit_lime(forward, encoding, p)
         warnings = []
-        if not scores.abs().sum():
+        if not np.abs(scores).sum():
             warnings.append("Every coefficient of the surrogate is 0 (the regularization removed all words); "
                             "lower alpha or use the ridge surrogate.")
-        return Attribution(word_scores=scores[0].double().numpy(), warnings=warnings,
+        return Attribution(word_scores=scores, warnings=warnings,
                            baseline=f"words removed by {operator_label(p.operator)}",
                            details={**forward.details(), "samples": sample_count(p, encoding), "surrogate": p.surrogate})

@@ -1,7 +1,7 @@
 """LIME-BERT (paper 000 section 2 and section 6): LIME whose removed words are filled by the masked LM's top-1
 word instead of being deleted.
 
-Everything but the removal is LIME's (``explainers/methods/lime.py``: Captum's Lime with the same sampling,
+Everything but the removal is LIME's (``explainers/methods/lime.py``: ``fit_lime`` with the same sampling,
 kernel and surrogate choices and presets); the removal is the perturbation engine's ``mlm`` operator with
 the masked-LM filler, the same one DeletionBERT, ROAR-BERT and leave-one-out-with-fill use. Fill modes:
 ``joint`` masks all removed words of a sample at once (one masked-LM pass per sample); ``sequential`` fills
@@ -104,10 +104,10 @@ class LimeBert(MaskedLMMethod, LimeExplainer):
         forward = FilledMaskForward(classifier, encoding, filler, target, p.score)
         scores = fit_lime(forward, encoding, p)
         warnings = self.stand_in_warning()
-        if not scores.abs().sum():
+        if not np.abs(scores).sum():
             warnings.append("Every coefficient of the surrogate is 0 (the regularization removed all words); "
                             "lower alpha or use the ridge surrogate.")
-        return Attribution(word_scores=scores[0].double().numpy(), warnings=warnings,
+        return Attribution(word_scores=scores, warnings=warnings,
                            baseline=f"words replaced by the top-1 word of '{getattr(filler, 'name', '?')}' "
                                     f"({p.fill_mode} fill)",
                            details={**forward.details(), "mlm_forward_passes": forward.mlm_passes,

@@ -2,22 +2,41 @@
 
 Captum's ``ShapleyValueSampling`` in word-mask space (``mask_forward``): for each sampled permutation the
 words are added one by one to the empty input (all words removed by the chosen operator), and each word is
-credited with the score change it causes. Captum evaluates one permutation per forward call, so the masks of
-every permutation are recorded first (same seed) and sent to the perturbation engine in one batch.
+credited with the score change it causes. ``shapley_sampling_values`` computes what Captum's computes (the
+same seeded permutations, its float32 running sum; a test holds them equal) with every permutation's masks
+built at once and sent to the perturbation engine in one batch, each distinct one once.
 Paper 002 (App. A.1): 25 permutations, removed tokens -> [PAD] (its code uses 15).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from captum.attr import ShapleyValueSampling as CaptumShapleyValueSampling
-
+import numpy as np
+import torch
 
 from explainers.base import Attribution, Explainer
-from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, run_prefetched, word_input
+from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
 from explainers.params import param
 from explainers.registry import register
 from explainers.seeding import seed_param, seeded
+
+
+def shapley_sampling_values(forward: MaskForward, n: int, n_samples: int, seed: int) -> np.ndarray:
+    """Mean marginal contribution of each word over ``n_samples`` random orders (torch.randperm, as Captum draws
+    them). Row j of a permutation keeps its first j + 1 words; the empty input comes first."""
+    with seeded(seed):
+        orders = np.stack([torch.randperm(n).numpy() for _ in range(n_samples)])
+    position = np.argsort(orders, axis=1)  # position[p, w]: where word w comes in order p
+    keep = position[:, None, :] <= np.arange(n)[None, :, None]  # (orders, steps, words)
+    scores = forward.request(np.vstack([np.zeros((1, n), dtype=bool), keep.reshape(-1, n)]))
+    after = scores[1:].reshape(n_samples, n)
+    before = np.hstack([np.full((n_samples, 1), scores[0]), after[:, :-1]])
+    gains = np.zeros((n_samples, n))
+    np.put_along_axis(gains, orders, after - before, axis=1)  # gains[p, w]: what adding word w changed
+    total = np.zeros(n, dtype=np.float32)
+    for row in gains:  # Captum's running sum is a float32 tensor
+        total = (total + row).astype(np.float32)
+    return (total / np.float32(n_samples)).astype(np.float64)
 
 
 @register
@@ -48,16 +67,8 @@ class ShapleySampling(Explainer):
 
     def attribute(self, classifier, encoding, target):
         p = self.params
-        inputs = word_input(encoding)
-        batch = encoding.n_words
-
-        def run(forward):
-            with seeded(p.seed):
-                return CaptumShapleyValueSampling(forward).attribute(inputs, baselines=0.0, n_samples=p.n_samples,
-                                                                     perturbations_per_eval=batch)
-
         forward = MaskForward(classifier, encoding, p.operator, target, p.score)
-        scores = run_prefetched(run, forward)  # Captum asks one permutation at a time; the engine gets one batch
-        return Attribution(word_scores=scores[0].double().numpy(),
+        scores = shapley_sampling_values(forward, word_input(encoding).shape[1], p.n_samples, p.seed)
+        return Attribution(word_scores=scores,
                            baseline=f"words absent = removed by {operator_label(p.operator)}",
                            details={**forward.details(), "permutations": p.n_samples})

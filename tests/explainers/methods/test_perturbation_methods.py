@@ -11,7 +11,7 @@ import torch
 from sklearn.linear_model import Ridge
 
 from explainers import create
-from explainers.methods.lime import uniform_count_sampler
+from captum_reference import uniform_count_sampler
 from explainers.scores import class_score
 from models.perturb import perturbed_logits
 from tolerances import float32_tolerance
