@@ -154,15 +154,32 @@ def ig_pass(classifier: TextClassifier, encoding: Encoding, target: int, params)
     def compute():
         forward, embeddings = embedding_function(classifier, encoding, params.output)
         baseline = baseline_embeddings(classifier, encoding, params.baseline)
-        attribution, delta = CaptumIntegratedGradients(forward).attribute(
+        attribution = CaptumIntegratedGradients(forward).attribute(
             embeddings, baselines=baseline, target=target, n_steps=params.n_steps, method=params.method,
-            internal_batch_size=params.internal_batch_size, return_convergence_delta=True)
-        with torch.no_grad():
-            f_input = float(forward(embeddings)[0, target])
-            gap = f_input - float(forward(baseline)[0, target])
-        return IGPath(attribution.detach(), float(delta[0]), f_input, gap)
+            internal_batch_size=params.internal_batch_size)
+        f_input, gap, delta = path_ends(forward, embeddings, baseline, target, attribution)
+        return IGPath(attribution.detach(), delta, f_input, gap)
 
     return compute_pass(ig_settings(params), classifier, encoding, target, compute)
+
+
+def path_ends(forward, embeddings: torch.Tensor, baseline: torch.Tensor, target: int | torch.Tensor,
+              attribution: torch.Tensor) -> tuple:
+    """f(input), f(x) - f(b) and the convergence delta (Captum's: sum of the attributions - (f(x) - f(b))) of each
+    input of a batch, from one forward of inputs and baselines together: Captum's ``return_convergence_delta``
+    runs the baselines and the inputs as two more batches, and the gap needed them a third and fourth time.
+    Floats for one input (a batch of 1), lists for a batch."""
+    n = embeddings.shape[0]
+    with torch.no_grad():
+        outputs = forward(torch.cat([embeddings, baseline]))
+        rows = torch.arange(n, device=outputs.device)
+        targets = torch.as_tensor(target, device=outputs.device).expand(n)
+        ends, starts = outputs[rows, targets], outputs[n + rows, targets]
+        gaps = ends - starts
+        deltas = attribution.reshape(n, -1).sum(dim=1) - gaps
+    if n == 1:
+        return float(ends[0]), float(gaps[0]), float(deltas[0])
+    return ends.tolist(), gaps.tolist(), deltas.tolist()
 
 
 def removal_settings(operator: Operator | str) -> SharedPass:
