@@ -66,3 +66,18 @@ def test_the_hook_is_entered_per_window_and_a_stop_before_it_runs_nothing(model_
                                             {"random_orderings": 0}, ResultStore(tmp_path / "s.sqlite"))
     summary = jobs.run_cells(store2, run2, cells2, evaluate_example, batch_hook=hook, should_stop=lambda: True)
     assert windows == [] and summary.status == "cancelled" and summary.done == 0
+
+
+def test_a_served_explanation_counts_its_share_of_the_batch(keyword_classifier):
+    from explainers import create
+    from explainers.shared_passes import prefill_ig_paths, sharing
+    from evaluation.runs.runner import _seconds
+
+    encodings = [keyword_classifier.encode(t) for t in ("the movie was excellent", "a dull film", "long")]
+    explainer = create("integrated_gradients", n_steps=10)
+    with sharing():
+        prefill_ig_paths(keyword_classifier, encodings, [1, 1, 1], [explainer])
+        served = explainer.explain(keyword_classifier, encodings[0], 1)
+    batch = served.provenance["details"]["path_computed_in_batch"]
+    assert batch["inputs"] == 3 and served.provenance["forward_passes"] == 0
+    assert _seconds(served) == round(served.provenance["seconds"] + batch["seconds"] / 3, 4)
