@@ -13,6 +13,7 @@ storages across the classifier and its fast view (weight copies; at most two all
 
     python bench/bench_floors.py                   # default-quick, the tiny GPT-2 decoder, minilm-causal if prepared
     python bench/bench_floors.py --quick           # fewer rounds, fewer methods
+    python bench/bench_floors.py --gradient-only   # the gradient rows alone (default-quick)
     EXWB_DEVICE=cuda python bench/bench_floors.py  # the same on a GPU (make bench with EXWB_DEVICE=cuda)
 """
 from __future__ import annotations
@@ -223,6 +224,7 @@ def main() -> int:
     parser.add_argument("--model", default="default-quick")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--gradient-only", action="store_true", help="only the gradient rows (the encoder)")
     args = parser.parse_args()
     device = choose_device()
     rounds = 1 if args.quick else args.rounds
@@ -230,6 +232,12 @@ def main() -> int:
     print(f"load average {open('/proc/loadavg').read().split()[:3]}  device {device}  threads "
           f"{torch.get_num_threads()}  best of {rounds}")
     encoder = load_classifier(args.model, device=str(device))
+    if args.gradient_only:
+        encoding = encoder.encode(TEXT)
+        print(f"\n{encoder.name}: {encoding.n_tokens} tokens, attention {encoder.attention_implementation}")
+        for line in gradient_rows(encoder, encoding, rounds):
+            print(line, flush=True)
+        return 0
     models = [(encoder, "1.15")]
     if find_prepared("minilm-causal") is not None:
         models.append((load_classifier("minilm-causal", device=str(device)), "1.2"))
