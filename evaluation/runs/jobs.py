@@ -28,7 +28,7 @@ Progress = Callable[[int, int, float | None], None]  # done, total, estimated se
 # Work shared by a window of cells, computed ahead (e.g. the IG paths of several inputs in one batch) and served
 # while the window's cells run; results are the cells' own either way (local executor only)
 BatchHook = Callable[[list[dict]], AbstractContextManager]
-BATCH_WINDOW = 16  # cells per batch-hook window: enough to fill batches, few to wait for before the first result
+BATCH_WINDOW = 32  # cells per batch-hook window: enough inputs of one length to group, few to wait for before a result
 
 
 @dataclass(frozen=True)

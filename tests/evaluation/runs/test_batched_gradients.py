@@ -73,7 +73,8 @@ def test_a_served_explanation_counts_its_share_of_the_batch(keyword_classifier):
     from explainers.shared_passes import prefill_ig_paths, sharing
     from evaluation.runs.runner import _seconds
 
-    encodings = [keyword_classifier.encode(t) for t in ("the movie was excellent", "a dull film", "long")]
+    encodings = [keyword_classifier.encode(t) for t in ("the movie was excellent", "a film was dull", "it is so long")]
+    assert len({e.n_tokens for e in encodings}) == 1  # one group
     explainer = create("integrated_gradients", n_steps=10)
     with sharing():
         prefill_ig_paths(keyword_classifier, encodings, [1, 1, 1], [explainer])
