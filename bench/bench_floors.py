@@ -14,6 +14,7 @@ storages across the classifier and its fast view (weight copies; at most two all
     python bench/bench_floors.py                   # default-quick, the tiny GPT-2 decoder, minilm-causal if prepared
     python bench/bench_floors.py --quick           # fewer rounds, fewer methods
     python bench/bench_floors.py --methods samplers --models gpt2,prompted   # the sampling methods' rows only
+    python bench/bench_floors.py --gradient-only   # the gradient rows alone (default-quick)
     EXWB_DEVICE=cuda python bench/bench_floors.py  # the same on a GPU (make bench with EXWB_DEVICE=cuda)
 """
 from __future__ import annotations
@@ -231,6 +232,7 @@ def main() -> int:
                         "Shapley sampling, LIME and Partition SHAP at ferret's settings); the gradient and kernel rows "
                         "run only without it")
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
+    parser.add_argument("--gradient-only", action="store_true", help="only the gradient rows (the encoder)")
     args = parser.parse_args()
     device = choose_device()
     rounds = 1 if args.quick else args.rounds
@@ -240,7 +242,13 @@ def main() -> int:
     chosen = set(args.models.split(","))
     print(f"load average {open('/proc/loadavg').read().split()[:3]}  device {device}  threads "
           f"{torch.get_num_threads()}  best of {rounds}")
-    encoder = load_classifier(args.model, device=str(device)) if "encoder" in chosen else None
+    encoder = load_classifier(args.model, device=str(device)) if "encoder" in chosen or args.gradient_only else None
+    if args.gradient_only:
+        encoding = encoder.encode(TEXT)
+        print(f"\n{encoder.name}: {encoding.n_tokens} tokens, attention {encoder.attention_implementation}")
+        for line in gradient_rows(encoder, encoding, rounds):
+            print(line, flush=True)
+        return 0
     models = [(encoder, "1.15")] if encoder is not None else []
     if "minilm-causal" in chosen and find_prepared("minilm-causal") is not None:
         models.append((load_classifier("minilm-causal", device=str(device)), "1.2"))

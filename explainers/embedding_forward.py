@@ -8,6 +8,11 @@ import torch
 from models import Encoding, ModelError, TextClassifier
 
 OUTPUTS = ("logit", "probability", "log-probability")
+OUTPUT_TRANSFORMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {  # logits -> the output differentiated
+    "logit": lambda logits: logits,
+    "probability": lambda logits: torch.softmax(logits, dim=-1),
+    "log-probability": lambda logits: torch.log_softmax(logits, dim=-1),
+}
 
 
 def embedding_function(classifier: TextClassifier, encoding: Encoding, output: str = "logit"):
@@ -18,11 +23,7 @@ def embedding_function(classifier: TextClassifier, encoding: Encoding, output: s
     """
     tensors = classifier.tensors(encoding)
     mask, types = tensors["attention_mask"], tensors.get("token_type_ids")
-    transform: Callable[[torch.Tensor], torch.Tensor] = {
-        "logit": lambda logits: logits,
-        "probability": lambda logits: torch.softmax(logits, dim=-1),
-        "log-probability": lambda logits: torch.log_softmax(logits, dim=-1),
-    }[output]
+    transform = OUTPUT_TRANSFORMS[output]
 
     def forward(inputs_embeds: torch.Tensor) -> torch.Tensor:
         return transform(classifier.forward_embeds(inputs_embeds, mask, types))

@@ -10,6 +10,7 @@ provenance): a head whose weights are present but still at their initialization 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ import settings
 from models import runtime
 from models.classifier import TextClassifier, generic_label_names
 from models.errors import ModelError, ModelNotPrepared
-from models.prepare import RECIPES, find_prepared
+from models.prepare import RECIPES, file_sha256, find_prepared
 from models.prompted import load_prompted
 
 import torch  # noqa: E402  (runtime sets the environment first)
@@ -166,6 +167,19 @@ def untrained_head_warning(model) -> str | None:
             "explanations, are probably meaningless; fine-tune the model first or pick a trained one.")
 
 
+def files_fingerprint(folder: Path) -> str | None:
+    """The sha256 of the folder's safetensors weights, as ``prepare`` writes it into a built-in model's manifest
+    (``weights_sha256``): the same weights get the same fingerprint by name and by path. Sharded weights: the hash
+    of the shards' hashes in name order. None when the folder has no safetensors file (the classifier then hashes
+    its state dict)."""
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return None
+    if len(files) == 1:
+        return file_sha256(files[0])[:16]
+    return hashlib.sha256(" ".join(file_sha256(f) for f in files).encode()).hexdigest()[:16]
+
+
 def load_classifier(spec: str, device: str | None = None) -> TextClassifier:
     """Load a classifier by built-in name, folder path or hub id (hub only with EXWB_ALLOW_HUB=1), or a prompted
     causal LM described by a JSON file (``models/prompted.py``)."""
@@ -178,7 +192,11 @@ def load_classifier(spec: str, device: str | None = None) -> TextClassifier:
         _check_config(Path(resolved.location))
     model, tokenizer = load_resolved(resolved, _from_pretrained, f"a built-in model ({', '.join(BUILT_IN)})")
     warning = untrained_head_warning(model)
-    fingerprint = resolved.manifest["weights_sha256"][:16] if resolved.manifest else None
+    # content, not the path: a prepared model named by its folder hits the cache its name filled (issue 19)
+    if resolved.manifest:
+        fingerprint = resolved.manifest["weights_sha256"][:16]
+    else:
+        fingerprint = files_fingerprint(Path(resolved.location)) if resolved.kind == "folder" else None
     return TextClassifier(model, tokenizer, name=resolved.name, fingerprint=fingerprint, device=chosen,
                           source=resolved.source, manifest=resolved.manifest,
                           warnings=(warning,) if warning else ())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -24,6 +25,10 @@ from evaluation.runs.ray_executor import run_on_ray
 
 Work = Callable[[dict], dict]
 Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left
+# Work shared by a window of cells, computed ahead (e.g. the IG paths of several inputs in one batch) and served
+# while the window's cells run; results are the cells' own either way (local executor only)
+BatchHook = Callable[[list[dict]], AbstractContextManager]
+BATCH_WINDOW = 32  # cells per batch-hook window: enough inputs of one length to group, few to wait for before a result
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,9 @@ def _safe(work: Work, spec: dict) -> tuple[dict, float]:
 def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, executor: str = "local",
               progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
               ray_address: str | None = None, ray_resources: dict | None = None,
-              ray_runtime_env: dict | None = None) -> RunSummary:
-    """Run every unfinished cell; returns when all are done or ``should_stop()`` turns true."""
+              ray_runtime_env: dict | None = None, batch_hook: BatchHook | None = None) -> RunSummary:
+    """Run every unfinished cell; returns when all are done or ``should_stop()`` turns true. ``batch_hook`` (local
+    executor): entered around each window of ``BATCH_WINDOW`` cells with their specs."""
     started = time.perf_counter()
     finished = {key for key, result in store.cells(run_id).items() if "error" not in result}  # failed cells rerun
     pending = [c for c in cells if c.key not in finished]
@@ -97,24 +103,22 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
     errors: dict[str, str] = {}
     stopped = False
     if executor == "local":
-        for cell in pending:
-            if should_stop is not None and should_stop():
-                stopped = True
+        size = BATCH_WINDOW if batch_hook is not None else max(1, len(pending))  # no hook: one window
+        for start in range(0, len(pending), size):
+            window = pending[start:start + size]
+            with ExitStack() as shared:
+                if batch_hook is not None and not (should_stop is not None and should_stop()):
+                    _running.should_stop = should_stop
+                    try:
+                        shared.enter_context(batch_hook([cell.spec for cell in window]))
+                    except CellStopped:
+                        stopped = True
+                        break
+                    finally:
+                        _running.should_stop = None
+                stopped, done = _run_local(store, run_id, window, work, done, total, progress, should_stop, errors)
+            if stopped:
                 break
-            _running.should_stop = should_stop
-            try:
-                result, seconds = _safe(work, cell.spec)
-            finally:
-                _running.should_stop = None
-            if result.get(STOPPED):  # stopped inside the cell: nothing to store
-                stopped = True
-                break
-            store.put_cell(run_id, cell.key, result, seconds)
-            if "error" in result:
-                errors[cell.key] = result["error"]
-            done += 1
-            if progress is not None:
-                progress(done, total, _eta(store, run_id, total - done))
     elif executor == "ray":
         stopped, done = _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors,
                                     ray_address, ray_resources, ray_runtime_env)
@@ -123,6 +127,27 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
     status = "cancelled" if stopped else ("finished" if not errors else "finished with errors")
     store.set_status(run_id, status)
     return RunSummary(run_id, status, done, total, errors, time.perf_counter() - started)
+
+
+def _run_local(store, run_id, cells, work, done, total, progress, should_stop, errors) -> tuple[bool, int]:
+    """Cells one after another in this process; returns (stopped, done)."""
+    for cell in cells:
+        if should_stop is not None and should_stop():
+            return True, done
+        _running.should_stop = should_stop
+        try:
+            result, seconds = _safe(work, cell.spec)
+        finally:
+            _running.should_stop = None
+        if result.get(STOPPED):  # stopped inside the cell: nothing to store
+            return True, done
+        store.put_cell(run_id, cell.key, result, seconds)
+        if "error" in result:
+            errors[cell.key] = result["error"]
+        done += 1
+        if progress is not None:
+            progress(done, total, _eta(store, run_id, total - done))
+    return False, done
 
 
 def _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,

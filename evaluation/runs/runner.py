@@ -8,6 +8,7 @@ bootstrap 95 % confidence intervals.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import asdict
 
 import numpy as np
@@ -16,14 +17,16 @@ import pandas as pd
 from corpora import load_dataset
 from explainers import create_from_spec
 from explainers.params import options_from
-from explainers.shared_passes import explain_all
+from explainers import cache as cache_module
+from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_paths, shared_pass_of, sharing
 from models import cached_classifier
+from models.metering import WorkStopped, metered
 
 from evaluation import targets
 from evaluation.faithfulness.random_band import band, compare_with_random
 from evaluation.metric import EVALUATORS, METRICS, RANDOM_METHOD, RunOptions
 from evaluation.registry import evaluate_batch, resolve_evaluators
-from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
+from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
 
@@ -53,7 +56,7 @@ def evaluate_example(spec: dict) -> dict:
         explained[method_spec] = explanation
         explanations[method_spec] = {"words": list(explanation.words),
                                      "scores": [float(x) for x in explanation.word_scores],
-                                     "target": explanation.target, "seconds": explanation.provenance["seconds"]}
+                                     "target": explanation.target, "seconds": _seconds(explanation)}
     n_random = run.random_orderings if explained else 0
     batch = evaluate_batch(applicable, classifier, encoding, example, explained, options, n_random)
     rows, curves = [], {}
@@ -73,6 +76,54 @@ def evaluate_example(spec: dict) -> dict:
              for metric_id, vals in batch.random.items()]
     return {"example_id": example.id, "label": example.label, "rows": rows, "explanations": explanations,
             "curves": curves, "n_words": encoding.n_words}
+
+
+@contextmanager
+def batched_gradient_passes(specs: list[dict]):
+    """The batch hook of an evaluation run (issue 19): the IG paths the window's cells will ask for, computed
+    for several inputs per batch (``prefill_ig_paths``) and served to the cells from one ``sharing()`` block.
+    Inputs whose explanation is already cached are left out. A failure here only loses the speed-up: each cell
+    then computes its own path (and records its own error)."""
+    with sharing() as memo:
+        if memo is not None:
+            try:
+                _prefill(specs)
+            except WorkStopped as stop:
+                raise CellStopped() from stop
+            except Exception:  # noqa: BLE001 (the cells meet the same error and record it)
+                pass
+        yield
+
+
+def _prefill(specs: list[dict]) -> None:
+    spec = specs[0]  # one run: the same model, dataset, methods and options in every cell
+    classifier = cached_classifier(spec["model"])
+    explainers = [e for e in map(create_from_spec, spec["methods"])
+                  if getattr(shared_pass_of(e), "kind", None) == "ig-path"]
+    cache = cache_module.DEFAULT_CACHE
+    if not explainers:
+        return
+    run = options_from(RunOptions, spec.get("options", {}))
+    examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
+    encodings, classes = [], []
+    with metered(current_stop_check()):
+        for cell in specs:
+            example = examples[cell["index"]]
+            encoding = classifier.encode(example.text, example.pair)
+            chosen = targets.explain_target(run.target, example.label)
+            if cache is not None and all(cached_any_target(e, classifier, encoding, chosen, cache) is not None
+                                         for e in explainers):
+                continue
+            encodings.append(encoding)  # the class ``explain`` will read for "predicted" (its logits are kept)
+            classes.append(int(np.argmax(classifier.logits_of(encoding))) if chosen is None else chosen)
+        prefill_ig_paths(classifier, encodings, classes, explainers)
+
+
+def _seconds(explanation) -> float:
+    """The explanation's seconds, with its share of a batch the run's hook computed for several inputs."""
+    batch = explanation.provenance["details"].get("path_computed_in_batch")
+    share = batch["seconds"] / batch["inputs"] if batch else 0.0
+    return round(explanation.provenance["seconds"] + share, 4)
 
 
 def _mean_or_nan(values) -> float:
@@ -106,7 +157,7 @@ def run_evaluation(model: str, dataset: str, methods: list[str], evaluators: lis
                    progress: Progress | None = None, should_stop=None) -> tuple[ResultStore, RunSummary]:
     store, run_id, cells = start_evaluation(model, dataset, methods, evaluators, limit, options, store)
     summary = run_cells(store, run_id, cells, evaluate_example, executor=executor, progress=progress,
-                        should_stop=should_stop)
+                        should_stop=should_stop, batch_hook=batched_gradient_passes)
     return store, summary
 
 

@@ -90,6 +90,8 @@ class IntegratedGradients(Explainer):
         scores = path.attribution[0].sum(dim=-1)
         f_input, gap, delta = path.f_input, path.gap, path.delta
         details = {"convergence_delta": delta, "f(input) - f(baseline)": gap, "sum_of_attributions": float(scores.sum())}
+        if path.batch is not None:  # a dataset run's shared batch: its cost is counted there, not in this explanation
+            details["path_computed_in_batch"] = path.batch
         warnings = baseline_gap_warning(f_input, gap, p.baseline)
         if abs(delta) > DELTA_WARNING * max(abs(gap), 1e-6):
             warnings.append(f"Convergence delta {delta:+.3g} is {abs(delta) / max(abs(gap), 1e-9):.0%} of "

@@ -116,6 +116,33 @@ def test_integrated_gradients_completeness(smooth, baseline, rule):
     assert not any("Convergence delta" in w for w in fine.warnings)
 
 
+def test_integrated_gradients_ends_come_from_one_batch_and_equal_captums_delta(smooth):
+    """Issue 19: f(x), f(b) and the delta from one 2-row forward (Captum's return_convergence_delta ran two more
+    batches, and the gap two more): n_steps + 2 sequences in path batches + 1 batches; the values equal Captum's."""
+    from captum.attr import IntegratedGradients as CaptumIntegratedGradients
+
+    from models.metering import metered
+
+    encoding = smooth.encode(TEXT)
+    explainer = create("integrated_gradients", n_steps=50, internal_batch_size=25)
+    with metered() as meter:
+        explanation = explainer.explain(smooth, encoding, 1)
+    assert (meter.forward_passes, meter.backward_passes, meter.batches) == (52, 50, 3)
+    assert explainer.estimate_passes(encoding) == (52, 50)  # the estimate counts what runs
+    forward, embeddings = embedding_function(smooth, encoding, "logit")
+    baseline = baseline_embeddings(smooth, encoding, "pad")
+    attribution, delta = CaptumIntegratedGradients(forward).attribute(
+        embeddings, baselines=baseline, target=1, n_steps=50, internal_batch_size=25, return_convergence_delta=True)
+    details = explanation.provenance["details"]
+    with torch.no_grad():
+        logits = forward(embeddings)[0]
+    np.testing.assert_array_equal(explanation.token_scores, attribution[0].sum(dim=-1).numpy())  # the same call
+    # the ends ran in a batch of 2, Captum's one input at a time: float32 reordering of logits
+    assert details["convergence_delta"] == pytest.approx(float(delta[0]), abs=float32_tolerance(logits))
+    assert details["f(input) - f(baseline)"] == pytest.approx(float(logits[1]) - float(forward(baseline)[0, 1]),
+                                                           abs=float32_tolerance(logits))
+
+
 def test_integrated_gradients_warns_when_baseline_scores_like_input(keyword_classifier):
     # this tiny model classifies an all-[PAD] input as positive, like the sentence: nothing to attribute
     encoding = keyword_classifier.encode("the plot had music and excellent scenes with new actors")
