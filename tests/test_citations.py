@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
 SECTIONS = {
     "000": "1 2 3 3.1 3.2 3.3 4 5 5.1 5.2 5.3 5.4 6 6.1 6.2 7",
@@ -49,7 +50,7 @@ def test_every_cited_section_exists_in_its_paper():
     files = subprocess.run(["git", "ls-files", "*.py", "*.md"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
     wrong = [f"{path}:{line}: paper {paper} section {number}"
-             for path in files if (ROOT / path).is_file()
+             for path in files if (ROOT / path).is_file() and path != SELF  # this file quotes wrong examples
              for line, paper, number in citations((ROOT / path).read_text(encoding="utf-8"))
              if number.rstrip(".") not in SECTIONS[paper]]
     assert not wrong, "sections the papers do not have (the notes' numbering?):\n" + "\n".join(wrong)
