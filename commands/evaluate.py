@@ -107,8 +107,9 @@ def list_metrics() -> int:
                   + (f"\n        convention: {convention}" if convention else ""))
     print("sanity: model-randomization and repeatability checks (run with `cli.py sanity`, e.g. "
           "--measures emprt,smprt,repeatability)")
+    grouped = {m.id for e in EVALUATORS.values() for m in e.metrics}  # listed above with their group
     for metric in METRICS.values():
-        if metric.family == "sanity":
+        if metric.family == "sanity" and metric.id not in grouped:
             print(f"    {metric.id} {metric.arrow}  {metric.label}")
     return 0
 

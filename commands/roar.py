@@ -6,7 +6,7 @@
     python cli.py roar --preset paper-001 --executor ray --ray-address auto   # the paper's protocol: hours
     python cli.py roar ... --estimate          # retrains and time, then exit
     python cli.py roar ... --out study.csv     # the accuracy curves (.json: curves, scores and p-values)
-    python cli.py roar --preset paper-001-one-token   # paper 001 App. F: one word per step, recursively
+    python cli.py roar --preset paper-001-one-token-quick   # paper 001 App. F: one word per step (quick head)
     python cli.py roar --step-tokens 1 --measures loo # the same exact 'count' strategy for any study
     python cli.py roar --synthetic --seeds 5   # paper 001 s. 3.3: ROAR vs Recursive ROAR vs ground truth
     python cli.py roar --list                  # stored studies

@@ -19,7 +19,9 @@ Shape of one explanation, on |score| (``shape_table``): complexity = entropy of 
 (0 = all importance on one word, 1 = uniform; Bhatt et al. 2020 as in EvalxNLP / Quantus, normalized here so
 inputs of different lengths compare); sparseness = Gini index of |a| (Chalasani et al. 2020, Quantus
 ``Sparseness``: 0 = uniform, (n-1)/n = one word); top-k share = sum of the k largest |a| / sum |a| (paper 001
-App. E, Fig. 5 "top-k sparsity"). NaN where every score is 0.
+App. E, Fig. 5 "top-k sparsity"). NaN where every score is 0. The three are also a metric group (evaluator
+``shape``: ``cli.py evaluate --metrics shape``, dataset runs with intervals and the random band, export), with the
+top-10 share of paper 001's Fig. 5.
 
 Caveat (paper 001 section 2.1): agreement between importance measures is not evidence of faithfulness;
 two methods can agree and both be wrong. Use the faithfulness metrics for that.
@@ -32,6 +34,7 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import rankdata
 
+from evaluation.metric import Evaluator, Metric, MetricValues, register_evaluator
 from explainers import Explanation
 
 CAVEAT = ("Agreement is not faithfulness: methods can agree with each other and all be wrong about what the model "
@@ -195,6 +198,37 @@ def shape_table(explanations: Sequence[Explanation], k: int = DEFAULT_K) -> list
     """One row per method: complexity, sparseness (Gini) and the top-k share of its word scores."""
     return [{"method": e.method_label, "complexity": complexity(e.word_scores), "gini": gini(e.word_scores),
              "top-k-share": top_k_share(e.word_scores, k), "k": k} for e in explanations]
+
+
+# ----- the shape measures as a metric group (dataset runs, --list-metrics, export) ---------------------------------
+SHAPE_TOP_K = 10  # paper 001 App. E, Fig. 5: "the sparsity considering the top-10 tokens"
+SHAPE_REFERENCE = ("complexity: Bhatt et al. 2020 (Quantus Complexity), normalized by log n; Gini: Chalasani et al. "
+                   "2020 (Quantus Sparseness); top-10 share: paper 001 App. E, Fig. 5")
+
+
+def compute_shape(classifier, encoding, explanation, example, options) -> MetricValues:
+    """Complexity, Gini and top-10 share of one explanation's word scores (no forward pass); a value that is
+    undefined (every score 0) is left out rather than stored as NaN."""
+    scores = explanation.word_scores
+    values = {"shape-complexity": complexity(scores), "shape-gini": gini(scores),
+              "shape-top-10-share": top_k_share(scores, SHAPE_TOP_K)}
+    return MetricValues({k: v for k, v in values.items() if np.isfinite(v)})
+
+
+_SHAPE_COMMON = dict(family="sanity", range=(0.0, 1.0), reference=SHAPE_REFERENCE, params={"data_property": False})
+SHAPE = register_evaluator(Evaluator(
+    id="shape", label="Shape of an explanation: complexity (entropy), sparseness (Gini), top-10 share",
+    metrics=(Metric(id="shape-complexity", label="Complexity (normalized entropy of |a|)", higher_is_better=False,
+                    description="Entropy of |a_i| / sum |a| divided by log n: 0 = all importance on one word, 1 = "
+                                "uniform. A description of the map (concise maps are easier to read), not a "
+                                "faithfulness score.", **_SHAPE_COMMON),
+             Metric(id="shape-gini", label="Sparseness (Gini index of |a|)", higher_is_better=True,
+                    description="Gini index of |a|: 0 = uniform, (n-1)/n = one word. A description of the map, not a "
+                                "faithfulness score.", **_SHAPE_COMMON),
+             Metric(id="shape-top-10-share", label="Top-10 share of |a|", higher_is_better=True,
+                    description="Share of sum |a| held by the 10 largest |a| (paper 001 App. E: is the importance on "
+                                "a few words?); 1 for inputs of 10 words or fewer.", **_SHAPE_COMMON)),
+    compute=compute_shape))
 
 
 def agreement_report(explanations: Sequence[Explanation], absolute: bool = True, k: int = DEFAULT_K) -> dict:

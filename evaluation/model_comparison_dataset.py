@@ -6,7 +6,7 @@ store, so the studies stay resumable and Ray-capable, and nothing is computed tw
 not depend on the list of models (cells are keyed by model name and weights fingerprint), so adding a model to a
 finished comparison runs only that model's cells.
 
-Checks (paper 003 s. 3.1, 3.2, 3.4; its figures s. 6.1):
+Checks (paper 003 s. 3.1, 2.2.3.2, 3.3; its figures in s. 4.1 and 4.2):
 - ``known_feature``: ground-truth overlap (precision@k) and mean rank % on the known-feature task. The task needs a
   model trained on it: each built-in model has a known-feature twin of the same shape (blocks, causal attention),
   trained in the cell when it is missing (``evaluation.faithfulness.known_feature.recipe_for``); any other model

@@ -6,7 +6,7 @@ The card composes the dataset-level studies the project already has, each stored
 - ``known_feature``: ground-truth overlap on the known-feature task (paper 003 s. 3.1) vs random word scores;
 - ``faithfulness``: ERASER comprehensiveness vs the random orderings' band (``evaluation/runs/runner.py``);
 - ``sanity``: rank correlation with the original explanation after cascading randomization of every layer,
-  vs a random permutation's (``evaluation/sanity/dataset.py``, paper 003 s. 3.4);
+  vs a random permutation's (``evaluation/sanity/dataset.py``, paper 003 s. 3.3);
 - ``adversarial``: Rank Change of the top-k words under the class-keeping attack (``evaluation/adversarial``);
 - ``plausibility``: AUPRC against human rationales vs random word scores (datasets with rationales only);
 - ``agreement``: mean Spearman rho with the other methods' word scores (``evaluation/agreement.py``); shown,
@@ -95,7 +95,7 @@ class CardConfig:
 
     checks: tuple[str, ...] = tuple(RULES)
     limit: int = 100                      # examples of the faithfulness (and agreement) study
-    sanity_limit: int = 50                # paper 003 s. 3.4: 50 examples
+    sanity_limit: int = 50                # paper 003 s. 3.3, 4.1.4: 50 examples
     attack_limit: int = 16                # paper 003 s. 4.1: 16 datapoints
     attack_steps: int = 200               # the thesis's 500 at most; 200 keeps the card within its budget
     attack_loop_ig_steps: int = 8         # IG attacked through an 8-point path (50 in the thesis), the result

@@ -158,14 +158,14 @@ class Explainer:
 
 
 def _causal_caveat(classifier: TextClassifier, family: str, operator: Operator | None) -> list[str]:
-    """Paper 003 section 6.2 #3: on a causal (decoder) model, attention and removal results lean to early tokens."""
+    """Paper 003 section 4.2.1: on a causal (decoder) model, attention and removal results lean to early tokens."""
     if not classifier.causal:
         return []
     if family == "attention":
         return ["Causal model: each token attends only to the tokens before it, so attention weights lean toward "
-                "early tokens whatever their importance (paper 003 section 6.2 #3)."]
+                "early tokens whatever their importance (paper 003 section 4.2.1)."]
     if operator is not None:
         return ["Causal model: removing a word changes the state of every token after it, so removing an early "
-                "word perturbs more of the input than removing a late one; paper 003 (section 6.2 #3) found "
+                "word perturbs more of the input than removing a late one; paper 003 (section 4.2.1) found "
                 "outsized removal scores for early words on GPT-2."]
     return []

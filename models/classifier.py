@@ -9,7 +9,7 @@ Every architecture goes through the same calls; what differs is where the head r
   token, found once on the unperturbed input (``pooled_index``). Every forward pass then reads that position
   explicitly: rows are cut after it (under causal attention the tokens after it cannot change it), padded on the
   **left** with position ids counted from the first real token, and fed as embeddings, so the head reads the last
-  position whatever ids a removal operator wrote (paper 003 section 6.3 #1: with pad = eos, writing the pad token
+  position whatever ids a removal operator wrote (a pitfall of paper 003's code: with pad = eos, writing the pad token
   would otherwise move the read-out);
 - encoder-decoders (BART, T5) read the decoder's state at the last </s>; gradients go through the word embeddings
   of both the encoder input and the (shifted) decoder input, which is the same text.
@@ -133,7 +133,7 @@ class TextClassifier:
 
     @property
     def causal(self) -> bool:
-        """A decoder-only classifier: each token sees only the tokens before it (paper 003 section 6.2 #3)."""
+        """A decoder-only classifier: each token sees only the tokens before it (paper 003 section 4.2.1)."""
         return self.summary_token == "last"
 
     def _architecture_warnings(self) -> list[str]:
@@ -146,7 +146,8 @@ class TextClassifier:
         token = self.tokenizer.convert_ids_to_tokens(pad)
         return [f"This decoder pads with its end-of-text token ({token}: pad = eos). Its classification head reads "
                 f"the last token that is not {token}, so an input that ends with {token} is read at the token before "
-                f"it, and a removal that wrote {token} would move the token read (paper 003 section 6.3 #1). Here the "
+                f"it, and a removal that wrote {token} would move the token read (paper 003's code hit this on GPT-2). "
+                f"Here the "
                 f"token read is fixed on the unperturbed input (shown as the pooled token in the provenance) and "
                 f"every perturbed copy is read at that same position."]
 

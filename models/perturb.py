@@ -9,9 +9,10 @@ input's pooled token (``TokenBatch.readout``), never at a position a written pad
 
 A tokenizer without the operator's token (GPT-2, Llama, Qwen2, T5 have no [MASK]; Qwen2 no [UNK]) falls back to
 ``delete`` (``resolve_operator``; the explanation records both and says why): every tokenizer can delete, it writes
-no token that could be the pad token a decoder's head locates its read-out by (paper 003 section 6.3 #1), and a
+no token that could be the pad token a decoder's head locates its read-out by (a pitfall of paper 003's code on
+GPT-2), and a
 model never pre-trained with a mask token sees a shorter but natural text instead of an unseen placeholder
-(paper 003 section 6.2 #4). Operators:
+(paper 003 sections 2.2.3.2 and 4.2.1). Operators:
 
 | id     | what a removed word becomes                                     | length    |
 |--------|-----------------------------------------------------------------|-----------|

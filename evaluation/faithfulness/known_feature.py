@@ -36,7 +36,7 @@ from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, regis
 from evaluation.statistics import bootstrap_ci
 from corpora import load_dataset
 
-# paper 003 s. 3.2: the methods it compares, with its presets
+# paper 003 s. 2.2.2: the methods it compares, with its presets
 PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",
                      "saliency:paper-003", "input_x_gradient:paper-003", "attention:paper-003-average")
 

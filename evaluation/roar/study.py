@@ -173,9 +173,13 @@ PRESETS = {
                                  "encoder on every training sentence (3 epochs, lr 2e-5, batch 32), every dev "
                                  "sentence tested: hours on a CPU",
                   **_PAPER_000_MASKING, **_PAPER_000_TRAINING},
-    "roar-bert": {"description": "quick version of paper 000 ROARBERT: as paper-000-quick but removed words replaced "
-                                 "by the masked LM's top-1 word (needs the MLM filler)",
-                  **_PAPER_000_MASKING, "operator": "mlm", **_QUICK},
+    "paper-000-bert": {"description": "paper 000 ROARBERT protocol: as paper-000 but removed words replaced by the "
+                                      "masked LM's top-1 word (needs the MLM filler); the whole model fine-tuned on "
+                                      "every training sentence: hours on a CPU",
+                       **_PAPER_000_MASKING, "operator": "mlm", **_PAPER_000_TRAINING},
+    "paper-000-bert-quick": {"description": "quick version of paper 000 ROARBERT: as paper-000-quick but removed words "
+                                            "replaced by the masked LM's top-1 word (needs the MLM filler)",
+                             **_PAPER_000_MASKING, "operator": "mlm", **_QUICK},
     "paper-001-quick": {"description": "quick version of paper 001: its masking (ROAR and Recursive ROAR, [MASK] at "
                                        "10-90 % + 0/100 % anchors, gold label, floor count, 5 seeds, paper 001 "
                                        "measure presets) but a new head on the frozen encoder, 300 / 200 sentences",
@@ -185,11 +189,14 @@ PRESETS = {
                                  "pre-trained encoder on every training example (3 epochs, AdamW lr 2e-5, warm-up "
                                  "0.06, batch 16), every test example: hours on a CPU",
                   **_PAPER_001_MASKING, **_PAPER_001_TRAINING},
-    "paper-001-one-token": {"description": "paper 001 App. F: Recursive ROAR removing exactly one word per step "
-                                           "(1..10 words, importance recomputed by the previous step's model), "
-                                           "[MASK], gold label, 5 seeds; a new head on the frozen encoder, 300 / 200 "
-                                           "sentences (quick)",
-                            **_PAPER_001_MASKING, **_ONE_TOKEN, **_QUICK},
+    "paper-001-one-token": {"description": "paper 001 App. F protocol: Recursive ROAR removing exactly one word "
+                                           "per step (1..10 words, importance recomputed by the previous step's "
+                                           "model), [MASK], gold label, 5 seeds; the whole model fine-tuned as "
+                                           "paper-001 at every step: hours on a CPU",
+                            **_PAPER_001_MASKING, **_ONE_TOKEN, **_PAPER_001_TRAINING},
+    "paper-001-one-token-quick": {"description": "quick version of paper 001 App. F: its one-word steps and masking "
+                                                 "but a new head on the frozen encoder, 300 / 200 sentences",
+                                  **_PAPER_001_MASKING, **_ONE_TOKEN, **_QUICK},
 }
 
 

@@ -7,7 +7,9 @@ For each word x_i (paper 000 Eqs. 2-4):
 
 with f the target class's probability, p the masked LM's probability of candidate x~_k for one mask
 token at word i (the masked LM sees the whole input, both segments of a pair; the original word is not
-excluded: a candidate equal to it contributes f(x), a zero difference). Candidates:
+excluded: a candidate equal to it contributes f(x), a zero difference). ``exclude_original`` (preset
+``paper-000-other-words``) drops it, the "obvious fix" paper 000 section 7 tests: the remaining candidates are unlikely
+words, so the counterfactuals go out of distribution instead. Candidates:
 
 - ``top-k`` (paper 000, "IM-top10", all its experiments): the k most likely words, weights renormalized;
 - ``threshold`` (Kim et al. 2020, sigma = 1e-5): every word with p >= threshold (capped at
@@ -130,9 +132,12 @@ class InputMarginalization(MaskedLMMethod):
                                     "'threshold' (the covered probability mass is reported).", min=1, max=30000)
         score: str = param("log2-odds", "Score", "Difference of log2-odds (paper 000 Eq. 4) or of probabilities.",
                            choices=SCORES)
+        exclude_original: bool = param(False, "Exclude the original word", "Marginalize over the candidates other "
+                                       "than the word itself (paper 000 section 7: this fix makes the inputs unlikely).")
 
     presets = {
         "paper-000-top10": {"candidates": "top-k", "k": 10, "score": "log2-odds"},
+        "paper-000-other-words": {"candidates": "top-k", "k": 10, "score": "log2-odds", "exclude_original": True},
         "kim-2020-sigma": {"candidates": "threshold", "threshold": 1e-5, "max_candidates": 1000,
                            "score": "log2-odds"},
         "paper-000-bert": {"masked_lm": "bert-base-uncased", "candidates": "top-k", "k": 10, "score": "log2-odds"},
@@ -140,6 +145,13 @@ class InputMarginalization(MaskedLMMethod):
 
     def removal_operator(self):
         return Operator.MLM
+
+    def filler(self):
+        base = super().filler()
+        with_options = getattr(base, "with_options", None)
+        if with_options is None or getattr(base, "exclude_original", None) == self.params.exclude_original:
+            return base
+        return with_options(exclude_original=self.params.exclude_original)
 
     def _candidate_count(self) -> int:
         return self.params.k if self.params.candidates == "top-k" else self.params.max_candidates

@@ -283,6 +283,27 @@ def test_im_with_a_real_masked_lm_batches_every_candidate(tiny_mlm, keyword_clas
     assert explainer.cache_identity()["masked_lm"]["fingerprint"] == tiny_mlm.fingerprint
 
 
+def test_im_without_the_original_word_marginalizes_over_the_other_candidates(tiny_mlm, keyword_classifier):
+    """Paper 000 section 7's "obvious fix" (issue 18): the word itself is no candidate; by hand from the other words."""
+    encoding = keyword_classifier.encode("the movie was excellent and fun")
+    explanation = InputMarginalization(filler=tiny_mlm, preset="paper-000-other-words", k=3).explain(
+        keyword_classifier, encoding, 1)
+    assert InputMarginalization(preset="paper-000-other-words").params.exclude_original
+    words = list(encoding.words)
+    f_x = keyword_classifier.predict_proba(keyword_classifier.tokenize_texts([" ".join(words)]))[0, 1]
+    ranked = tiny_mlm.with_options(exclude_original=True).top_k([encoding] * len(words), list(range(len(words))), k=3)
+    for i, candidates in enumerate(ranked):
+        assert all(not c.matches(words[i]) for c in candidates) and len(candidates) == 3
+        texts = [" ".join(words[:i] + [c.word] + words[i + 1:]) for c in candidates]
+        f = keyword_classifier.predict_proba(keyword_classifier.tokenize_texts(texts))[:, 1]
+        weights = np.array([c.probability for c in candidates])
+        e = float((weights * f).sum() / weights.sum())
+        expected = math.log2(f_x / (1 - f_x)) - math.log2(e / (1 - e))
+        assert explanation.word_scores[i] == pytest.approx(expected, abs=log2_odds_tolerance([f_x, *f]))
+    shown = explanation.provenance["details"]["words"]
+    assert not any(row["top1_is_original"] for row in shown)
+
+
 def test_marginal_log2_odds_is_stable_near_certainty():
     logits = np.array([[0.0, 2.0], [0.5, -1.0]])
     weights = np.array([0.3, 0.1])

@@ -290,3 +290,28 @@ def test_issue_18_measures_on_the_page(monkeypatch, quick_classifier, sanity_cac
     values = compared[next(c for c in compared.columns if c.startswith("Data randomization"))]
     assert values[label_for("random")] == pytest.approx(1.0, abs=1e-12) and -1.0 <= values[label_for("saliency")] <= 1.0
     assert any("agree with the true labels" in c.value for c in at.caption)
+
+
+def test_smprt_on_the_page_equals_the_direct_computation_with_its_random_band(monkeypatch, quick_classifier,
+                                                                              sanity_cache):
+    """sMPRT (issue 18) on the page: its own preset and N, a run button, and per method the value the direct
+    computation gives, next to the random band."""
+    from evaluation.sanity import smprt
+    from evaluation.sanity.one_input import CHANCE
+
+    text = "a witty film that drags"
+    at = _open(monkeypatch, methods=["saliency", "random"])
+    _type(at, text)
+    at.selectbox(key="sanity-smprt-preset").set_value("quick").run()
+    at.number_input(key="sanity-smprt-quick-samples").set_value(2).run()
+    at.button(key="sanity-smprt-run").click().run()
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if any(c.startswith("sMPRT") for c in df.value.columns))
+    shown = table.set_index("method")[next(c for c in table.columns if c.startswith("sMPRT"))]
+    result = smprt.run_smprt(quick_classifier, quick_classifier.encode(text), ["saliency", "random"],
+                             smprt.SmoothingOptions(samples=2, noise=0.1, seed=0), cache=None)
+    expected = smprt.smprt(result)
+    assert shown[label_for("saliency")] == pytest.approx(expected["saliency"], abs=1e-6)
+    assert CHANCE in shown.index and np.isfinite(shown[CHANCE])
+    band = table.set_index("method").loc[CHANCE]
+    assert band["band low"] <= shown[CHANCE] <= band["band high"]

@@ -1,4 +1,5 @@
-"""Figures of the dataset-level model comparison, as paper 003 draws them (its s. 6.1): a metric against model size
+"""Figures of the dataset-level model comparison, as paper 003 draws them (its Figs. 4.1-4.7 in s. 4.1 and
+4.12-4.18 in s. 4.2): a metric against model size
 with 95 % bands, grouped bars per architecture with black whiskers, and the randomization curves one panel per
 model. They draw the rows of ``evaluation.model_comparison_dataset``, nothing more."""
 from __future__ import annotations

@@ -17,7 +17,8 @@ def variant_of(name: str) -> Variant:
     return options_from(Variant, PRESETS[name])
 
 
-@pytest.mark.parametrize("paper,batch,warmup", [("paper-000", 32, 0.0), ("paper-001", 16, 0.06)])
+@pytest.mark.parametrize("paper,batch,warmup", [("paper-000", 32, 0.0), ("paper-001", 16, 0.06),
+                                                 ("paper-000-bert", 32, 0.0), ("paper-001-one-token", 16, 0.06)])
 def test_paper_presets_fine_tune_the_whole_model_on_every_example(paper, batch, warmup):
     variant = variant_of(paper)
     assert variant.trainable == "all" and variant.init == "base"  # from the pre-trained encoder, every weight
@@ -28,6 +29,20 @@ def test_paper_presets_fine_tune_the_whole_model_on_every_example(paper, batch, 
     assert (quick.trainable, quick.train_size, quick.test_size) == ("head", 300, 200)
     assert "quick" in PRESETS[f"{paper}-quick"]["description"] and "hours" in PRESETS[paper]["description"]
     assert {k: PRESETS[paper].get(k) for k in MASKING} == {k: PRESETS[f"{paper}-quick"].get(k) for k in MASKING}
+
+
+def test_every_preset_named_after_a_paper_runs_its_protocol_and_every_quick_one_says_quick():
+    """Issue 18: a preset that carries a paper's name fine-tunes the whole model on every example; a head-only retrain
+    on a sample keeps a name that ends in -quick (cpu-small names no paper)."""
+    for name in PRESETS:
+        variant = variant_of(name)
+        full = variant.trainable == "all" and variant.train_size == EVERY_EXAMPLE and variant.test_size == EVERY_EXAMPLE
+        if name == "cpu-small":
+            assert not full
+        elif name.endswith("-quick"):
+            assert not full and "quick" in PRESETS[name]["description"], name
+        else:
+            assert name.startswith("paper-") and full and "hours" in PRESETS[name]["description"], name
 
 
 def test_the_variant_passes_its_optimizer_settings_to_training():
