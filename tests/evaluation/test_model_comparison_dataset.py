@@ -157,7 +157,7 @@ def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, 
     from evaluation.adversarial.attack import attack, config_for
     from tiny_models import FILLER
 
-    words = FILLER.split()
+    words = list(FILLER)
     path = tmp_path / "long.csv"
     path.write_text("text,label\n" + "".join(f"{' '.join(words[i:i + 10])},{i % 2}\n" for i in (0, 5)))
     config = mcd.ComparisonConfig.quick(checks=("adversarial",), attack_methods=("saliency",))
