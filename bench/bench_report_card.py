@@ -10,6 +10,12 @@ band) is measured by running each check at two sizes when ``--two-sizes`` is giv
 
     python bench/bench_report_card.py --model default-quick --limit 10   # the figures in docs/benchmarks.md
     python bench/bench_report_card.py --quick                             # CardConfig.quick() sizes, a minute
+    python bench/bench_report_card.py --model default --count             # exact counts at the default sizes
+
+``--count`` times nothing: it counts, at the card's default sizes, the explanations each check computes and their
+(forward, backward) passes as each method's ``estimate_passes`` states them (an upper bound where methods share a
+pass), before and after the sanity check took the original model's explanations from the faithfulness run, and
+the attack's passes (``attack.passes``). Counts do not depend on the machine's load.
 
 Explanations are kept in memory only (the disk cache would make a second run free).
 """
@@ -29,7 +35,11 @@ import settings  # noqa: E402
 
 settings.prepare_runtime()
 
+from corpora import load_dataset  # noqa: E402
+from evaluation.adversarial.attack import ATTACKED_METHODS, config_for, passes  # noqa: E402
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods  # noqa: E402
+from explainers import create_from_spec, split_spec  # noqa: E402
+from models import cached_classifier  # noqa: E402
 from explainers.cache import DEFAULT_CACHE  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
 
@@ -47,6 +57,47 @@ def measure(model: str, dataset: str, check: str, config: CardConfig, store: Res
             "not_applicable": sorted({r["not_applicable"] for r in card["rows"] if r["not_applicable"]})}
 
 
+def explanation_passes(model: str, dataset: str, limit: int) -> tuple[int, int, int]:
+    """(explanations, forward passes, backward passes) of the card's methods on the first ``limit`` examples."""
+    classifier = cached_classifier(model)
+    explainers = [create_from_spec(m) for m in default_methods()]
+    count = forward = backward = 0
+    for example in load_dataset(dataset, limit=limit, label_names=classifier.labels):
+        encoding = classifier.encode(example.text, example.pair)
+        for explainer in explainers:
+            f, b = explainer.estimate_passes(encoding)
+            count, forward, backward = count + 1, forward + f, backward + b
+    return count, forward, backward
+
+
+def counts(model: str, dataset: str, config: CardConfig) -> list[dict]:
+    """Per check: explanations and passes at ``config``'s sizes, before and after the sharing."""
+    faithfulness = explanation_passes(model, dataset, config.limit)
+    original = explanation_passes(model, dataset, config.sanity_limit)  # the randomized model's are the same
+    shared = explanation_passes(model, dataset, min(config.sanity_limit, config.limit))  # served from the cache
+    attack_config = config_for(None, steps=config.attack_steps, seed=config.seed,
+                               loop_ig_steps=config.attack_loop_ig_steps)
+    attacked = [split_spec(m)[0] for m in default_methods() if split_spec(m)[0] in ATTACKED_METHODS]
+    per_sentence = [passes(m, attack_config) for m in attacked]
+    rows = [{"check": "faithfulness", "explanations": faithfulness[0], "passes_before": faithfulness[1:],
+             "passes_after": faithfulness[1:]},
+            {"check": "agreement", "explanations": 0, "passes_before": (0, 0), "passes_after": (0, 0),
+             "note": "reopens the faithfulness run"},
+            {"check": "sanity", "explanations_before": 2 * original[0],
+             "explanations_after": 2 * original[0] - shared[0],
+             "passes_before": (2 * original[1], 2 * original[2]),
+             # a served explanation costs one forward: the check that the entry's "predicted class" is the target
+             "passes_after": (2 * original[1] - shared[1] + shared[0], 2 * original[2] - shared[2])},
+            {"check": "adversarial", "sentences_at_most": config.attack_limit,
+             "passes_per_sentence": dict(zip(attacked, per_sentence)),
+             "passes_at_most": (config.attack_limit * sum(p[0] for p in per_sentence),
+                                config.attack_limit * sum(p[1] for p in per_sentence))},
+            {"check": "known_feature", "note": "another model (the twin) on other data: nothing to share with "
+                                               "faithfulness", "explanations": config.known_feature_limit
+             * len(default_methods())}]
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--model", default="default-quick")
@@ -59,7 +110,13 @@ def main() -> int:
                                                                     "known-feature model, for cost only)")
     parser.add_argument("--plausibility-dataset", default="eraser-movies:validation")
     parser.add_argument("--quick", action="store_true", help="CardConfig.quick() sizes")
+    parser.add_argument("--count", action="store_true", help="exact explanation and pass counts at the default "
+                                                             "sizes, no timing")
     args = parser.parse_args()
+    if args.count:
+        for row in counts(args.model, args.dataset, CardConfig()):
+            print(json.dumps(row), flush=True)
+        return 0
     DEFAULT_CACHE.directory = None  # every explanation computed in this run, none read from an earlier one
     config = CardConfig(limit=args.limit, sanity_limit=args.sanity_limit, attack_limit=args.attack_limit,
                         known_feature_limit=args.limit, plausibility_limit=args.limit,

@@ -4,6 +4,7 @@ feature, faithfulness against the random band, layer randomization and plausibil
     python cli.py compare-models --models default,minilm-l4,minilm-l2,minilm-causal --limit 16
     python cli.py compare-models --models default,minilm-l2 --checks known_feature --out cmp.json
     python cli.py compare-models --models ./my-model --known-feature-model ./my-model=./my-kf-model
+    python cli.py compare-models --checks adversarial --attack-limit 16 --attack-steps 500   # the thesis's sizes
 
 Every (model, check) is a cell of one stored run whose studies are stored too: adding a model to a finished
 comparison computes only that model's cells. The figures (metric vs size, bars per model, randomization panels)
@@ -16,6 +17,7 @@ import sys
 import pandas as pd
 
 from evaluation import model_comparison_dataset as mcd
+from evaluation.adversarial.attack import ATTACKED_METHODS
 from evaluation.report_card import default_methods
 from explainers import ParamError, label_for
 from models.prepare import ZOO
@@ -39,6 +41,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", default=None, help="comma-separated method[:preset] (default: paper 003's)")
     for name in ("known-feature", "sanity", "plausibility"):
         parser.add_argument(f"--{name}-limit", type=int, default=None, help=f"examples of the {name} check")
+    parser.add_argument("--attack-limit", type=int, default=defaults.attack_limit,
+                        help="examples of the adversarial check (paper 003: 16; sentences too short for k >= 1 are "
+                             "skipped)")
+    parser.add_argument("--attack-steps", type=int, default=defaults.attack_steps,
+                        help="most steps of each attack (the thesis: 500)")
+    parser.add_argument("--attack-methods", default=None,
+                        help=f"comma-separated methods the adversarial check attacks, from: "
+                             f"{', '.join(ATTACKED_METHODS)} (default: every one among --methods)")
     parser.add_argument("--known-feature-model", action="append", default=[], metavar="MODEL=FOLDER",
                         help="the known-feature twin of a model that is not built in (repeat per model)")
     parser.add_argument("--known-feature-dataset", default=None,
@@ -61,11 +71,20 @@ def config_from_args(args) -> mcd.ComparisonConfig:
         raise ParamError(f"--checks: unknown {', '.join(unknown) or '(none given)'}; choose from "
                          f"{', '.join(mcd.CHECKS)}.")
     sizes = {"limit": args.limit, "known_feature_limit": args.known_feature_limit or args.limit,
-             "sanity_limit": args.sanity_limit or args.limit, "plausibility_limit": args.plausibility_limit or args.limit}
+             "sanity_limit": args.sanity_limit or args.limit,
+             "plausibility_limit": args.plausibility_limit or args.limit, "attack_limit": args.attack_limit,
+             "attack_steps": args.attack_steps}
     bad = [name for name, value in sizes.items() if value < 1]
     if bad:
         raise ParamError(f"--{bad[0].replace('_', '-')} must be at least 1.")
-    return mcd.ComparisonConfig(checks=checks, **sizes, known_feature_dataset=args.known_feature_dataset,
+    attacked = None
+    if args.attack_methods is not None:
+        attacked = tuple(m.strip() for m in args.attack_methods.split(",") if m.strip())
+        wrong = [m for m in attacked if m not in ATTACKED_METHODS]
+        if not attacked or wrong:
+            raise ParamError(f"--attack-methods: choose from {', '.join(ATTACKED_METHODS)}"
+                             + (f" (not {', '.join(wrong)})." if wrong else "."))
+    return mcd.ComparisonConfig(checks=checks, **sizes, attack_methods=attacked, known_feature_dataset=args.known_feature_dataset,
                                 plausibility_dataset=args.plausibility_dataset,
                                 random_orderings=args.random_orderings, seed=args.seed)
 

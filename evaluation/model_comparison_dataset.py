@@ -14,7 +14,10 @@ Checks (paper 003 s. 3.1, 2.2.3.2, 3.3; its figures in s. 4.1 and 4.2):
 - ``faithfulness``: ERASER comprehensiveness and sufficiency with the random orderings' band;
 - ``sanity``: Spearman rho with the original explanation under cascading layer randomization, the whole curve and
   its chance band;
-- ``plausibility``: AUPRC against human rationales (datasets that have them).
+- ``plausibility``: AUPRC against human rationales (datasets that have them);
+- ``adversarial``: Rank Change, Top-k Sum Change and Probability Change under the class-keeping attack on the
+  differentiable methods (paper 003 s. 3.5), with the report card's settings (200 steps, IG attacked through an
+  8-point path and read with the full IG).
 
 Each model is described by its size (parameters, transformer blocks) and its architecture (encoder or causal),
 read from its loaded configuration, which is what its manifest's recipe produced.
@@ -25,28 +28,33 @@ from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
+from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
+from evaluation.adversarial import dataset as adversarial
 from evaluation.faithfulness import known_feature
-from evaluation.report_card import RULES, CardConfig, check_cell, default_methods
+from evaluation.report_card import RULES, CardConfig, check_cell, default_methods, run_study, sanity_rows
 from evaluation.runs import runner
-from evaluation.runs.jobs import Cell, CellStopped, Progress, current_stop_check, run_cells
+from evaluation.runs.jobs import Cell, Progress, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 
 KIND = "model-comparison"
-CHECKS = ("known_feature", "faithfulness", "sanity", "plausibility")
+CHECKS = ("known_feature", "faithfulness", "sanity", "plausibility", "adversarial")
 # per check, the metrics shown (the report card keeps the first; the others come from the same study)
 METRICS = {
     "known_feature": ("known-feature.precision@k", "known-feature.rank-fraction"),
     "faithfulness": ("comprehensiveness-eraser", "sufficiency-eraser"),
     "sanity": ("sanity_spearman",),
     "plausibility": ("plaus_auprc",),
+    "adversarial": ("rank_change", "top_k_sum_change", "probability_change"),
 }
 METRIC_LABELS = {
     "known-feature.precision@k": "Ground-truth overlap", "known-feature.rank-fraction": "Mean rank %",
     "comprehensiveness-eraser": "Comprehensiveness", "sufficiency-eraser": "Sufficiency",
     "sanity_spearman": "Spearman rho after randomizing every layer", "plaus_auprc": "AUPRC vs human rationales",
+    "rank_change": "Rank Change under the attack", "top_k_sum_change": "Top-k Sum Change under the attack",
+    "probability_change": "Probability Change under the attack",
 }
 CAUSAL_MODEL_TYPES = ("gpt2", "gpt_neo", "gptj", "llama", "mistral", "opt", "bloom", "qwen2", "phi")
 ENCODER, CAUSAL = "encoder", "causal"
@@ -61,6 +69,10 @@ class ComparisonConfig:
     known_feature_limit: int = 32
     sanity_limit: int = 16
     plausibility_limit: int = 32
+    attack_limit: int = 6               # the first 6 SST-2 dev sentences (5 long enough to attack); paper 003: 16
+    attack_steps: int = 200             # the report card's: the thesis's 500 at most
+    attack_loop_ig_steps: int = 8       # the report card's: IG attacked through an 8-point path, read with the full IG
+    attack_methods: tuple[str, ...] | None = None  # None: every differentiable method
     plausibility_dataset: str | None = None   # None: the comparison's dataset, when it has human rationales
     known_feature_dataset: str | None = None  # None: the known-feature task's dev split
     random_orderings: int = 10
@@ -68,10 +80,22 @@ class ComparisonConfig:
 
     @classmethod
     def quick(cls, **overrides) -> "ComparisonConfig":
-        return replace(cls(limit=4, known_feature_limit=4, sanity_limit=3, plausibility_limit=4), **overrides)
+        return replace(cls(limit=4, known_feature_limit=4, sanity_limit=3, plausibility_limit=4, attack_limit=2,
+                           attack_steps=3), **overrides)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "checks": list(self.checks)}
+        out = {**asdict(self), "checks": list(self.checks)}
+        if self.attack_methods is None:
+            del out["attack_methods"]
+        else:
+            out["attack_methods"] = list(self.attack_methods)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ComparisonConfig":
+        chosen = data.get("attack_methods")
+        return cls(**{**data, "checks": tuple(data["checks"]),
+                      "attack_methods": None if chosen is None else tuple(chosen)})
 
     def card(self, known_feature_model: str | None) -> CardConfig:
         """The report card's configuration of one model's cells."""
@@ -79,6 +103,8 @@ class ComparisonConfig:
                           known_feature_limit=self.known_feature_limit, plausibility_limit=self.plausibility_limit,
                           known_feature_model=known_feature_model, known_feature_dataset=self.known_feature_dataset,
                           plausibility_dataset=self.plausibility_dataset, random_orderings=self.random_orderings,
+                          attack_limit=self.attack_limit, attack_steps=self.attack_steps,
+                          attack_loop_ig_steps=self.attack_loop_ig_steps, attack_methods=self.attack_methods,
                           seed=self.seed)
 
 
@@ -153,7 +179,7 @@ def start_comparison(models: list[str], dataset: str, methods: list[str] | None 
 def comparison_cell(spec: dict) -> dict:
     """The work of one (model, check) cell: the report card's cell, plus the check's other metrics and, for the
     sanity check, the whole randomization curve."""
-    config = ComparisonConfig(**{**spec["config"], "checks": tuple(spec["config"]["checks"])})
+    config = ComparisonConfig.from_dict(spec["config"])
     check, model, methods, twin = spec["check"], spec["model"], spec["methods"], spec.get("known_feature_model")
     if check == "known_feature" and twin is not None and known_feature.recipe_for(model) is not None \
             and twin == str(known_feature.model_dir(known_feature.recipe_for(model))):
@@ -164,33 +190,47 @@ def comparison_cell(spec: dict) -> dict:
         return {"info": spec["info"], "rows": [], "curves": [], "computed": 0, "run_id": None,
                 "not_applicable": f"{model} has no known-feature twin; name one trained on the known-feature task "
                                   f"(`--known-feature-model {model}=FOLDER`)"}
-    card = {**spec, "config": config.card(twin).to_dict()}
-    result = check_cell(card)
     store = ResultStore(spec.get("store"))
-    rows, curves = _rows(store, result, check, methods), []
-    if check == "sanity" and result["run_id"]:
-        # the card explains only the fully randomized model; the curve needs every stage of the cascade
-        sanity_store, run_id, cells = sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
-                                                          "layers", "cascading", "model", config.seed, store=store)
-        summary = run_cells(sanity_store, run_id, cells, sanity.sanity_cell, should_stop=current_stop_check())
-        if summary.status == "cancelled":
-            raise CellStopped()
-        curves = _curves(store, run_id, model, config.seed)
-    return {"info": spec["info"], "rows": rows, "curves": curves, "computed": result["computed"],
-            "run_id": result["run_id"], "not_applicable": None}
+    if check == "sanity":
+        # the curve needs every stage of the cascade; the card's row (the last stage) is read from the same study,
+        # so the card's last-stage-only study is not run beside it
+        result = _sanity_study(store, model, spec["dataset"], methods, config)
+        return {"info": spec["info"], "rows": [{**row, "metric": METRICS[check][0]} for row in result["rows"]],
+                "curves": _curves(store, result["run_id"], model, config.seed), "computed": result["computed"],
+                "run_id": result["run_id"], "not_applicable": None}
+    result = check_cell({**spec, "config": config.card(twin).to_dict()})
+    return {"info": spec["info"], "rows": _rows(store, result, check, methods, config.seed), "curves": [],
+            "computed": result["computed"], "run_id": result["run_id"], "not_applicable": None}
 
 
-def _rows(store: ResultStore, result: dict, check: str, methods: list[str]) -> list[dict]:
+def _sanity_study(store: ResultStore, model: str, dataset: str, methods: list[str], config: ComparisonConfig) -> dict:
+    """Run (or reopen) the full cascading study; the original model's explanations are shared with the
+    faithfulness check through the explanation cache (the same first examples and methods)."""
+    run_id, computed = run_study(lambda s: sanity.start_sanity(model, dataset, methods, config.sanity_limit, "layers",
+                                                               "cascading", "model", config.seed, store=s,
+                                                               share_original=True),
+                                 sanity.sanity_cell, store)
+    last = randomize.stage_names(cached_classifier(model))[-1]
+    return {"rows": sanity_rows(store, run_id, methods, last, config.seed), "run_id": run_id,
+            "computed": computed}
+
+
+def _rows(store: ResultStore, result: dict, check: str, methods: list[str], seed: int) -> list[dict]:
     """Every metric of the check: the card's rows (its first metric), the others from the same stored study."""
     rows = [{**row, "metric": METRICS[check][0]} for row in result["rows"]]
     extra = METRICS[check][1:]
     if not extra or not result["run_id"]:
         return rows
-    table = runner.summarize(runner.results_frame(store, result["run_id"]),
-                             runner.random_orderings_frame(store, result["run_id"]))
+    if check == "adversarial":  # the attack's study is keyed by the bare method names
+        table = adversarial.summarize(adversarial.results_frame(store, result["run_id"]), seed=seed)
+        names = {m: split_spec(m)[0] for m in methods}
+    else:
+        table = runner.summarize(runner.results_frame(store, result["run_id"]),
+                                 runner.random_orderings_frame(store, result["run_id"]))
+        names = {m: m for m in methods}
     for metric in extra:
         for method in methods:
-            found = table[(table["method"] == method) & (table["metric"] == metric)] if len(table) else table
+            found = table[(table["method"] == names[method]) & (table["metric"] == metric)] if len(table) else table
             if len(found):
                 record = found.iloc[0].to_dict()
                 rows.append({"method": method, "check": check, "metric": metric, "mean": record["mean"],

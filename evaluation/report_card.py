@@ -100,6 +100,7 @@ class CardConfig:
     attack_steps: int = 200               # the thesis's 500 at most; 200 keeps the card within its budget
     attack_loop_ig_steps: int = 8         # IG attacked through an 8-point path (50 in the thesis), the result
                                           # re-explained with the full 50-point IG: ~6x cheaper (the card's budget)
+    attack_methods: tuple[str, ...] | None = None  # None: every differentiable method of the card is attacked
     known_feature_limit: int = 100
     plausibility_limit: int = 100
     known_feature_model: str | None = None    # None: the project's known-feature model, when it is trained
@@ -114,7 +115,18 @@ class CardConfig:
                            plausibility_limit=4), **overrides)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "checks": list(self.checks)}
+        out = {**asdict(self), "checks": list(self.checks)}
+        if self.attack_methods is None:  # absent unless chosen: the cards stored before it keep their run ids
+            del out["attack_methods"]
+        else:
+            out["attack_methods"] = list(self.attack_methods)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CardConfig":
+        chosen = data.get("attack_methods")
+        return cls(**{**data, "checks": tuple(data["checks"]),
+                      "attack_methods": None if chosen is None else tuple(chosen)})
 
 
 def default_methods() -> list[str]:
@@ -182,7 +194,7 @@ def _num(value) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
 
-def _inner(start, work, store: ResultStore) -> tuple[str, int]:
+def run_study(start, work, store: ResultStore) -> tuple[str, int]:
     """Run (or reopen) an inner study; returns its run id and how many cells it computed now."""
     inner_store, run_id, cells = start(store)
     finished = {k for k, cell in inner_store.cells(run_id).items() if "error" not in cell}
@@ -225,19 +237,32 @@ def _agreement_rows(store, run_id, methods) -> list[dict]:
     return [_row(m, "agreement", asdict(bootstrap_ci(per_method[m])), (0.0, 0.0)) for m in methods]
 
 
+def sanity_rows(store: ResultStore, run_id: str, methods: list[str], stage: str, seed: int) -> list[dict]:
+    """The sanity check's rows from a stored sanity study: Spearman rho after ``stage`` with the chance band
+    (a full cascade's study gives the same values at its last stage as the card's last-stage-only one)."""
+    summary = sanity.summarize(sanity.results_frame(store, run_id), seed=seed)
+    chance, curves = sanity.chance_band(sanity.curves(summary, [stage], RULES["sanity"].metric))
+    band = (chance["low"], chance["high"]) if chance else (None, None)
+    rows = []
+    for method in methods:
+        found = curves[curves["method"] == method]
+        rows.append(_row(method, "sanity", found.iloc[0].to_dict(), band, note=f"after stage '{stage}'")
+                    if len(found) else _row(method, "sanity", reason="no sanity value (see the sanity run's errors)"))
+    return rows
+
+
 def check_cell(spec: dict) -> dict:
     """The work of one check (depends only on ``spec``): run or reopen its study, keep each method's interval."""
     store = ResultStore(spec.get("store"))
-    check, model, methods, config = spec["check"], spec["model"], spec["methods"], CardConfig(**{
-        **spec["config"], "checks": tuple(spec["config"]["checks"])})
+    check, model, methods, config = spec["check"], spec["model"], spec["methods"], CardConfig.from_dict(spec["config"])
     options = {"random_orderings": config.random_orderings, "seed": config.seed}
     if check == "agreement" and len(methods) < 2:
         return {"rows": [_row(m, check, reason="agreement needs at least two methods") for m in methods],
                 "run_id": None, "computed": 0}
     if check in ("faithfulness", "agreement"):
-        run_id, computed = _inner(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
-                                                                    config.limit, options, s),
-                                  runner.evaluate_example, store)
+        run_id, computed = run_study(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
+                                                                       config.limit, options, s),
+                                     runner.evaluate_example, store)
         rows = (_evaluation_rows(store, run_id, methods, check, RULES[check].metric) if check == "faithfulness"
                 else _agreement_rows(store, run_id, methods))
     elif check == "known_feature":
@@ -247,9 +272,9 @@ def check_cell(spec: dict) -> dict:
             return {"rows": [_row(m, check, reason="the known-feature model is not trained; train it with `python "
                                   "cli.py known-feature --prepare`") for m in methods], "run_id": None, "computed": 0}
         kf_data = config.known_feature_dataset or f"known-feature:dev:{known_feature.RECIPE.label_seed}"
-        run_id, computed = _inner(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
-                                                                    config.known_feature_limit, options, s),
-                                  runner.evaluate_example, store)
+        run_id, computed = run_study(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
+                                                                       config.known_feature_limit, options, s),
+                                     runner.evaluate_example, store)
         note = None if kf_model == model else f"on {kf_model}: the known-feature task needs a model trained on it"
         rows = [{**r, "note": note} for r in _evaluation_rows(store, run_id, methods, check, RULES[check].metric)]
     elif check == "plausibility":
@@ -257,37 +282,35 @@ def check_cell(spec: dict) -> dict:
         if not any(e.rationale is not None for e in load_dataset(data, limit=config.plausibility_limit)):
             return {"rows": [_row(m, check, reason=f"{data} has no human rationales; give a dataset that has them")
                              for m in methods], "run_id": None, "computed": 0}
-        run_id, computed = _inner(lambda s: runner.start_evaluation(model, data, methods, ["plausibility"],
-                                                                    config.plausibility_limit, options, s),
-                                  runner.evaluate_example, store)
+        run_id, computed = run_study(lambda s: runner.start_evaluation(model, data, methods, ["plausibility"],
+                                                                       config.plausibility_limit, options, s),
+                                     runner.evaluate_example, store)
         rows = _evaluation_rows(store, run_id, methods, check, RULES[check].metric)
     elif check == "sanity":
         last = randomize.stage_names(cached_classifier(model))[-1]
-        # the rule reads the fully randomized model only: the stages between are not explained (a 4.5x cheaper cell)
-        run_id, computed = _inner(lambda s: sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
-                                                                "layers", "cascading", "model", config.seed,
-                                                                store=s, only_stages=[last]),
-                                  sanity.sanity_cell, store)
-        summary = sanity.summarize(sanity.results_frame(store, run_id), seed=config.seed)
-        chance, curves = sanity.chance_band(sanity.curves(summary, [last], RULES[check].metric))
-        band = (chance["low"], chance["high"]) if chance else (None, None)
-        rows = []
-        for method in methods:
-            found = curves[curves["method"] == method]
-            rows.append(_row(method, check, found.iloc[0].to_dict(), band, note=f"after stage '{last}'")
-                        if len(found) else _row(method, check, reason="no sanity value (see the sanity run's errors)"))
+        # the rule reads the fully randomized model only: the stages between are not explained (a 4.5x cheaper
+        # cell); the original model's explanations are the faithfulness check's (same first examples, same
+        # methods), served from the explanation cache when that check ran first
+        run_id, computed = run_study(lambda s: sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
+                                                                   "layers", "cascading", "model", config.seed,
+                                                                   store=s, only_stages=[last], share_original=True),
+                                     sanity.sanity_cell, store)
+        rows = sanity_rows(store, run_id, methods, last, config.seed)
     elif check == "adversarial":
-        attacked = {m: split_spec(m)[0] for m in methods if split_spec(m)[0] in ATTACKED_METHODS}
-        rows = [_row(m, check, reason=f"the attack needs a differentiable method ({', '.join(ATTACKED_METHODS)})")
+        attacked = {m: split_spec(m)[0] for m in methods if split_spec(m)[0] in ATTACKED_METHODS
+                    and (config.attack_methods is None or split_spec(m)[0] in config.attack_methods)}
+        rows = [_row(m, check, reason=f"the attack needs a differentiable method ({', '.join(ATTACKED_METHODS)})"
+                     if split_spec(m)[0] not in ATTACKED_METHODS else
+                     f"not attacked in this run (attacked: {', '.join(config.attack_methods or ())})")
                 for m in methods if m not in attacked]
         run_id, computed = None, 0
         if attacked:
             attack_config = config_for(None, steps=config.attack_steps, seed=config.seed,
                                        loop_ig_steps=config.attack_loop_ig_steps)
             bare = list(dict.fromkeys(attacked.values()))
-            run_id, computed = _inner(lambda s: adversarial.start_attacks(model, spec["dataset"], bare,
-                                                                          config.attack_limit, attack_config, s),
-                                      adversarial.attack_cell, store)
+            run_id, computed = run_study(lambda s: adversarial.start_attacks(model, spec["dataset"], bare,
+                                                                             config.attack_limit, attack_config, s),
+                                         adversarial.attack_cell, store)
             table = adversarial.summarize(adversarial.results_frame(store, run_id), seed=config.seed)
             skipped = adversarial.skipped_inputs(store, run_id)
             for method, name in attacked.items():

@@ -57,10 +57,14 @@ def sanity_cell(spec: dict) -> dict:
     # a randomized copy is another model: AML runs with the original model's G (or fine-tunes it), and says so
     methods, notes = for_randomized_copies(explainers_for(spec["methods"]), classifier)
     top_fraction = spec.get("top_fraction", DEFAULT_TOP_FRACTION)
-    cache = DEFAULT_CACHE if spec.get("cache", False) else None  # the store keeps the results; no disk churn
+    # the store keeps the results; no disk churn. "original": only the original model's explanations go through
+    # the cache (the report card shares them with its faithfulness run on the same examples)
+    sharing = spec.get("cache", False)
+    cache = DEFAULT_CACHE if sharing else None
     rows = []
     if spec["check"] == "head":
-        result = run_head_check(classifier, encoding, methods, seeds=spec["seeds"], target=target, cache=cache)
+        result = run_head_check(classifier, encoding, methods, seeds=spec["seeds"], target=target,
+                                cache=cache if sharing is True else None)
         for record in result.frame().to_dict("records"):
             rows += [{"stage": f"seed {record['seed']}", "stage_index": 1, "method": record["method"],
                       "metric": metric, "value": record[measure]} for measure, metric in MEASURES.items()]
@@ -71,14 +75,15 @@ def sanity_cell(spec: dict) -> dict:
     else:
         result = run_sanity(classifier, encoding, methods, mode=spec["mode"], init=spec["init"], seed=spec["seed"],
                             target=target, top_fraction=top_fraction, cache=cache, chance_draws=1,
-                            only_stages=spec.get("only_stages"))
+                            only_stages=spec.get("only_stages"), cache_randomized=sharing is True)
         for record in result.frame().to_dict("records"):
             rows += [{"stage": record["stage"], "stage_index": record["stage_index"], "method": record["method"],
                       "metric": metric, "value": record[measure]} for measure, metric in MEASURES.items()]
         predictions = {s.name: int(np.argmax(s.probabilities)) for s in result.stages}
         errors = {f"{s.name} / {k}": v for s in result.stages for k, v in s.errors.items()}
         originals = result.stages[0].explanations
-        extra_rows, extra_errors = extra_measure_rows(spec, classifier, encoding, methods, target, result, cache)
+        extra_rows, extra_errors = extra_measure_rows(spec, classifier, encoding, methods, target, result,
+                                                      cache if sharing is True else None)
         rows += extra_rows
         errors.update(extra_errors)
     # the random baseline: each original explanation against random permutations of itself (mean per example)
@@ -168,10 +173,13 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
                  target: str = "predicted", top_fraction: float = DEFAULT_TOP_FRACTION,
                  store: ResultStore | None = None, only_stages: list[str] | None = None, measures=(),
                  smoothing: smprt.SmoothingOptions | None = None,
-                 repeat_seeds=repeatability.DEFAULT_SEEDS) -> tuple[ResultStore, str, list[Cell]]:
+                 repeat_seeds=repeatability.DEFAULT_SEEDS,
+                 share_original: bool = False) -> tuple[ResultStore, str, list[Cell]]:
     """Create (or find, to resume) the run and its cells without running them (``only_stages``: explain at those
     randomization stages only, e.g. the report card's last one). ``measures``: extra measures of a layers run
-    (``EXTRA_MEASURES``), with sMPRT's ``smoothing`` and the ``repeat_seeds`` of repeatability."""
+    (``EXTRA_MEASURES``), with sMPRT's ``smoothing`` and the ``repeat_seeds`` of repeatability.
+    ``share_original``: the original model's explanations go through the explanation cache (the same values; a
+    faithfulness run on the same examples and methods then serves them), so not in the run's identity."""
     measures = [m for m in EXTRA_MEASURES if m in set(measures)]
     validate(model, methods, check, mode, init, measures)
     store = store or ResultStore()
@@ -201,7 +209,8 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
     what = f"{mode} {init} seed {seed}" if check == "layers" else f"head seeds {settings['seeds']}"
     run_id = store.create_run(KIND, config, total=len(examples),
                               title=f"sanity ({what}) on {dataset} ({len(examples)} examples), {model}")
-    cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, **settings})
+    sharing = {"cache": "original"} if share_original else {}
+    cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, **settings, **sharing})
              for index, example in enumerate(examples)]
     return store, run_id, cells
 

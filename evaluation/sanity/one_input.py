@@ -31,6 +31,7 @@ from scipy import stats
 from explainers import Explainer, Explanation, create_from_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain_cached
 from explainers.params import param
+from explainers.shared_passes import cached_any_target
 from models import Encoding, ModelError, TextClassifier, estimate_seconds
 from models import randomize
 
@@ -300,9 +301,15 @@ def verdicts(frame: pd.DataFrame, mode: str, measure: str = "spearman", threshol
 Progress = Callable[[int, int, str], None]
 
 
-def explain_into(explainer, classifier, encoding, target, cache, stage: StageResult, name: str) -> None:
+def explain_into(explainer, classifier, encoding, target, cache, stage: StageResult, name: str,
+                 serve_predicted: bool = False) -> None:
+    """``serve_predicted``: on the original model the target is its predicted class, so an entry stored for "the
+    predicted class" (a page's, a faithfulness run's) is the same explanation and is served too."""
     try:
-        stage.explanations[name] = explain_cached(explainer, classifier, encoding, target, cache=cache)
+        hit = cached_any_target(explainer, classifier, encoding, target, cache) \
+            if serve_predicted and cache is not None else None
+        stage.explanations[name] = hit if hit is not None else explain_cached(explainer, classifier, encoding,
+                                                                               target, cache=cache)
     except Exception as error:  # noqa: BLE001  one failing method (e.g. no attention weights) must not stop the rest
         stage.errors[name] = f"{type(error).__name__}: {error}"
 
@@ -311,13 +318,15 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
                mode: str = "cascading", init: str = "model", seed: int = 0, target: int | None = None,
                top_fraction: float = DEFAULT_TOP_FRACTION, cache: ExplanationCache | None = DEFAULT_CACHE,
                progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-               chance_draws: int = 200, only_stages: list[str] | None = None) -> SanityResult:
+               chance_draws: int = 200, only_stages: list[str] | None = None,
+               cache_randomized: bool = True) -> SanityResult:
     """Explain ``encoding`` on the original model and at every randomization stage with every method
     (``only_stages``: at those stages only, e.g. the report card's fully randomized model).
 
     The target class is the original model's (predicted unless given) at every stage. Randomized models come
     from ``models.randomize.family`` (copy-on-write; the shared ``classifier`` is never modified); their
-    explanations are cached under their own fingerprints.
+    explanations are cached under their own fingerprints (``cache_randomized=False``: only the original model's
+    go through ``cache``, e.g. to share them with a faithfulness run on the same examples).
     """
     if isinstance(methods, list):
         methods = explainers_for(methods)
@@ -333,24 +342,25 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
     results = [original]
     complete = True
 
-    def step(stage: StageResult, model: TextClassifier) -> bool:
+    def step(stage: StageResult, model: TextClassifier, stage_cache) -> bool:
         nonlocal done
         for name, explainer in methods.items():
             if should_stop is not None and should_stop():
                 return False
             if progress is not None:
                 progress(done, total, f"{stage.name}: {name}")
-            explain_into(explainer, model, encoding, target, cache, stage, name)
+            explain_into(explainer, model, encoding, target, stage_cache, stage, name,
+                         serve_predicted=stage is original)
             done += 1
         return True
 
-    if step(original, classifier):
+    if step(original, classifier, cache):
         for stage, model in randomize.family(classifier, mode=mode, init=init, seed=seed):
             if only_stages is not None and stage.name not in only_stages:
                 continue
             result = StageResult(stage.name, stage.index + 1, model.fingerprint, model.proba_of(encoding))
             results.append(result)
-            if not step(result, model):
+            if not step(result, model, cache if cache_randomized else None):
                 complete = False
                 break
     else:

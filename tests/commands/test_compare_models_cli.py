@@ -48,6 +48,8 @@ def test_json_csv_and_text_outputs(tiny, isolated_cache, tmp_path, capsys):
     (["--known-feature-model", "nofolder"], "MODEL=FOLDER"),
     (["--out", "cmp.html"], "--out"),
     (["--limit", "0"], "--limit must be at least 1"),
+    (["--attack-steps", "0"], "--attack-steps must be at least 1"),
+    (["--attack-methods", "lime"], "--attack-methods: choose from"),
 ])
 def test_bad_input_gets_one_line(tiny, isolated_cache, extra, message, capsys):
     assert cli.main(tiny[1] + extra) == 2

@@ -141,3 +141,38 @@ def test_bad_choices_fail_before_any_work(zoo, data, tmp_path):
     with pytest.raises(ModelError, match="at least one model"):
         mcd.start_comparison([" "], data, METHODS, store=store)
     assert store.list_runs() == []
+
+
+def test_the_sanity_cell_runs_the_full_cascade_only(first_and_extended):
+    """The card's row is read from the full study's last stage, so no last-stage-only study runs beside it."""
+    store = first_and_extended[3]
+    studies = store.list_runs("sanity")
+    assert len(studies) == 2  # one full cascade per model
+    assert all("only_stages" not in run["config"] for run in studies)
+
+
+def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, tmp_path):
+    """Rank Change, Top-k Sum Change and Probability Change per method, as the attack gives them on each example
+    (only the chosen attacked methods run; the others are not applicable, with the reason)."""
+    from evaluation.adversarial.attack import attack, config_for
+    from tiny_models import FILLER
+
+    words = list(FILLER)
+    path = tmp_path / "long.csv"
+    path.write_text("text,label\n" + "".join(f"{' '.join(words[i:i + 10])},{i % 2}\n" for i in (0, 5)))
+    config = mcd.ComparisonConfig.quick(checks=("adversarial",), attack_methods=("saliency",))
+    found = mcd.run_comparison([zoo["one"]], f"file:{path}", ["saliency", "input_x_gradient", "attention"], config,
+                               store=ResultStore(tmp_path / "r.sqlite"))
+    assert not found.errors
+    rows = found.rows.set_index(["method", "metric"])
+    assert rows.loc[("attention", "rank_change"), "not_applicable"].startswith("the attack needs a differentiable")
+    assert rows.loc[("input_x_gradient", "rank_change"), "not_applicable"].startswith("not attacked in this run")
+    assert set(found.rows.loc[found.rows["mean"].notna(), "method"]) == {"saliency"}
+    classifier = load_classifier(zoo["one"])
+    settings = config_for(None, steps=config.attack_steps, seed=config.seed, loop_ig_steps=config.attack_loop_ig_steps)
+    direct = [attack(classifier, classifier.encode(example.text), "saliency", settings).measures()
+              for example in load_dataset(f"file:{path}", limit=2)]
+    for metric in mcd.METRICS["adversarial"]:
+        assert rows.loc[("saliency", metric), "n"] == 2
+        # the same attack in the same process: equal up to float32 rounding of probabilities (values <= 1)
+        assert rows.loc[("saliency", metric), "mean"] == pytest.approx(np.mean([d[metric] for d in direct]), abs=1e-6)

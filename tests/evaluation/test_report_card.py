@@ -237,3 +237,31 @@ def test_sanity_check_explains_only_the_fully_randomized_model_and_matches_the_f
         expected = curve[curve["method"] == row["method"]].iloc[0]
         assert (row["mean"], row["low"], row["high"]) == pytest.approx(
             (expected["mean"], expected["low"], expected["high"]), abs=1e-6)  # rank statistics of float32 scores
+
+
+def test_sanity_serves_the_original_models_explanations_from_a_faithfulness_run_with_the_same_values(
+        keyword_classifier, isolated_cache):
+    """The card's faithfulness and sanity checks explain the same first examples on the original model with the same
+    methods: the sanity cell ("original" sharing) takes those explanations from the cache where the faithfulness
+    run stored them for "the predicted class", and writes nothing for the randomized copies. Its values are those of
+    a sanity run without any cache."""
+    from explainers import create_from_spec
+    from explainers.cache import ExplanationCache
+    from explainers.shared_passes import explain_all
+    from evaluation.sanity.one_input import run_sanity
+
+    cache = ExplanationCache(directory=isolated_cache)
+    encoding = keyword_classifier.encode(keyword_sentences(2, seed=5)[0][1])
+    explain_all([create_from_spec(m) for m in METHODS], keyword_classifier, encoding, None, cache=cache)
+    stored = sorted(p for p in isolated_cache.rglob("*") if p.is_file())
+    assert len(stored) == len(METHODS)  # what the faithfulness run leaves: one entry per method
+    shared = run_sanity(keyword_classifier, encoding, METHODS, cache=cache, cache_randomized=False, chance_draws=1)
+    alone = run_sanity(keyword_classifier, encoding, METHODS, cache=None, chance_draws=1)
+    assert all("cache" in e.provenance for e in shared.stages[0].explanations.values())  # served, not recomputed
+    assert not any("cache" in e.provenance for s in shared.stages[1:] for e in s.explanations.values())
+    assert sorted(p for p in isolated_cache.rglob("*") if p.is_file()) == stored  # no randomized copy written
+    mine, theirs = shared.frame(), alone.frame()
+    assert mine[["stage", "method"]].equals(theirs[["stage", "method"]]) and len(mine) > len(METHODS)
+    measures = [c for c in mine.columns if c not in ("stage", "stage_index", "method", "predicted", "fingerprint")]
+    # the shared pass and the lone explainer may sum float32 terms in another order: float32 precision on values <= 1
+    np.testing.assert_allclose(mine[measures].to_numpy(float), theirs[measures].to_numpy(float), rtol=0, atol=1e-5)
