@@ -79,13 +79,27 @@ def prediction_panel(classifier: TextClassifier, encoding: Encoding, selection: 
         st.caption(f"Explaining: **{classifier.labels[target]}**" +
                    (" (the predicted class)" if selection.target is None else " (chosen)"))
     with right:
-        st.plotly_chart(probability_bars(classifier.labels, probabilities, predicted), key="prediction_bars",
-                        width="stretch", config={"displayModeBar": False})
+        st.plotly_chart(prediction_chart(tuple(classifier.labels), tuple(map(float, probabilities)), predicted),
+                        key="prediction_bars", width="stretch", config={"displayModeBar": False})
     return target
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def prediction_chart(labels: tuple[str, ...], probabilities: tuple[float, ...], predicted: int):
+    """The probability bars, built once per prediction: a page rerun reuses the figure (plotly figures are slow to
+    build; st.plotly_chart does not change them)."""
+    return probability_bars(list(labels), np.asarray(probabilities), predicted)
+
+
+SETTINGS_LABEL = "Method settings (presets from the papers, every parameter)"
+
+
 def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "methods") -> list[MethodChoice]:
-    """Multiselect of methods (grouped by family) and, per method, its preset and parameters."""
+    """Multiselect of methods (grouped by family) and, per method, its preset and parameters.
+
+    The settings panel draws its widgets only while it is open, and then those of one method at a time: a page
+    rerun draws no settings widget (each one costs Streamlit a pass over the whole session state). Each method's
+    settings are kept under ``keep:<key>:settings`` while its widgets are not drawn."""
     ids = family_order(REGISTRY)
     initial = st.session_state.get(f"keep:{key}", default)  # the selection survives switching pages
     chosen = st.multiselect("Methods", ids, default=[m for m in initial if m in REGISTRY], key=key,
@@ -93,15 +107,31 @@ def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "met
                             help="Switch methods on and off; each row below is one method.")
     st.session_state[f"keep:{key}"] = list(chosen)
     chosen = family_order(chosen)
-    choices = []
-    with st.expander("Method settings (presets from the papers, every parameter)"):
-        columns = st.columns(3)
-        for index, method_id in enumerate(chosen):
-            with columns[index % 3]:
-                st.markdown(f"**{REGISTRY[method_id].label}**")
-                preset, overrides = method_controls(method_id, f"{key}-{method_id}")
-                choices.append(MethodChoice(method_id, preset, overrides))
-    return choices
+    kept = st.session_state.setdefault(f"keep:{key}:settings", {})  # method id -> (preset, overrides)
+    panel = st.expander(SETTINGS_LABEL, key=f"{key}-settings", on_change="rerun")
+    if panel.open and chosen:
+        with panel:
+            # option labels stay fixed (a label that changed between runs would lose the selection)
+            method_id = st.selectbox("Settings of", chosen, key=f"{key}-settings-of",
+                                     format_func=lambda m: REGISTRY[m].label,
+                                     help="One method's settings at a time; the others keep theirs (listed under "
+                                          "the methods when changed).")
+            start = kept.get(method_id) or (None, {})
+            preset, overrides = method_controls(method_id, f"{key}-{method_id}", *start)
+            kept[method_id] = (preset, overrides) if preset is not None or overrides else None
+    changed = [settings_text(m, *kept[m]) for m in chosen if kept.get(m)]
+    if changed:
+        st.caption("Changed settings: " + "; ".join(changed))
+    return [MethodChoice(m, *(kept.get(m) or (None, {}))) for m in chosen]
+
+
+def settings_text(method_id: str, preset: str | None, overrides: dict) -> str:
+    """'LIME: preset `paper-000`, `n_samples=500`' (values as code spans: user text is not read as markdown)."""
+    def code(text) -> str:
+        return "`" + str(text).replace("`", "'") + "`"
+
+    parts = ([f"preset {code(preset)}"] if preset else []) + [code(f"{n}={v}") for n, v in overrides.items()]
+    return f"{REGISTRY[method_id].label}: {', '.join(parts)}"
 
 
 def display_options(key: str = "display") -> tuple[str, bool]:
@@ -264,7 +294,10 @@ def matrix_view(explanations: list[Explanation], level: str, absolute: bool) -> 
     """Every finished method as one slide-sized matrix (methods x words, one colour scale), PNG / SVG export."""
     if len(explanations) < 2:
         return
-    with st.expander("Compact matrix view (for a slide)"):
+    panel = st.expander("Compact matrix view (for a slide)", key="matrix-open", on_change="rerun")
+    if not panel.open:
+        return  # the figure is built only when the panel is open (plotly figures are slow to build)
+    with panel:
         image_format = st.radio("Export format", EXPORT_FORMATS, horizontal=True, key="matrix-format")
         try:
             figure = heatmap_matrix(explanations, level, absolute)
