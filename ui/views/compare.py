@@ -19,6 +19,7 @@ def finished(results: dict) -> list[Explanation]:
     return [r for r in results.values() if isinstance(r, Explanation)]
 
 
+@st.fragment  # a change of measure, k or magnitude (or a panel opened) reruns this panel alone, not the page
 def agreement_panel(explanations: list[Explanation], key: str = "agreement") -> None:
     st.markdown("#### Method agreement")
     if len(explanations) < 2:

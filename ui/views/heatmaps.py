@@ -326,6 +326,7 @@ def explanation_row(explanation: Explanation, level: str, normalization: str, ab
         method_card(explanation.method_id, popover=True, label="How it works, how it fails")
 
 
+@st.fragment  # opening the panel or changing the export format reruns this view alone, not the page
 def matrix_view(explanations: list[Explanation], level: str, absolute: bool) -> None:
     """Every finished method as one slide-sized matrix (methods x words, one colour scale), PNG / SVG export."""
     if len(explanations) < 2:
