@@ -200,6 +200,7 @@ def main(argv=None) -> int:
     parser.add_argument("--against", type=Path, help="another checkout, measured alternately with this one")
     parser.add_argument("--rounds", type=int, default=2, help="A, B rounds with --against")
     parser.add_argument("--reruns", type=int, default=10)
+    parser.add_argument("--parts", default="cold-start,page", help="which measures (comma-separated)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--subject", help=argparse.SUPPRESS)
     parser.add_argument("--part", default="page", choices=("page", "cold-start"), help=argparse.SUPPRESS)
@@ -213,7 +214,7 @@ def main(argv=None) -> int:
     trees = [("this tree", ROOT)] + ([("against", args.against.resolve())] if args.against else [])
     figures = []
     for round_ in range(args.rounds if args.against else 1):
-        for part in ("cold-start", "page"):
+        for part in args.parts.split(","):
             for name, tree in trees:
                 result = run_subject(tree, part, args.model, warm_up, text, args.reruns)
                 result.update(name=name, round=round_ + 1, part=part)
