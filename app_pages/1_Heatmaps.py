@@ -15,15 +15,16 @@ target = heatmaps.prediction_panel(classifier, encoding, selection)
 choices = heatmaps.method_picker(default=heatmaps.page_methods())
 normalization, absolute = heatmaps.display_options()
 cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target)
-results = heatmaps.compute(choices, classifier, encoding, selection.target, background=True)  # long methods: Stop
-heatmaps.cost_settled(cost, choices, results, classifier, encoding)
 human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale else None
 if human is not None:
     st.caption("Underlined words: the human rationale of this dataset example.")
 if encoding.pair is not None:
     st.caption("Sentence pair: scores cover both segments; ‖ marks the boundary between them.")
-heatmaps.render_rows(results, selection.level, normalization, absolute, human=human, model=selection.model,
-                     classifier=classifier)
+rows = heatmaps.Rows([c.method_id for c in choices], selection.level, normalization, absolute, human=human,
+                     model=selection.model, classifier=classifier)  # each row drawn as soon as its method finishes
+results = heatmaps.compute(choices, classifier, encoding, selection.target, background=True, rows=rows)  # Stop
+heatmaps.cost_settled(cost, choices, results, classifier, encoding)
+rows.finish(results)
 
 explanations = compare.finished(results)
 heatmaps.matrix_view(explanations, selection.level, absolute)

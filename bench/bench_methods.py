@@ -9,6 +9,8 @@ Per method, on SST-2 dev sentences with the ``default`` model:
   Target for perturbation methods: ratio <= 1.3.
 Whole page: every method the page runs by default (all but LIME-1000, the paper-000 preset) on a 20-word
 sentence, cold and cached totals. Targets on the 2-core CPU: < 10 s cold, < 0.3 s cached.
+``--app`` also times the real page through AppTest; ``bench/bench_page.py`` splits that page's cold visit (methods,
+plan, drawing; imports and model load in a fresh process) and times its cached reruns against another tree (A, B).
 Cold estimate (first, before anything else runs in the process): the cost model's estimate of the Heatmaps page's
 first computation (every method the page opens with, on the 20-word sentence) before any batch is measured, under
 the current rule (FLOPs at a measured matmul rate) and the former fixed 4 000 units/s, against the measured seconds.

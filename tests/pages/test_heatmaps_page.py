@@ -49,6 +49,14 @@ def open_page(**kept):
     return at
 
 
+def open_panels(at, *keys):
+    """Open the panels (expanders that draw their content only while open) with these keys, and rerun."""
+    for key in keys:
+        at.session_state[key] = True
+    at.run()
+    assert not at.exception, at.exception
+
+
 def frame_with(at, column):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
@@ -86,6 +94,7 @@ def test_agreement_matrix_shows_the_rank_correlations_of_the_shown_scores(page):
 
     at = page
     bundle = at.session_state["heatmaps:export"]
+    open_panels(at, "agreement-values-open")
     table = frame_with(at, bundle.explanations[0].method_label)
     expected = agreement_matrix(bundle.explanations, "spearman", absolute=True)
     values = table.set_index("method").loc[list(expected.labels), list(expected.labels)].to_numpy(dtype=float)
@@ -105,6 +114,7 @@ def test_agreement_panel_offers_krishna_measures_shape_and_exports_them(page):
 
     at = page
     bundle = at.session_state["heatmaps:export"]
+    open_panels(at, "agreement-values-open", "agreement-shape-open")
     at.radio(key="agreement-measure").set_value("sign")
     at.number_input(key="agreement-k").set_value(2)
     at.run()
@@ -164,6 +174,7 @@ def test_switching_methods_off_and_changing_the_display(page_env):
     assert [e.method_id for e in bundle.explanations] == ["saliency", "leave_one_out"]  # family order
     markdown = [m.value for m in at.markdown]
     assert "#### Gradient-based" in markdown and "#### Attention-based" not in markdown
+    open_panels(at, "agreement-values-open")
     table = frame_with(at, "Leave-one-out")
     assert table.shape == (2, 3)
     rows = list(csv.DictReader(io.StringIO(bundle.csv())))
@@ -338,6 +349,8 @@ def test_each_row_has_its_method_card_and_the_matrix_fits_every_method_on_one_sc
     saliency_card = next(m.value for m in at.markdown if m.value.startswith("## What it computes")
                          and "gradient" in m.value.lower())
     assert "## How it fails" in saliency_card
+    assert not [c for c in at.get("plotly_chart") if "matrix-chart" in c.proto.id]  # built only when opened
+    open_panels(at, "matrix-open")
     chart = next(c for c in at.get("plotly_chart") if "matrix-chart" in c.proto.id)
     figure = json.loads(chart.proto.spec)
     heatmap = next(trace for trace in figure["data"] if trace["type"] == "heatmap")

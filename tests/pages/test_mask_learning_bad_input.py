@@ -104,6 +104,9 @@ def test_a_text_longer_than_the_model_reads(app_model):
 def test_an_aml_checkpoint_of_another_model(app_model):
     _, other = app_model
     at = open_page("the film was excellent")
+    at.session_state["methods-settings"] = True  # the method settings panel, open on AML
+    at.session_state["methods-settings-of"] = "aml"
+    at.run()
     at.text_input(key="methods-aml-None-checkpoint").input(str(other))
     at.run()
     assert not at.exception

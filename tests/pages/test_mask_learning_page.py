@@ -69,7 +69,11 @@ def wait_for(condition, seconds: float = 120.0) -> None:
 
 
 def marc_settings(at, **values) -> None:
-    """Set MaRC's parameters in the method settings (widgets generated from its Params, no preset)."""
+    """Set MaRC's parameters in the method settings (its panel opened on MaRC; widgets generated from its Params, no
+    preset)."""
+    at.session_state["methods-settings"] = True
+    at.session_state["methods-settings-of"] = "marc"
+    at.run()
     for name, value in values.items():
         widget = at.get("number_input") + at.get("checkbox")
         next(w for w in widget if w.key == f"methods-marc-None-{name}").set_value(value)

@@ -79,13 +79,27 @@ def prediction_panel(classifier: TextClassifier, encoding: Encoding, selection: 
         st.caption(f"Explaining: **{classifier.labels[target]}**" +
                    (" (the predicted class)" if selection.target is None else " (chosen)"))
     with right:
-        st.plotly_chart(probability_bars(classifier.labels, probabilities, predicted), key="prediction_bars",
-                        width="stretch", config={"displayModeBar": False})
+        st.plotly_chart(prediction_chart(tuple(classifier.labels), tuple(map(float, probabilities)), predicted),
+                        key="prediction_bars", width="stretch", config={"displayModeBar": False})
     return target
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def prediction_chart(labels: tuple[str, ...], probabilities: tuple[float, ...], predicted: int):
+    """The probability bars, built once per prediction: a page rerun reuses the figure (plotly figures are slow to
+    build; st.plotly_chart does not change them)."""
+    return probability_bars(list(labels), np.asarray(probabilities), predicted)
+
+
+SETTINGS_LABEL = "Method settings (presets from the papers, every parameter)"
+
+
 def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "methods") -> list[MethodChoice]:
-    """Multiselect of methods (grouped by family) and, per method, its preset and parameters."""
+    """Multiselect of methods (grouped by family) and, per method, its preset and parameters.
+
+    The settings panel draws its widgets only while it is open, and then those of one method at a time: a page
+    rerun draws no settings widget (each one costs Streamlit a pass over the whole session state). Each method's
+    settings are kept under ``keep:<key>:settings`` while its widgets are not drawn."""
     ids = family_order(REGISTRY)
     initial = st.session_state.get(f"keep:{key}", default)  # the selection survives switching pages
     chosen = st.multiselect("Methods", ids, default=[m for m in initial if m in REGISTRY], key=key,
@@ -93,15 +107,31 @@ def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "met
                             help="Switch methods on and off; each row below is one method.")
     st.session_state[f"keep:{key}"] = list(chosen)
     chosen = family_order(chosen)
-    choices = []
-    with st.expander("Method settings (presets from the papers, every parameter)"):
-        columns = st.columns(3)
-        for index, method_id in enumerate(chosen):
-            with columns[index % 3]:
-                st.markdown(f"**{REGISTRY[method_id].label}**")
-                preset, overrides = method_controls(method_id, f"{key}-{method_id}")
-                choices.append(MethodChoice(method_id, preset, overrides))
-    return choices
+    kept = st.session_state.setdefault(f"keep:{key}:settings", {})  # method id -> (preset, overrides)
+    panel = st.expander(SETTINGS_LABEL, key=f"{key}-settings", on_change="rerun")
+    if panel.open and chosen:
+        with panel:
+            # option labels stay fixed (a label that changed between runs would lose the selection)
+            method_id = st.selectbox("Settings of", chosen, key=f"{key}-settings-of",
+                                     format_func=lambda m: REGISTRY[m].label,
+                                     help="One method's settings at a time; the others keep theirs (listed under "
+                                          "the methods when changed).")
+            start = kept.get(method_id) or (None, {})
+            preset, overrides = method_controls(method_id, f"{key}-{method_id}", *start)
+            kept[method_id] = (preset, overrides) if preset is not None or overrides else None
+    changed = [settings_text(m, *kept[m]) for m in chosen if kept.get(m)]
+    if changed:
+        st.caption("Changed settings: " + "; ".join(changed))
+    return [MethodChoice(m, *(kept.get(m) or (None, {}))) for m in chosen]
+
+
+def settings_text(method_id: str, preset: str | None, overrides: dict) -> str:
+    """'LIME: preset `paper-000`, `n_samples=500`' (values as code spans: user text is not read as markdown)."""
+    def code(text) -> str:
+        return "`" + str(text).replace("`", "'") + "`"
+
+    parts = ([f"preset {code(preset)}"] if preset else []) + [code(f"{n}={v}") for n, v in overrides.items()]
+    return f"{REGISTRY[method_id].label}: {', '.join(parts)}"
 
 
 def display_options(key: str = "display") -> tuple[str, bool]:
@@ -114,21 +144,30 @@ def display_options(key: str = "display") -> tuple[str, bool]:
 
 def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
             target: int | None, auto_run_seconds: float | None = None,
-            background: bool = False) -> dict[str, Explanation | Pending | MethodJob | str]:
+            background: bool = False, rows: Rows | None = None) -> dict[str, Explanation | Pending | MethodJob | str]:
     """Every chosen method's result in the order chosen: cached, computed now (with a progress bar), waiting for a
     Run click, or (``background``: a page that polls, like Heatmaps) running in the background with progress and
-    Stop. The decisions are ``explainers.plan``'s; errors become messages."""
+    Stop. The decisions are ``explainers.plan``'s; errors become messages. With ``rows`` (laid out already), the
+    cached heatmaps are drawn at once and each computed one as soon as its method finishes; the bar sits above them."""
     if not choices:
         return {}
     approved = st.session_state.setdefault("approved_runs", set())
     the_plan = plan.make_plan(choices, classifier, encoding, target, approved, auto_run_seconds, background)
     plan.start_background(the_plan, classifier, encoding, target)
+    if rows is not None:
+        for method_id, result in the_plan.results.items():
+            if isinstance(result, Explanation):
+                rows.show(method_id, result)
     if the_plan.run_now:
         items = the_plan.run_now
         total = sum(item.seconds for item in items) or 1.0
-        bar = st.progress(0.0, text=f"Explaining with {len(items)} method(s), about {total:.0f} s ...")
+        bar = (rows.progress if rows is not None else st).progress(
+            0.0, text=f"Explaining with {len(items)} method(s), about {total:.0f} s ...")
 
         def show(index: int, item: plan.Planned) -> None:
+            if rows is not None and index > 0:  # the method before this one has finished
+                done_id = items[index - 1].method_id
+                rows.show(done_id, the_plan.results[done_id])
             done = sum(i.seconds for i in items[:index])
             bar.progress(min(1.0, done / total), text=f"{index + 1}/{len(items)} {item.label}: about {item.forward} "
                                                       f"forward and {item.backward} backward passes "
@@ -136,6 +175,8 @@ def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: E
 
         plan.run_now(the_plan, classifier, encoding, target, before_each=show)
         bar.empty()
+        if rows is not None:
+            rows.show(items[-1].method_id, the_plan.results[items[-1].method_id])
     return the_plan.ordered(choices)
 
 
@@ -209,32 +250,57 @@ def provenance_caption(explanation: Explanation, normalization: str | None = Non
     return " · ".join(parts)
 
 
-def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
-                human: list[int] | None = None, key: str = "rows", model: str | None = None,
-                classifier: TextClassifier | None = None) -> None:
-    """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
-    the scales in use above the rows. ``model`` (the spec) and ``classifier`` let a method that needs training
-    (AML) offer to build what it needs."""
-    st.html(CSS)
-    signs = [r.signed and not absolute and normalization != "abs-sum" for r in results.values()
-             if isinstance(r, Explanation)]
-    st.html(legend_html(signed=any(signs), unsigned=not all(signs)))
-    for family, family_label in FAMILIES.items():
-        members = [m for m in family_order(results) if REGISTRY[m].family == family]
-        if not members:
-            continue
-        st.markdown(f"#### {family_label}")
-        for method_id in members:
-            result = results[method_id]
+class Rows:
+    """The heatmap rows of a page's methods, laid out before any is computed (family headings, one slot per
+    method), so each row is drawn as soon as its method finishes (``show``), not all at the end; ``finish`` draws
+    the colour legend of the scales in use and the rows still empty (cached, waiting, running, failed). ``model``
+    (the spec) and ``classifier`` let a method that needs training (AML) offer to build what it needs."""
+
+    def __init__(self, method_ids, level: str, normalization: str, absolute: bool, human: list[int] | None = None,
+                 model: str | None = None, classifier: TextClassifier | None = None):
+        self.level, self.normalization, self.absolute, self.human = level, normalization, absolute, human
+        self.model, self.classifier = model, classifier
+        self.progress = st.empty()  # the bar of the methods computed in this run
+        st.html(CSS)
+        self.legend = st.empty()
+        self.slots, self.drawn = {}, set()
+        ordered = family_order(method_ids)
+        for family, family_label in FAMILIES.items():
+            members = [m for m in ordered if REGISTRY[m].family == family]
+            if members:
+                st.markdown(f"#### {family_label}")
+                self.slots.update((m, st.empty()) for m in members)
+
+    def show(self, method_id: str, result) -> None:
+        """Draw one method's row (once: a later call for a drawn row does nothing)."""
+        if method_id in self.drawn or method_id not in self.slots:
+            return
+        self.drawn.add(method_id)
+        with self.slots[method_id].container():
             partial = result.partial if isinstance(result, MethodJob) else None
             if isinstance(result, Explanation) or partial is not None:
-                explanation_row(partial or result, level, normalization, absolute, human)
+                explanation_row(partial or result, self.level, self.normalization, self.absolute, self.human)
             else:
                 st.markdown(f"**{REGISTRY[method_id].label}**")
             if isinstance(result, str):
                 st.error(result)
             elif not isinstance(result, Explanation):
-                method_run.status_row(result, model=model, classifier=classifier)
+                method_run.status_row(result, model=self.model, classifier=self.classifier)
+
+    def finish(self, results: dict) -> None:
+        signs = [r.signed and not self.absolute and self.normalization != "abs-sum" for r in results.values()
+                 if isinstance(r, Explanation)]
+        self.legend.html(legend_html(signed=any(signs), unsigned=not all(signs)))
+        for method_id, result in results.items():
+            self.show(method_id, result)
+
+
+def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
+                human: list[int] | None = None, key: str = "rows", model: str | None = None,
+                classifier: TextClassifier | None = None) -> None:
+    """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
+    the scales in use above the rows (``Rows`` at once, for results computed already)."""
+    Rows(list(results), level, normalization, absolute, human, model, classifier).finish(results)
 
 
 def row_title(explanation: Explanation) -> str:
@@ -260,11 +326,15 @@ def explanation_row(explanation: Explanation, level: str, normalization: str, ab
         method_card(explanation.method_id, popover=True, label="How it works, how it fails")
 
 
+@st.fragment  # opening the panel or changing the export format reruns this view alone, not the page
 def matrix_view(explanations: list[Explanation], level: str, absolute: bool) -> None:
     """Every finished method as one slide-sized matrix (methods x words, one colour scale), PNG / SVG export."""
     if len(explanations) < 2:
         return
-    with st.expander("Compact matrix view (for a slide)"):
+    panel = st.expander("Compact matrix view (for a slide)", key="matrix-open", on_change="rerun")
+    if not panel.open:
+        return  # the figure is built only when the panel is open (plotly figures are slow to build)
+    with panel:
         image_format = st.radio("Export format", EXPORT_FORMATS, horizontal=True, key="matrix-format")
         try:
             figure = heatmap_matrix(explanations, level, absolute)

@@ -86,14 +86,19 @@ def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None
     return None if spec.optional and not text.strip() else text.strip()
 
 
-def method_controls(method_id: str, key_prefix: str) -> tuple[str | None, dict]:
-    """Preset picker plus one widget per parameter; returns (preset, overrides)."""
+def method_controls(method_id: str, key_prefix: str, preset: str | None = None,
+                    overrides: dict | None = None) -> tuple[str | None, dict]:
+    """Preset picker plus one widget per parameter, starting from ``preset`` and ``overrides`` (the settings kept
+    for the method while its widgets were not drawn); returns (preset, overrides). A preset other than the kept one
+    starts from that preset's values."""
     cls = explainer_class(method_id)
     presets = ["(defaults)"] + list(cls.presets)
-    preset = st.selectbox("Preset", presets, key=f"{key_prefix}-preset",
-                          help="Settings from the papers; individual values below override them.")
-    preset = None if preset == "(defaults)" else preset
-    base = dataclasses.asdict(cls(preset=preset).params)
-    values = schema_controls(cls.Params, f"{key_prefix}-{preset}", base=base, columns=1)
-    overrides = {k: v for k, v in values.items() if v != base[k]}
-    return preset, overrides
+    kept_preset = preset if preset in cls.presets else None
+    chosen = st.selectbox("Preset", presets, index=presets.index(kept_preset or "(defaults)"),
+                          key=f"{key_prefix}-preset", help="Settings from the papers; individual values below override "
+                                                           "them.")
+    chosen = None if chosen == "(defaults)" else chosen
+    base = dataclasses.asdict(cls(preset=chosen).params)
+    start = {**base, **(overrides or {})} if chosen == kept_preset else base
+    values = schema_controls(cls.Params, f"{key_prefix}-{chosen}", base=start, columns=1)
+    return chosen, {k: v for k, v in values.items() if v != base[k]}
