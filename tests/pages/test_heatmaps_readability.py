@@ -37,6 +37,9 @@ def test_an_agreement_without_a_ranking_reads_n_a_with_the_reason(monkeypatch, q
     at.radio(key="input_source").set_value("Your text").run()
     at.text_area(key="text").input("wonderful").run()  # one word: no ranking, no rank correlation
     assert not at.exception, at.exception
+    at.session_state["agreement-values-open"] = True  # the values table is drawn only while its panel is open
+    at.run()
+    assert not at.exception, at.exception
     table = next(d for d in at.dataframe if "method" in d.value.columns and len(d.value) == 2
                  and d.value.shape[1] == 3)
     assert table.value.drop(columns="method").isna().all().all()  # one word ranks nothing
