@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui.views import heatmaps
 
-from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures
+from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures, perturbation_shift
 
 from ui.widgets import method_run, sidebar
 
@@ -26,8 +26,9 @@ choices = heatmaps.method_picker(default=faithfulness.DEFAULT_METHODS, key="fait
 choices = method_run.offer_builds(choices, selection.model, classifier, key="faith")  # AML without its model
 config = faithfulness.options_controls(choice)
 explanations = faithfulness.explanations_for(choices, classifier, encoding, target)
-input_tab, bias_tab, dataset_tab, known_tab = st.tabs(["This input", "Bias matrix (paper 000)", "Over a dataset",
-                                                       "Known-feature task (paper 003)"])
+input_tab, bias_tab, dataset_tab, shift_tab, known_tab = st.tabs(
+    ["This input", "Bias matrix (paper 000)", "Over a dataset", "Out of distribution (paper 000)",
+     "Known-feature task (paper 003)"])
 with input_tab:
     faithfulness.input_section(classifier, encoding, explanations, config, selection)
     faithfulness_measures.measures_section(classifier, encoding, explanations, config, selection)
@@ -36,5 +37,7 @@ with bias_tab:
     faithfulness.bias_section(classifier, encoding, explanations, config, selection)
 with dataset_tab:
     faithfulness.dataset_section(selection, choices, config)
+with shift_tab:
+    perturbation_shift.section(selection.model, classifier, config["options"]["seed"])
 with known_tab:
     faithfulness.known_feature_section(choices)

@@ -12,6 +12,8 @@ import streamlit as st
 
 from corpora import DATASETS, DataError, load_user_file
 from evaluation.faithfulness import known_feature, other_measures
+from evaluation.faithfulness.perturbation_shift import MAGNITUDE
+from evaluation.faithfulness.perturbation_shift_run import PAPER_DATASETS, table_a1_reference
 from evaluation.runs.runner import KIND, evaluate_example, results_frame, \
     start_evaluation
 from evaluation import targets
@@ -48,6 +50,7 @@ OWN_OPERATOR = "(each preset's own)"
 RUN_KEY = "faithfulness:run"
 CACHE_KEY = "faithfulness:cache"
 UPLOAD = "upload a file"
+PAPER_COLUMNS = {d: f"paper 000 {d}" for d in PAPER_DATASETS}  # paper 000's datasets, beside our numbers
 
 
 def banner() -> None:
@@ -317,7 +320,8 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
 
 
 def _is_faithfulness(run: dict) -> bool:
-    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN} | set(other_measures.MEASURES)
+    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN, MAGNITUDE.id} | \
+        set(other_measures.MEASURES)
     return bool(ours & set(run["config"].get("evaluators", [])))
 
 
@@ -349,6 +353,7 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
                why_missing="no example of the run gave this method a value for this metric")
     flagged = int((table["vs_random"] == NOT_DISTINGUISHABLE).sum()) if "vs_random" in table else 0
     _random_marker_caption(flagged, "the paired CI of method - random contains 0")
+    table_a1_panel(table, f"{key}-run-a1-{run_id}")
     metrics = curve_metrics(store, run_id)
     if metrics:
         c1, c2 = st.columns([3, 2])
@@ -369,6 +374,24 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
     c2.download_button("Download the run (JSON, every example, re-importable)",
                        json.dumps(store.export_run(run_id), default=str), f"{run_id}.json", "application/json",
                        key=f"{key}-run-json-{run_id}")
+
+
+def table_a1_panel(table: pd.DataFrame, key: str) -> None:
+    """Beside a dataset run's table: its mean |attribution| per method with CIs, and paper 000's Table A1."""
+    if "metric" not in table or not (table["metric"] == "mean-abs-attribution").any():
+        return
+    st.markdown("##### Mean |attribution| per word (paper 000, Table A1)")
+    reference = table_a1_reference(table)
+    shown = pd.DataFrame({"method": reference["method"],
+                          "mean [95 % CI]": [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
+                                             zip(reference["mean"], reference["low"], reference["high"])],
+                          "n": reference["n"],
+                          **{PAPER_COLUMNS[d]: reference[f"paper_000_{d}"] for d in PAPER_DATASETS}})
+    show_table(labelled(shown), key, why_missing="paper 000 reports only LOOempty and IM")
+    st.caption("Each explanation is scaled by its largest |score| into [-1, 1]; the mean over its words is averaged "
+               "over the run's examples (paper 000's ± is the spread over all tokens, not a CI). Small values: most "
+               "words get almost no attribution. A description of the explanations, not a quality score; the random "
+               "baseline's value is in the table above.")
 
 
 def _run_bias(store: ResultStore, run_id: str, rc: dict, table: pd.DataFrame) -> None:
