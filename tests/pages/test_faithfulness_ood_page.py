@@ -81,7 +81,8 @@ def test_table_4_on_the_page_equals_accuracy_drop_and_reopens_from_the_store(mon
     # the export: every scheme's numbers at full precision, the paper's figures and the provenance
     export = pd.read_csv(io.StringIO(downloads(at, "Download Table 4 (CSV)")))
     assert list(export["scheme"]) == ["loo", "im", "lime"]
-    assert export["drop_points"].to_numpy() == pytest.approx(direct["drop_points"].to_numpy(), abs=1e-9)
+    # shares of correctly classified copies (argmax counts, no float32 sums): equal up to the CSV's decimal round trip
+    assert export["drop_points"].to_numpy() == pytest.approx(direct["drop_points"].to_numpy(), rel=1e-12, abs=1e-12)
     assert list(export["paper_000_drop_e-SNLI"]) == [4.92, 4.86, 25.74]
     assert set(export["run_id"]) == {run_id} and set(export["dataset"]) == {"sst2:dev"}
     # a new session with the same settings shows the stored table without a click and without a new job
@@ -112,7 +113,7 @@ def test_table_4_bad_input_gets_one_line_messages(monkeypatch, quick_classifier,
     assert not any(b.key == "faith-shift-start" for b in at.button)
 
 
-def test_table_a1_beside_a_dataset_run(monkeypatch, quick_classifier, page_cache):
+def test_table_a1_beside_a_dataset_run(monkeypatch, quick_classifier, page_cache, downloads):
     from evaluation.faithfulness.report import run_table
     from evaluation.runs.jobs import JOBS
     from evaluation.runs.store import ResultStore
@@ -138,6 +139,13 @@ def test_table_a1_beside_a_dataset_run(monkeypatch, quick_classifier, page_cache
     assert a1.loc[loo, "n"] == 2 and a1.loc[loo, "paper 000 SST"] == "0.22 ± 0.27"
     assert pd.isna(a1.loc[label_for("saliency"), "paper 000 SST"])  # the paper reports LOOempty and IM only
     assert any("Table A1" in m.value for m in at.markdown)
+    # the run's summary export carries the metric with its interval and random band
+    export = pd.read_csv(io.StringIO(downloads(at, "Download the summary (CSV)"))).set_index(["metric", "method"])
+    exported = export.loc[("mean-abs-attribution", "leave_one_out")]
+    # the same stored values summarized twice; only the CSV's decimal round trip in between
+    assert exported["mean"] == pytest.approx(row["mean"], rel=1e-12) and exported["low"] <= exported["mean"]
+    assert export.loc[("mean-abs-attribution", "saliency"), "random_low"] <= \
+        export.loc[("mean-abs-attribution", "saliency"), "random_high"]
 
 
 def test_road_on_the_page_equals_evaluate_input_with_the_random_band(monkeypatch, quick_classifier, page_cache):
