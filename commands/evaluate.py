@@ -17,7 +17,7 @@ from pathlib import Path
 
 from explainers import ParamError
 from explainers.params import options_from
-from models import OPERATORS, Operator, UserFacingError, cached_classifier
+from models import OPERATORS, Operator, UserFacingError
 from models.mlm import load_filler
 from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
@@ -26,8 +26,10 @@ from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS, RunOptions
 from evaluation.registry import EVALUATORS
-from corpora import load_dataset
-from evaluation.faithfulness.perturbation_shift import SCHEMES, accuracy_drop
+from corpora import DataError
+from evaluation.faithfulness.perturbation_shift import SCHEMES
+from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
+from evaluation.runs.jobs import run_cells
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 # these register the sanity metrics that --list-metrics prints
@@ -115,26 +117,41 @@ def list_metrics() -> int:
 
 
 def perturbation_shift(args, out) -> int:
-    """Paper 000 Table 4 for ``--model`` on ``--dataset``: printed, or written by the output convention."""
+    """Paper 000 Table 4 for ``--model`` on ``--dataset``: printed, or written by the output convention. A stored
+    run of one cell per input (shared with the Faithfulness page): an interrupted command resumes."""
     if args.lime_samples < 1:
         raise ParamError("--lime-samples must be at least 1.")
-    classifier = cached_classifier(args.model)
+    if args.limit < 0:
+        raise ParamError("--limit must be 0 (all) or a positive number.")
     schemes = list(SCHEMES)
     try:
-        filler = load_filler()
+        load_filler()
     except UserFacingError as error:
-        filler = None
         schemes.remove("im")
         print(f"warning: no IM row: {error}", file=sys.stderr)
-    examples = load_dataset(args.dataset, limit=args.limit or None, label_names=classifier.labels)
-    table = accuracy_drop(classifier, examples, schemes, args.lime_samples, run_options(args)["seed"], filler)
+    store, run_id, cells = start_accuracy_drop(args.model, args.dataset, args.limit or None, schemes,
+                                               args.lime_samples, run_options(args)["seed"])
+    bar, progress = job_progress("perturbing", "example")
+    try:
+        summary = run_cells(store, run_id, cells, accuracy_cell, progress=progress)
+    finally:
+        bar.close()
+    if summary.errors:
+        first_key, first_error = next(iter(summary.errors.items()))
+        print(f"warning: {len(summary.errors)} of {summary.total} examples failed (first, {first_key}: {first_error}); "
+              f"they are left out of the table and rerun next time.", file=sys.stderr)
+    table = stored_table(store, run_id)
+    if table is None:
+        raise DataError("No example has a gold label and at least one word; the accuracy drop needs labelled "
+                        "examples.")
     if out:
         write_out(out, table.to_dict(orient="records"), table)
     if args.json:
-        print_json({"model": args.model, "dataset": args.dataset, "table": table.to_dict(orient="records")})
+        print_json({"model": args.model, "dataset": args.dataset, "run_id": run_id,
+                    "table": table.to_dict(orient="records")})
         return 0
     print(f"Accuracy drop per perturbation (paper 000 Table 4; {args.model} on {args.dataset}, "
-          f"{int(table['n_inputs'].iloc[0])} labelled inputs, each input weighs the same)")
+          f"{int(table['n_inputs'].iloc[0])} labelled inputs, each input weighs the same; run {run_id})")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return 0
 

@@ -30,20 +30,20 @@ PAPER_TABLE_A1 = {"leave_one_out": {"SST": (0.22, 0.27), "e-SNLI": (0.15, 0.24),
                   "input_marginalization": {"SST": (0.17, 0.27), "e-SNLI": (0.15, 0.27), "MultiRC": (0.02, 0.09)}}
 
 
-def check_settings(schemes, limit: int, lime_samples: int) -> None:
-    """A one-line message for each setting the run cannot use."""
+def check_settings(schemes, limit: int | None, lime_samples: int) -> None:
+    """A one-line message for each setting the run cannot use (``limit`` None: every example)."""
     if not schemes:
         raise DataError("Pick at least one perturbation scheme (LOO, IM or LIME).")
     unknown = [s for s in schemes if s not in SCHEMES]
     if unknown:
         raise DataError(f"Unknown perturbation scheme(s) {', '.join(unknown)}; use {', '.join(SCHEMES)}.")
-    if limit < 1:
+    if limit is not None and limit < 1:
         raise DataError(f"The number of examples must be at least 1 (got {limit}).")
     if "lime" in schemes and lime_samples < 1:
         raise DataError(f"LIME samples per input must be at least 1 (got {lime_samples}).")
 
 
-def labelled_examples(classifier: TextClassifier, dataset: str, limit: int) -> list:
+def labelled_examples(classifier: TextClassifier, dataset: str, limit: int | None) -> list:
     """The dataset's first ``limit`` examples; a message when none of them has a gold label."""
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
     if not any(e.label is not None for e in examples):
@@ -84,9 +84,10 @@ def estimated_seconds(classifier: TextClassifier, examples: list, schemes, lime_
     return estimate_seconds(classifier, forward=per_input * len(examples), backward=0, n_tokens=tokens)
 
 
-def start_accuracy_drop(model: str, dataset: str, limit: int, schemes, lime_samples: int = 50, seed: int = 0,
+def start_accuracy_drop(model: str, dataset: str, limit: int | None, schemes, lime_samples: int = 50, seed: int = 0,
                         store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
-    """Create (or find, to resume) the run and its cells without running them; bad settings fail here."""
+    """Create (or find, to resume) the run and its cells without running them; bad settings fail here. The page
+    and ``cli.py evaluate --perturbation-shift`` share runs: one reopens what the other computed."""
     check_settings(schemes, limit, lime_samples)
     store = store or ResultStore()
     classifier = cached_classifier(model)

@@ -89,3 +89,26 @@ def test_table_a1_reference_puts_the_papers_figures_beside_loo_and_im():
     assert list(reference.index) == ["leave_one_out:paper-000-empty", "saliency"]
     assert reference.loc["leave_one_out:paper-000-empty", "paper_000_SST"] == "0.22 ± 0.27"
     assert pd.isna(reference.loc["saliency", "paper_000_SST"])  # the paper reports LOOempty and IM only
+
+
+def test_the_command_line_shares_the_pages_run(keyword_run, capsys):
+    """`cli.py evaluate --perturbation-shift` runs the same stored cells: its run is the page's (same id for the same
+    settings) and its table is the stored one, equal to ``accuracy_drop``."""
+    import json
+
+    import cli
+
+    folder, dataset = keyword_run
+    assert cli.main(["evaluate", "--model", folder, "--dataset", dataset, "--limit", "6", "--perturbation-shift",
+                     "--lime-samples", "4", "--seed", "2", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    schemes = [row["scheme"] for row in printed["table"]]
+    assert "loo" in schemes and "lime" in schemes
+    store, run_id, _ = start_accuracy_drop(folder, dataset, 6, schemes, lime_samples=4, seed=2)
+    assert printed["run_id"] == run_id and store.get_run(run_id)["done"] == 6
+    classifier = cached_classifier(folder)
+    examples = load_dataset(dataset, limit=6, label_names=classifier.labels)
+    direct = accuracy_drop(classifier, examples, schemes, lime_samples=4, seed=2)
+    assert [row["drop_points"] for row in printed["table"]] == pytest.approx(list(direct["drop_points"]), abs=1e-12)
+    assert cli.main(["evaluate", "--model", folder, "--dataset", dataset, "--perturbation-shift", "--limit", "-1"]) == 2
+    assert "--limit" in capsys.readouterr().err
