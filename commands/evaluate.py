@@ -107,6 +107,9 @@ def list_metrics() -> int:
             convention = metric.params.get("convention") if metric.params else None
             print(f"    {metric.id} {metric.arrow}  {metric.label}{operator}"
                   + (f"\n        convention: {convention}" if convention else ""))
+    print("perturbation-shift: paper 000 Table 4, the accuracy drop when one word is deleted (loo), replaced by the "
+          "masked LM (im) or LIME's samples delete many (lime), with 95 % CIs (run with `cli.py evaluate "
+          "--perturbation-shift`; the Faithfulness page's 'Out of distribution' tab)")
     print("sanity: model-randomization and repeatability checks (run with `cli.py sanity`, e.g. "
           "--measures emprt,smprt,repeatability)")
     grouped = {m.id for e in EVALUATORS.values() for m in e.metrics}  # listed above with their group

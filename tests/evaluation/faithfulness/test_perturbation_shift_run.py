@@ -112,3 +112,12 @@ def test_the_command_line_shares_the_pages_run(keyword_run, capsys):
     assert [row["drop_points"] for row in printed["table"]] == pytest.approx(list(direct["drop_points"]), abs=1e-12)
     assert cli.main(["evaluate", "--model", folder, "--dataset", dataset, "--perturbation-shift", "--limit", "-1"]) == 2
     assert "--limit" in capsys.readouterr().err
+
+
+def test_list_metrics_names_table_4_and_table_a1(capsys):
+    import cli
+
+    assert cli.main(["evaluate", "--list-metrics"]) == 0
+    listed = capsys.readouterr().out
+    assert "attribution-magnitude: Paper 000 Table A1" in listed and "mean-abs-attribution" in listed
+    assert "perturbation-shift: paper 000 Table 4" in listed and "--perturbation-shift" in listed
