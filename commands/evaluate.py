@@ -7,7 +7,8 @@ random baseline, stored per example (a rerun of the same command resumes or reop
 ``--metrics`` takes evaluator ids (``eraser``, ``eraser-official``, ``paper-002``, ``paper-003`` (signed, Def. 2.1 /
 2.2), ``paper-003-code`` (mean |change|), ``paper-004``, ``paper-004-text`` (AOPC / |B|), ``deletion``,
 ``deletion-bert``, ``insertion``, ``decision-flip``, ``faithfulness`` = all removal metrics, ``operator-sweep``,
-``known-feature``, ``plausibility``, ...) or single metric ids; ``--list-metrics`` prints them.
+``known-feature``, ``plausibility``, ``shape``, ``agreement`` (between methods: pair rows "A vs B", --agreement-k,
+--agreement-ranking), ...) or single metric ids; ``--list-metrics`` prints them.
 """
 from __future__ import annotations
 
@@ -36,14 +37,15 @@ from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, Pla
 from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt  # noqa: F401
 from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.f_fidelity import FFidOptions
+from evaluation.agreement_dataset import AgreementOptions, with_settings
 
 from commands.common import (add_output_options, add_schema_flags, check_out, help_text, job_progress,
                              parse_method_specs, print_json, schema_values, write_out)
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",
-                   "special_tokens", "seed", "random_orderings", "model", "dataset", "run_id", "tuned_for",
-                   "selection_warning"]
+                   "special_tokens", "seed", "random_orderings", "agreement_k", "agreement_ranking", "model", "dataset",
+                   "run_id", "tuned_for", "selection_warning"]
 PLAUSIBILITY = "plausibility-"  # prefix of the plausibility metrics' flags (--plausibility-top-k ...)
 
 
@@ -60,8 +62,8 @@ def add_parser(subparsers) -> None:
     add_schema_flags(parser, RemovalOptions, skip=("exclude_special",))
     parser.add_argument("--count-special", action="store_true",  # = exclude_special false, said positively
                         help=help_text("count [CLS]/[SEP] in the fractions (papers 003/004); default: words only"))
-    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions):  # NAOPC's search, soft masks, F-Fidelity
-        add_schema_flags(parser, options_class)
+    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):  # NAOPC's search, soft
+        add_schema_flags(parser, options_class)  # masks, F-Fidelity, agreement's k and ranking
     parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
                         help="settings of the plausibility metrics from a paper (the flags below override them)")
     add_schema_flags(parser, PlausibilityConfig, prefix=PLAUSIBILITY)
@@ -91,7 +93,7 @@ def run_options(args) -> dict:
     options = {"target": run.target, "operator": removal.operator, "exclude_special": removal.exclude_special,
                "seed": run.seed, "random_orderings": run.random_orderings}
     options.update({k: given[k] for k in ("rank_by", "aopc_divisor") if k in given})
-    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions):
+    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):
         options.update(schema_values(args, options_class))
     plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
     if args.plausibility_preset or plausibility:
@@ -196,6 +198,7 @@ def handle(args) -> int:
                               f"known-feature dataset, plausibility needs human rationales (see --list-metrics).")
     for message in selection_warnings(methods, table["metric"].unique()):  # AML scored on its own metric
         print(f"warning: {message}", file=sys.stderr)
+    table = with_settings(table, options)  # agreement's k and ranking on its rows
     columns = [c for c in SUMMARY_COLUMNS if c in table.columns]
     table = table[columns]
     if out:

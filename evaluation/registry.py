@@ -14,6 +14,7 @@ from evaluation.faithfulness import bias, known_feature, perturbation_shift, pre
 from evaluation.faithfulness import naopc, soft  # noqa: F401  (issue 18's newer measures register their evaluators)
 from evaluation.faithfulness import f_fidelity  # noqa: F401  (registers F-Fidelity's evaluator)
 from evaluation import agreement  # noqa: F401  (registers the shape measures: complexity, Gini, top-10 share)
+from evaluation import agreement_dataset  # noqa: F401  (registers agreement between methods, a pairwise group)
 from evaluation.faithfulness.random_band import generic_random_values
 from evaluation.metric import EVALUATORS, METRICS, BatchResult, Evaluator, RunOptions
 from evaluation.plausibility import metrics as plausibility_metrics  # noqa: F401  (registers its evaluators)

@@ -60,10 +60,14 @@ def evaluate_example(spec: dict) -> dict:
     n_random = run.random_orderings if explained else 0
     batch = evaluate_batch(applicable, classifier, encoding, example, explained, options, n_random)
     rows, curves = [], {}
-    for method_spec in explained:
+    # rows of the methods, then of any other row an evaluator names (agreement's pairs, "A vs B")
+    named = dict.fromkeys([*explained, *(name for per in batch.values.values() for name in per)])
+    for method_spec in named:
         seen: set[str] = set()
         for evaluator_id in applicable:
-            values = batch.values[evaluator_id][method_spec]
+            values = batch.values[evaluator_id].get(method_spec)
+            if values is None:
+                continue
             for metric_id, value in values.items():
                 if metric_id not in seen:
                     seen.add(metric_id)
