@@ -177,6 +177,17 @@ def pair_table(table: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+PAIR_COLUMNS = {"method A": "method A", "method B": "method B", "mean": "mean", "low": "CI low", "high": "CI high",
+                "n": "examples", "random_mean": "random mean", "random_low": "band low", "random_high": "band high",
+                "vs_random": "vs random"}
+
+
+def pair_rows(pairs: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """One measure's pair table with readable column names (the order of ``PAIR_COLUMNS``)."""
+    chosen = pairs[pairs["measure"] == measure]
+    return chosen[[c for c in PAIR_COLUMNS if c in chosen]].rename(columns=PAIR_COLUMNS).reset_index(drop=True)
+
+
 def without_pairs(table: pd.DataFrame) -> pd.DataFrame:
     """A run's summary without the pair rows (the method x metric table keeps each method's mean over partners)."""
     if table.empty or "method" not in table:

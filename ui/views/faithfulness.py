@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from corpora import DATASETS, DataError, load_user_file
+from evaluation import agreement_dataset
 from evaluation.faithfulness import known_feature, other_measures
 from evaluation.faithfulness.perturbation_shift import MAGNITUDE
 from evaluation.faithfulness.perturbation_shift_run import PAPER_DATASETS, table_a1_reference
@@ -37,7 +38,7 @@ from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 from ui.widgets.uploads import save_upload
-from ui.views import heatmaps
+from ui.views import faithfulness_measures, heatmaps
 from ui.widgets import method_run
 from ui.views.heatmaps import MethodChoice
 from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
@@ -320,7 +321,8 @@ def runs_section(store: ResultStore, run_id: str | None, key: str = "faith", onl
 
 
 def _is_faithfulness(run: dict) -> bool:
-    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN, MAGNITUDE.id} | \
+    ours = set(EVALUATOR_METRICS) | {"faithfulness", SWEEP, known_feature.KNOWN, MAGNITUDE.id,
+                                     agreement_dataset.GROUP} | \
         set(other_measures.MEASURES)
     return bool(ours & set(run["config"].get("evaluators", [])))
 
@@ -349,7 +351,9 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
                f"≈ random: the paired CI of (method - random) contains 0.")
     for message in selection_warnings(rc.get("methods", []), metric_ids_of(rc.get("evaluators", []))):
         st.warning(message)  # AML scored on the metric it was selected on
-    show_table(labelled(wide_table(table), index=True), f"{key}-run-table-{run_id}", hide_index=False,
+    # agreement's pair rows ("A vs B") go to its own section below; each method keeps its mean over partners
+    show_table(labelled(wide_table(agreement_dataset.without_pairs(table)), index=True), f"{key}-run-table-{run_id}",
+               hide_index=False,
                why_missing="no example of the run gave this method a value for this metric")
     flagged = int((table["vs_random"] == NOT_DISTINGUISHABLE).sum()) if "vs_random" in table else 0
     _random_marker_caption(flagged, "the paired CI of method - random contains 0")
@@ -368,6 +372,7 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
         st.plotly_chart(dataset_curve_figure(curves, f"{shown} over {rc['dataset']}", value, bands=bands),
                         key=f"{key}-run-chart-{run_id}-{shown}-{value}", width="stretch")
     _run_bias(store, run_id, rc, table)
+    faithfulness_measures.agreement_run_section(table, run, key)
     c1, c2 = st.columns(2)
     c1.download_button("Download the summary (CSV)", table.to_csv(index=False), f"{run_id}.csv", "text/csv",
                        key=f"{key}-run-csv-{run_id}")

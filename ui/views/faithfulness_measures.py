@@ -1,18 +1,25 @@
 """Faithfulness page, "This input": the measures that are not removal curves (NAOPC, soft sufficiency /
 comprehensiveness) with the random baseline. Numbers from evaluation/faithfulness/other_measures.py; controls
-generated from each measure's param() schema."""
+generated from each measure's param() schema.
+
+"Over a dataset": agreement between methods (the ``agreement`` group of evaluation/agreement_dataset.py), the pair
+table with intervals and the random band, and the matrix of mean agreement."""
 from __future__ import annotations
 
 import json
 
+import pandas as pd
 import streamlit as st
 
+from evaluation import agreement_dataset
+from evaluation.agreement import CAVEAT, MEASURES, TOP_K, Agreement
 from evaluation.faithfulness import other_measures
 from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE
 from evaluation.metric import EVALUATORS
-from explainers import Explanation, schema
+from explainers import Explanation, label_for, schema
 from models import UserFacingError
 
+from ui.figures.agreement import agreement_figure
 from ui.widgets.tables import labelled, show_table
 
 KEY = "faith-measures"
@@ -60,3 +67,35 @@ def measures_section(classifier, encoding, explanations: dict[str, Explanation],
 
 def _json(text: str) -> dict:
     return json.loads(text) if text else {}
+
+
+# ----- over a dataset: agreement between methods ---------------------------------------------------------------
+def agreement_run_section(table: pd.DataFrame, run: dict, key: str = "faith") -> None:
+    """The pair table of a run's ``agreement`` group for one measure (mean, 95 % CI, the random band and the
+    verdict) and the methods x methods matrix of the means; nothing for a run without it."""
+    pairs = agreement_dataset.pair_table(table)
+    if pairs.empty:
+        return
+    run_id = run["id"]
+    st.markdown("##### Agreement between methods (Krishna et al. 2022)")
+    present = [m for m in agreement_dataset.ORDER if m in set(pairs["measure"])]
+    measure = st.selectbox("Agreement measure", present, key=f"{key}-agreement-measure-{run_id}",
+                           format_func=lambda m: MEASURES[m][0])
+    k, absolute = agreement_dataset.settings(run["config"].get("options", {}))
+    methods = [m for m in run["config"].get("methods", []) if m in set(pairs["method A"]) | set(pairs["method B"])]
+    matrix = agreement_dataset.mean_matrix(pairs, measure, methods)
+    figure = agreement_figure(Agreement(tuple(methods), tuple(map(label_for, methods)), measure, absolute, matrix),
+                              k if measure in TOP_K else None)
+    figure.update_layout(title_text=f"Mean {MEASURES[measure][0].replace('@k', f'@{k}')} over the examples")
+    st.plotly_chart(figure, key=f"{key}-agreement-chart-{run_id}-{measure}", width="stretch")
+    chosen = agreement_dataset.pair_rows(pairs, measure)
+    show_table(labelled(chosen, columns=("method A", "method B")), f"{key}-agreement-table-{run_id}",
+               why_missing="undefined for every example (a method with constant scores has no correlation)")
+    flagged = int((chosen["vs random"] == NOT_DISTINGUISHABLE).sum())
+    st.caption(f"{MEASURES[measure][1]}; mean over the examples with a percentile-bootstrap 95 % CI. Random band: the "
+               f"same measure between two independent random attributions of the same words (mean, 95 % range of "
+               f"the per-draw dataset means); {flagged} pair(s) ≈ random (the paired CI of pair - random contains "
+               f"0). Words ranked by {'|score|' if absolute else 'signed score'}"
+               f"{f', k = {k}' if measure in TOP_K else ''}. {CAVEAT}")
+    st.download_button("Download the pair table (CSV)", pairs.to_csv(index=False), f"{run_id}-agreement.csv",
+                       "text/csv", key=f"{key}-agreement-csv-{run_id}")
