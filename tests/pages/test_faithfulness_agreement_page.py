@@ -77,3 +77,9 @@ def test_an_agreement_run_shows_the_pair_table_and_the_matrix(monkeypatch, quick
     at.selectbox(key=f"faith-agreement-measure-{run_id}").set_value("feature").run()
     assert not at.exception, at.exception
     assert any("k = 5" in c.value for c in at.caption)
+
+
+def test_a_run_of_agreement_alone_is_listed_on_the_page():
+    from ui.views.faithfulness import _is_faithfulness
+
+    assert _is_faithfulness({"config": {"evaluators": ["agreement"]}})

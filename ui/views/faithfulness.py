@@ -296,7 +296,8 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict) -> Non
     more = c2.multiselect("Also compute", extra, default=[], key="faith-extra",
                           format_func=lambda e: EVALUATORS[e].label,
                           help="operator-sweep fills the bias matrix with numbers; known-feature needs the "
-                               "known-feature dataset; plausibility needs human rationales.")
+                               "known-feature dataset; plausibility needs human rationales; agreement compares the "
+                               "methods with each other (a pair table below the results), not with the model.")
     methods = [method_name(c) for c in choices]
     evaluators = list(config["evaluators"]) + list(more)
     st.caption(f"Model `{selection.model}` · methods: {', '.join(map(label_for, methods)) or 'none'} (presets "
