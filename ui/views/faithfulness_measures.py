@@ -91,11 +91,12 @@ def agreement_run_section(table: pd.DataFrame, run: dict, key: str = "faith") ->
     chosen = agreement_dataset.pair_rows(pairs, measure)
     show_table(labelled(chosen, columns=("method A", "method B")), f"{key}-agreement-table-{run_id}",
                why_missing="undefined for every example (a method with constant scores has no correlation)")
-    flagged = int((chosen["vs random"] == NOT_DISTINGUISHABLE).sum())
+    flagged = int((chosen["vs random"] == NOT_DISTINGUISHABLE).sum()) if "vs random" in chosen else 0
     st.caption(f"{MEASURES[measure][1]}; mean over the examples with a percentile-bootstrap 95 % CI. Random band: the "
                f"same measure between two independent random attributions of the same words (mean, 95 % range of "
                f"the per-draw dataset means); {flagged} pair(s) ≈ random (the paired CI of pair - random contains "
                f"0). Words ranked by {'|score|' if absolute else 'signed score'}"
                f"{f', k = {k}' if measure in TOP_K else ''}. {CAVEAT}")
-    st.download_button("Download the pair table (CSV)", pairs.to_csv(index=False), f"{run_id}-agreement.csv",
+    exported = agreement_dataset.with_settings(pairs, run["config"].get("options", {}))  # k and ranking travel
+    st.download_button("Download the pair table (CSV)", exported.to_csv(index=False), f"{run_id}-agreement.csv",
                        "text/csv", key=f"{key}-agreement-csv-{run_id}")
