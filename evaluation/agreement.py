@@ -13,7 +13,9 @@ Problem in Explainable Machine Learning", arXiv 2202.01602, s. 3.1) compare the 
 feature agreement (words in both top-k), rank agreement (the same word at the same rank), sign agreement (in both
 top-k with the same sign of the raw score), signed rank agreement (same rank and same sign); pairwise rank
 agreement is the share of all word pairs that both methods order the same way (sign of the score difference,
-a tie matches only a tie).
+a tie matches only a tie). Every measure is also a metric group for dataset runs (evaluator ``agreement`` in
+``evaluation/agreement_dataset.py``: a pair table with intervals and a random band, ``cli.py evaluate --metrics
+agreement``).
 
 Shape of one explanation, on |score| (``shape_table``): complexity = entropy of |a| / sum |a| divided by log n
 (0 = all importance on one word, 1 = uniform; Bhatt et al. 2020 as in EvalxNLP / Quantus, normalized here so
