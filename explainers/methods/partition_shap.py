@@ -10,14 +10,18 @@ its weight; so the value of a word is its Owen value under the tree. The visits 
 queue (largest |change| x weight first) and stop at ``max_evals`` model calls; what is left unexpanded is
 spread over the node's words by size, as shap does.
 
+Batches: the masks depend only on the tree and a node's context, so when the whole tree fits the budget every
+mask is known in advance and all go in one model call. When the budget binds, the queue runs in shap's batches
+(``queue_batch`` masks, shap's Text masker default 5) so that the same nodes are expanded, and each model call also
+computes the masks of the queue's next nodes (look-ahead): later batches are then answered without a call. The
+visits and the budget count are those of shap's loop; only the batches the values come from differ.
+
 Port of shap 0.44 (``explainers/_partition.py::owen`` with ``fixed_context=None``, ``lower_credit``, and
 ``maskers/_text.py::merge_score``), with two differences of unit and engine: the leaves are the project's
 whitespace words (shap's are sub-word tokens), and a removed word goes through the shared perturbation engine
 (``models.perturb``; [MASK] by default, shap's Text masker default for BERT-like tokenizers) on token ids
 instead of decoding to text and re-tokenizing. [CLS] and [SEP] are the two empty-string leaves shap's masker
-keeps fixed; they are in the tree (so it has shap's shape) and score 0. When the whole tree can be expanded
-within the budget the visit order does not matter and each level is one batch; otherwise the queue runs in
-shap's batches (``queue_batch`` masks, shap's Text masker default 5) so the same nodes are expanded.
+keeps fixed; they are in the tree (so it has shap's shape) and score 0.
 """
 from __future__ import annotations
 
@@ -158,23 +162,100 @@ def full_expansion_evals(tree: np.ndarray, m: int) -> int:
 
 
 # ----- the Owen recursion (shap.explainers._partition.owen, fixed_context=None) ------------------------
-def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, seed: int) -> tuple[np.ndarray, int]:
+# Masks computed ahead in a model call when the budget binds: the expansions of the queue's next nodes. On 7
+# SST-2 sentences at ferret's settings 64 took the model calls from 574 to 154 for 0.9 % more rows; more
+# stops paying (docs/benchmarks.md, "Partition SHAP look-ahead").
+AHEAD_ROWS = 64
+
+
+class _Answers:
+    """The set function's values by mask. A call for masks not yet known also computes the masks the next
+    visits are likely to ask for (``ahead``), so that those visits need no call of their own; the values the
+    queue reads are the same, only the batches they were computed in differ."""
+
+    def __init__(self, f):
+        self.f = f
+        self.known: dict[bytes, float] = {}
+
+    def __call__(self, masks: list[np.ndarray], ahead=()) -> np.ndarray:
+        todo = {}
+        for mask in masks:
+            key = mask.tobytes()
+            if key not in self.known:
+                todo.setdefault(key, mask)
+        if todo:
+            for mask in ahead:
+                key = mask.tobytes()
+                if key not in self.known:
+                    todo.setdefault(key, mask)
+            out = self.f(np.stack(list(todo.values())))
+            self.known.update(zip(todo, (float(v) for v in out)))
+        return np.array([self.known[mask.tobytes()] for mask in masks])
+
+
+def _expansions(tree: np.ndarray, m: int, members: np.ndarray, context: np.ndarray, node: int):
+    """The two masks that expanding ``node`` in ``context`` asks for: context + its left, context + its right."""
+    left, right = int(tree[node - m, 0]), int(tree[node - m, 1])
+    return context | members[left], context | members[right]
+
+
+def _children(tree: np.ndarray, m: int, members: np.ndarray, context: np.ndarray, node: int):
+    """The (context, node) visits an expansion pushes: each child without and with its sibling."""
+    left, right = int(tree[node - m, 0]), int(tree[node - m, 1])
+    with_left, with_right = context | members[left], context | members[right]
+    return ((context, left), (context, right), (with_right, left), (with_left, right))
+
+
+def whole_tree_masks(tree: np.ndarray, m: int, members: np.ndarray) -> list[np.ndarray]:
+    """Every mask a full expansion asks for (they depend on the tree only, not on the values)."""
+    masks, stack = [], [(np.zeros(m, dtype=bool), 2 * m - 2)]
+    while stack:
+        context, node = stack.pop()
+        if node >= m:
+            masks += _expansions(tree, m, members, context, node)
+            stack += _children(tree, m, members, context, node)
+    return masks
+
+
+def _ahead_masks(tree, m, members, queue, rows: int) -> list[np.ndarray]:
+    """At most ``rows`` masks the next visits are likely to ask for: the expansions of the queue's next nodes in
+    priority order. (Those of the children being expanded now hit less often: their priorities are not known
+    before this call, and most of them are never expanded.)"""
+    if rows <= 0:
+        return []
+    masks = []
+    for *_, (context, _, _, node, _) in heapq.nsmallest(rows, queue):
+        if node >= m:
+            masks += _expansions(tree, m, members, context, node)
+    return masks[:rows]
+
+
+def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, seed: int,
+                ahead_rows: int = AHEAD_ROWS, visits: list | None = None) -> tuple[np.ndarray, int]:
     """Leaf values of set function ``f`` (bool keep-matrix (k, M) -> (k,) scores) and the model calls counted
-    as shap counts them (2 per expanded node; f00 and f11 are the other 2 of ``max_evals``)."""
+    as shap counts them (2 per expanded node; f00 and f11 are the other 2 of ``max_evals``). ``ahead_rows``:
+    masks computed ahead in each model call when the budget binds (0: none); it changes the batches, never
+    the visits (appended to ``visits``, as (node, context) pairs, where a list is given)."""
     budget = max_evals - 2
     members = member_matrix(tree, m)
+    answers = _Answers(f)
     dvalues = np.zeros(2 * m - 1)
     nothing = np.zeros(m, dtype=bool)
-    f00, f11 = f(np.stack([nothing, ~nothing]))
     root = 2 * m - 2
+    whole_tree = m > 1 and full_expansion_evals(tree, m) <= budget
+    # every node is expanded when the whole tree fits: the order cannot change the values, and every mask is
+    # known in advance, so they all go in the first call
+    first_ahead = whole_tree_masks(tree, m, members) if whole_tree else \
+        list(_expansions(tree, m, members, nothing, root)) if m > 1 else []
+    f00, f11 = answers([nothing, ~nothing], first_ahead)
     if m == 1:
         dvalues[0] = f11 - f00
         return dvalues[:1], 2
     ties = np.random.RandomState(seed)  # shap breaks priority ties with np.random.randn()
     queue = [(0.0, 0.0, 0, (nothing, f00, f11, root, 1.0))]
     counter = 1  # heap entries never compare their payloads
-    if full_expansion_evals(tree, m) <= budget:
-        queue_batch = math.inf  # every node is expanded: the order cannot change the values
+    if whole_tree:
+        queue_batch = math.inf
     evals = 0
     while queue:
         if evals >= budget:  # out of budget: a pending node keeps f11 - f00 for lower_credit to spread
@@ -191,9 +272,14 @@ def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, s
             with_left, with_right = context | members[left], context | members[right]
             tasks.append((context, with_left, with_right, low, high, left, right, weight))
             masks += [with_left, with_right]
+            if visits is not None:
+                visits.append((node, context.tobytes()))
         if not tasks:
             continue
-        out = f(np.stack(masks))
+        # never more ahead than the budget has left: masks past it would never be asked for
+        ahead = [] if whole_tree else _ahead_masks(tree, m, members, queue,
+                                                   min(ahead_rows, budget - evals - len(masks)))
+        out = answers(masks, ahead)
         evals += len(masks)
         for i, (context, with_left, with_right, low, high, left, right, weight) in enumerate(tasks):
             f10, f01 = out[2 * i], out[2 * i + 1]
