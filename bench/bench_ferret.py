@@ -68,11 +68,16 @@ def run_ours(sentences_path: str, out_path: str, profile: bool) -> None:
     metrics = [BY_ID[m] for m in AOPC_NAMES.values()]
     rows, first_call = [], None
     for text in job["sentences"]:
+        log = RowLog(classifier) if profile else None
+        if log:
+            log.section = "the input (target)"
         wall, cpu = time.perf_counter(), time.process_time()
         encoding = classifier.encode(text)
         target = int(np.argmax(classifier.logits_of(encoding)))
         explanations, per_method = {}, {}
         for _, spec, _ in PAIRS:
+            if log:
+                log.section = spec
             began, began_cpu = time.perf_counter(), time.process_time()
             explanations[spec] = create_from_spec(spec).explain(classifier, encoding, target)
             prov = explanations[spec].provenance
@@ -82,10 +87,14 @@ def run_ours(sentences_path: str, out_path: str, profile: bool) -> None:
         explain_wall, explain_cpu = time.perf_counter() - wall, time.process_time() - cpu
         if first_call is None:
             first_call = {"wall": time.perf_counter() - start_wall, "cpu": time.process_time() - start_cpu}
+        if log:
+            log.section = "comp+suff"
         wall, cpu = time.perf_counter(), time.process_time()
         per, _ = methods_and_random(classifier, encoding, metrics, {s: e.word_scores for s, e in explanations.items()},
                                     {"target": target}, n=0)
         evaluate_wall, evaluate_cpu = time.perf_counter() - wall, time.process_time() - cpu
+        if log:
+            log.close()
         if profile:  # each method again (warm) against its floor, interleaved A B A B, best of 2 (wall, CPU)
             for spec, record in per_method.items():
                 record.update(profile_method(classifier, encoding, target, create_from_spec(spec), record["forward"]))
@@ -96,6 +105,7 @@ def run_ours(sentences_path: str, out_path: str, profile: bool) -> None:
                        for s, e in explanations.items()},
             "word_scores": {s: [float(v) for v in e.word_scores] for s, e in explanations.items()},
             "aopc": {s: dict(r.values) for s, r in per.items()}, "methods": per_method,
+            "row_log": log.summary() if log else None,
             "explain_wall": explain_wall, "explain_cpu": explain_cpu,
             "evaluate_wall": evaluate_wall, "evaluate_cpu": evaluate_cpu})
     Path(out_path).write_text(json.dumps({
@@ -103,6 +113,47 @@ def run_ours(sentences_path: str, out_path: str, profile: bool) -> None:
         "total_cpu": time.process_time() - start_cpu,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "threads": int(os.environ.get("EXWB_THREADS", "0") or 0)}))
+
+
+class RowLog:
+    """Every padded batch the classifier runs (its ``_run``, the one place a batch of token ids is padded), by
+    section (an explainer, or comp + suff): rows, batches, real and padded tokens, rows repeated within the
+    section, and rows an earlier section of the same sentence already ran (identical ids, so identical logits:
+    what a per-sentence row memo shared by the methods would save). The gradient methods' passes go through
+    ``forward_embeds`` and are not logged here (their counts are in the provenance)."""
+
+    def __init__(self, classifier):
+        self.classifier, self.section, self.sections = classifier, None, {}
+        original = classifier._run
+
+        def logged(chunk_ids, zeros, types):
+            if self.section is not None:
+                record = self.sections.setdefault(self.section, {"rows": 0, "batches": 0, "tokens": 0, "padded": 0,
+                                                                 "seen": set(), "repeated": 0})
+                width = max(len(ids) for ids in chunk_ids)
+                record["batches"] += 1
+                for ids, zero in zip(chunk_ids, zeros if zeros is not None else [None] * len(chunk_ids)):
+                    key = (tuple(ids), None if zero is None else tuple(int(z) for z in zero))
+                    record["repeated"] += key in record["seen"]
+                    record["seen"].add(key)
+                    record["rows"] += 1
+                    record["tokens"] += len(ids)
+                    record["padded"] += width
+            return original(chunk_ids, zeros, types)
+
+        classifier._run = logged  # an instance attribute: this sentence's batches are logged
+
+    def close(self) -> None:
+        del self.classifier._run
+
+    def summary(self) -> dict:
+        out, earlier = {}, set()
+        for name, record in self.sections.items():
+            out[name] = {k: v for k, v in record.items() if k != "seen"}
+            out[name]["distinct"] = len(record["seen"])
+            out[name]["run_before"] = len(record["seen"] & earlier)
+            earlier |= record["seen"]
+        return out
 
 
 def profile_method(classifier, encoding, target: int, explainer, forwards: int) -> dict:
@@ -216,6 +267,36 @@ def sentences(count: int) -> list[str]:
     return [e.text for e in load_dataset("sst2:dev")[:count]]
 
 
+def print_profile(rows: list[dict]) -> None:
+    """--profile: each of our methods against its floors, and the rows each section ran."""
+    print("\nour methods, warm, against one plain batch of as many input copies and against the replay of their "
+          "own batches (best of 2, interleaved; wall s (CPU s))")
+    print(f"{'our method':36s}{'warm':>16s}{'plain floor':>16s}{'ratio':>13s}{'replay floor':>16s}{'ratio':>13s}"
+          f"{'fwd':>6s}{'bwd':>5s}")
+    for _, spec, _ in PAIRS:
+        total = {key: sum(r["methods"][spec][key] for r in rows)
+                 for key in ("warm", "warm_cpu", "floor", "floor_cpu", "replay", "replay_cpu")}
+        print(f"{spec:36s}{total['warm']:8.2f} ({total['warm_cpu']:5.2f}){total['floor']:8.2f} "
+              f"({total['floor_cpu']:5.2f}){total['warm'] / total['floor']:6.2f} "
+              f"({total['warm_cpu'] / total['floor_cpu']:4.2f}){total['replay']:8.2f} ({total['replay_cpu']:5.2f})"
+              f"{total['warm'] / total['replay']:6.2f} ({total['warm_cpu'] / total['replay_cpu']:4.2f})"
+              f"{sum(r['methods'][spec]['forward'] for r in rows):6d}"
+              f"{sum(r['methods'][spec]['backward'] for r in rows):5d}")
+    print("\nrows each section sent through the model, all sentences (RowLog; the gradient methods' passes go "
+          "through forward_embeds and are counted in their provenance instead)")
+    print(f"{'section':36s}{'rows':>7s}{'distinct':>9s}{'run before':>11s}{'batches':>8s}{'tokens':>8s}"
+          f"{'padded':>8s}{'pad %':>7s}")
+    sections = {}
+    for row in rows:
+        for name, record in (row["row_log"] or {}).items():
+            total = sections.setdefault(name, dict.fromkeys(record, 0))
+            for key, value in record.items():
+                total[key] += value
+    for name, t in sections.items():
+        print(f"{name:36s}{t['rows']:7d}{t['distinct']:9d}{t['run_before']:11d}{t['batches']:8d}{t['tokens']:8d}"
+              f"{t['padded']:8d}{100 * (t['padded'] - t['tokens']) / max(1, t['padded']):7.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=20)
@@ -223,13 +304,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=int(os.environ.get("EXWB_THREADS", "1") or 1))
     parser.add_argument("--quick", action="store_true", help="3 sentences, 1 round")
     parser.add_argument("--profile", action="store_true", help="our methods' seconds against the forward floor")
+    parser.add_argument("--ours-only", action="store_true",
+                        help="only this project's side (no .venv-ferret needed): its times and, with --profile, rows")
     parser.add_argument("--json", help="write every figure here")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         run_ours(args.worker[0], args.worker[1], args.profile)
         return
-    if not FERRET_PYTHON.exists():
+    if not FERRET_PYTHON.exists() and not args.ours_only:
         sys.exit("No .venv-ferret: run `bash bench/ferret/setup.sh` (or `make bench-ferret`) first.")
     model = prepared_default()
     if model is None:
@@ -238,9 +321,9 @@ def main() -> None:
     job = tempfile.NamedTemporaryFile(suffix=".json", delete=False, mode="w")
     json.dump({"model": str(model), "sentences": sentences(count)}, job)
     job.close()
-    runs = {"ferret": [], "ours": []}
+    runs = {"ours": []} if args.ours_only else {"ferret": [], "ours": []}
     for _ in range(rounds):
-        for tool in ("ferret", "ours"):
+        for tool in runs:
             result, spawn = run_side(tool, job.name, args.threads, args.profile)
             result["spawn_wall"] = spawn
             runs[tool].append(result)
@@ -250,6 +333,12 @@ def main() -> None:
         load = handle.read().split()[:3]
     best = {tool: min((summary(r) for r in results), key=lambda s: s["explain_total_wall"])
             for tool, results in runs.items()}
+    if args.ours_only:
+        print(f"\n{count} SST-2 dev sentences, this project only, {args.threads} thread(s); load average "
+              f"{' '.join(load)}: " + ", ".join(f"{k} {v:.2f}" for k, v in best["ours"].items()))
+        if args.profile:
+            print_profile(runs["ours"][-1]["rows"])
+        return
     print(f"\n{count} SST-2 dev sentences, default model, {args.threads} thread(s), {rounds} round(s) A B; "
           f"load average {' '.join(load)} (shared machine: noisy)")
     print(f"{'':34s}{'ferret':>12s}{'ours':>12s}{'ratio':>8s}")
@@ -272,20 +361,7 @@ def main() -> None:
         print(f"{name:32s}{a['spearman_median']:13.3f}{a['spearman_min']:7.2f}{a['comp_mean_abs_diff']:10.4f}"
               f"{a['suff_mean_abs_diff']:10.4f}{a['comp_ferret_mean']:8.3f}{a['comp_ours_mean']:8.3f}")
     if args.profile:
-        rows = runs["ours"][-1]["rows"]
-        print("\nour methods, warm, against one plain batch of as many input copies and against the replay of their "
-              "own batches (best of 2, interleaved; wall s (CPU s))")
-        print(f"{'our method':36s}{'warm':>16s}{'plain floor':>16s}{'ratio':>13s}{'replay floor':>16s}{'ratio':>13s}"
-              f"{'fwd':>6s}{'bwd':>5s}")
-        for _, spec, _ in PAIRS:
-            total = {key: sum(r["methods"][spec][key] for r in rows)
-                     for key in ("warm", "warm_cpu", "floor", "floor_cpu", "replay", "replay_cpu")}
-            print(f"{spec:36s}{total['warm']:8.2f} ({total['warm_cpu']:5.2f}){total['floor']:8.2f} "
-                  f"({total['floor_cpu']:5.2f}){total['warm'] / total['floor']:6.2f} "
-                  f"({total['warm_cpu'] / total['floor_cpu']:4.2f}){total['replay']:8.2f} ({total['replay_cpu']:5.2f})"
-                  f"{total['warm'] / total['replay']:6.2f} ({total['warm_cpu'] / total['replay_cpu']:4.2f})"
-                  f"{sum(r['methods'][spec]['forward'] for r in rows):6d}"
-                  f"{sum(r['methods'][spec]['backward'] for r in rows):5d}")
+        print_profile(runs["ours"][-1]["rows"])
     if args.json:
         Path(args.json).write_text(json.dumps({"runs": runs, "best": best, "agreement": agreement, "load": load},
                                               indent=1))

@@ -28,11 +28,12 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from explainers.mask_learning.length_groups import FORWARD_OVERHEAD_TOKENS
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
-from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, UserFacingError
+from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, TokenBatch, UserFacingError
 from models.mlm import load_filler as load_masked_lm
-from models.perturb import perturbed_logits
+from models.perturb import perturb
 
 from evaluation import targets
 from evaluation.metric import target_option
@@ -348,9 +349,42 @@ def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray,
         return logits
     unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
     rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
-    scored = perturbed_logits(classifier, encoding, rows, operator, filler_for(operator, filler_options))
+    scored = length_grouped_logits(classifier, perturb(classifier, encoding, rows, operator,
+                                                       filler_for(operator, filler_options)))
     logits[todo] = scored[np.asarray(inverse).reshape(-1)]
     return logits
+
+
+def length_grouped_logits(classifier: TextClassifier, batch: TokenBatch) -> np.ndarray:
+    """Logits of rows of different lengths (deletion shortens them) run in bands of neighbouring lengths, so that
+    few padded tokens are computed (on a CPU a padded token costs what a real one does): the same logits up to
+    float32 rounding (padded keys get exactly zero attention)."""
+    lengths = np.array([len(ids) for ids in batch.input_ids])
+    out = np.zeros((len(batch), classifier.num_labels))
+    for low, high in length_bands(lengths):
+        index = np.flatnonzero((lengths >= low) & (lengths <= high))
+        pick = lambda column: None if column is None else [column[i] for i in index]  # noqa: E731
+        out[index] = classifier.predict_logits(TokenBatch(pick(batch.input_ids), pick(batch.token_type_ids),
+                                                          pick(batch.zero_masks), pick(batch.readout)))
+    return out
+
+
+def length_bands(lengths: np.ndarray, overhead: int = FORWARD_OVERHEAD_TOKENS) -> list[tuple[int, int]]:
+    """(shortest, longest) bands of the lengths that minimise padded tokens + ``overhead`` per band: exact by
+    dynamic programming over the distinct lengths (a few dozen, however many rows)."""
+    values, counts = np.unique(np.asarray(lengths, dtype=int), return_counts=True)
+    before = np.concatenate([[0], np.cumsum(counts)])  # rows shorter than values[j]
+    best, start = [0.0] + [math.inf] * len(values), [0] * (len(values) + 1)
+    for j in range(1, len(values) + 1):
+        for i in range(j):  # one band from values[i] to values[j - 1], padded to the longest
+            cost = best[i] + (before[j] - before[i]) * values[j - 1] + overhead
+            if cost < best[j]:
+                best[j], start[j] = cost, i
+    bands, j = [], len(values)
+    while j > 0:
+        bands.append((int(values[start[j]]), int(values[j - 1])))
+        j = start[j]
+    return bands[::-1]
 
 
 def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric],

@@ -242,13 +242,13 @@ def test_operator_override_and_special_tokens(clf, enc):
 
 def test_one_engine_call_per_operator(clf, enc, monkeypatch):
     calls = []
-    real = F.perturbed_logits
+    real = F.perturb  # the engine builds each operator's rows once (they then run in length bands)
 
     def spy(classifier, encoding, keep, operator, filler=None):
         calls.append((operator, len(keep)))
         return real(classifier, encoding, keep, operator, filler)
 
-    monkeypatch.setattr(F, "perturbed_logits", spy)
+    monkeypatch.setattr(F, "perturb", spy)
     values_of(clf, enc, ["comprehensiveness-eraser", "sufficiency-eraser"])
     # 5 + 5 points of both curves in one batch, each distinct perturbed input once: removing 0 words is the input
     # itself and keeping 0 words is fixed at 0 by the preset, so the batch holds 2 + 2 rows
