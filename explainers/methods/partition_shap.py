@@ -339,6 +339,8 @@ class PartitionShap(Explainer):
         p = self.params
         word_input(encoding)  # a clear message for an input without words
         forward = MaskForward(classifier, encoding, p.operator, target, p.score)
+        # f11 keeps every word: the input itself, whose logits the classifier keeps (one row fewer)
+        forward.remember(np.ones((1, encoding.n_words), dtype=bool), classifier.logits_of(encoding)[None])
         names, is_word = tree_leaves(encoding)
         tree = partition_tree(names)
         # the [CLS] / [SEP] leaves are always kept by shap's masker: dropped before the engine, scored 0

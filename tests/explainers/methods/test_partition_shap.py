@@ -212,3 +212,12 @@ def test_the_whole_tree_is_one_batch(smooth):
         explanation = create("partition_shap", preset="ferret").explain(smooth, encoding, target=1)
     assert explanation.provenance["details"]["tree_fully_expanded"]
     assert meter.batches == 1
+
+
+def test_the_input_row_is_not_run_again(smooth):
+    """f11 keeps every word: it is the input, whose logits the classifier already holds."""
+    encoding = smooth.encode("the movie was excellent and the music was long")
+    smooth.logits_of(encoding)
+    with metered() as meter:
+        explanation = create("partition_shap", preset="ferret").explain(smooth, encoding, target=1)
+    assert meter.forward_passes == explanation.provenance["details"]["distinct_perturbations_evaluated"] - 1
