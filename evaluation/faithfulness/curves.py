@@ -393,9 +393,9 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
                     positives: list[int | None] | None = None) -> list[OrderResult]:
     """Every metric for every ranking (rows of ``orders``); one engine call per removal operator.
 
-    All keep masks of all curves of all rankings that share an operator are built first and scored in a
-    single batched ``perturbed_logits`` call. ``positives``: words scored > 0 per ranking, None where unknown (random orderings), for
-    ``positive_only``.
+    All keep masks of all curves of all rankings that share an operator are built first and scored together
+    (``score_rows``: one ``perturb`` call, run in length bands). ``positives``: words scored > 0 per ranking, None
+    where unknown (random orderings), for ``positive_only``.
     """
     if not isinstance(options, RemovalOptions):
         options = RemovalOptions.from_dict(options)
