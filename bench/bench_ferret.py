@@ -19,7 +19,9 @@ of the positive tokens, deleted, repeated thresholds dropped. This project's pre
 
     python bench/bench_ferret.py                # 20 SST-2 dev sentences, 2 rounds
     python bench/bench_ferret.py --quick        # 3 sentences, 1 round
-    python bench/bench_ferret.py --profile      # also: each of our methods, warm, against its forward floors
+    python bench/bench_ferret.py --profile      # also: each of our methods, warm, against its forward floors, and
+                                                # the rows, batches and padded tokens of each section (RowLog)
+    python bench/bench_ferret.py --ours-only --profile --sentences 5 --rounds 1   # no .venv-ferret needed
 """
 from __future__ import annotations
 
