@@ -177,14 +177,15 @@ class _Answers:
         self.f = f
         self.known: dict[bytes, float] = {}
 
-    def __call__(self, masks: list[np.ndarray], ahead=()) -> np.ndarray:
+    def __call__(self, masks: list[np.ndarray], ahead=list) -> np.ndarray:
+        """Values of ``masks``; ``ahead()`` (called only when a model call is needed) lists masks to add to it."""
         todo = {}
         for mask in masks:
             key = mask.tobytes()
             if key not in self.known:
                 todo.setdefault(key, mask)
         if todo:
-            for mask in ahead:
+            for mask in ahead():
                 key = mask.tobytes()
                 if key not in self.known:
                     todo.setdefault(key, mask)
@@ -224,10 +225,23 @@ def _ahead_masks(tree, m, members, queue, rows: int) -> list[np.ndarray]:
     if rows <= 0:
         return []
     masks = []
-    for *_, (context, _, _, node, _) in heapq.nsmallest(rows, queue):
+    for *_, (context, _, _, node, _) in heap_front(queue, rows):
         if node >= m:
             masks += _expansions(tree, m, members, context, node)
     return masks[:rows]
+
+
+def heap_front(queue: list, k: int) -> list:
+    """The k first entries of a heap, in order, read by walking it from its root: k log k steps, not len(queue)
+    (the queue holds tens of thousands of nodes at large budgets)."""
+    front, frontier = [], [(queue[0], 0)] if queue else []
+    while frontier and len(front) < k:
+        entry, i = heapq.heappop(frontier)
+        front.append(entry)
+        for child in (2 * i + 1, 2 * i + 2):
+            if child < len(queue):
+                heapq.heappush(frontier, (queue[child], child))
+    return front
 
 
 def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, seed: int,
@@ -247,7 +261,7 @@ def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, s
     # known in advance, so they all go in the first call
     first_ahead = whole_tree_masks(tree, m, members) if whole_tree else \
         list(_expansions(tree, m, members, nothing, root)) if m > 1 else []
-    f00, f11 = answers([nothing, ~nothing], first_ahead)
+    f00, f11 = answers([nothing, ~nothing], lambda: first_ahead)
     if m == 1:
         dvalues[0] = f11 - f00
         return dvalues[:1], 2
@@ -277,9 +291,8 @@ def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, s
         if not tasks:
             continue
         # never more ahead than the budget has left: masks past it would never be asked for
-        ahead = [] if whole_tree else _ahead_masks(tree, m, members, queue,
-                                                   min(ahead_rows, budget - evals - len(masks)))
-        out = answers(masks, ahead)
+        ahead_left = 0 if whole_tree else min(ahead_rows, budget - evals - len(masks))
+        out = answers(masks, lambda: _ahead_masks(tree, m, members, queue, ahead_left))
         evals += len(masks)
         for i, (context, with_left, with_right, low, high, left, right, weight) in enumerate(tasks):
             f10, f01 = out[2 * i], out[2 * i + 1]

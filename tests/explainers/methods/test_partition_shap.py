@@ -4,13 +4,15 @@ visits and values in fewer model calls), and the explainer on a tiny classifier 
 the ferret preset's budget)."""
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 import pytest
 
 from explainers import create
 from explainers.mask_forward import MaskForward
-from explainers.methods.partition_shap import (full_expansion_evals, member_matrix, owen_values, partition_tree,
-                                               tree_leaves)
+from explainers.methods.partition_shap import (full_expansion_evals, heap_front, member_matrix, owen_values,
+                                               partition_tree, tree_leaves)
 from explainers.scores import class_score
 from models.metering import metered
 from models.perturb import perturbed_logits
@@ -221,3 +223,12 @@ def test_the_input_row_is_not_run_again(smooth):
     with metered() as meter:
         explanation = create("partition_shap", preset="ferret").explain(smooth, encoding, target=1)
     assert meter.forward_passes == explanation.provenance["details"]["distinct_perturbations_evaluated"] - 1
+
+
+def testheap_front_is_the_queues_order():
+    rng = np.random.default_rng(0)
+    queue = []
+    for value in rng.normal(size=500):
+        heapq.heappush(queue, (float(value), len(queue)))
+    for k in (0, 1, 7, 64, 500, 600):
+        assert heap_front(queue, k) == heapq.nsmallest(k, queue)
