@@ -194,12 +194,14 @@ def _num(value) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
 
-def run_study(start, work, store: ResultStore) -> tuple[str, int]:
-    """Run (or reopen) an inner study; returns its run id and how many cells it computed now."""
+def run_study(start, work, store: ResultStore, batch_hook=None) -> tuple[str, int]:
+    """Run (or reopen) an inner study; returns its run id and how many cells it computed now. ``batch_hook``: the
+    study's (``run_cells``), e.g. the attacks' batches."""
     inner_store, run_id, cells = start(store)
     finished = {k for k, cell in inner_store.cells(run_id).items() if "error" not in cell}
     # the card run's stop check, captured now: the inner run installs its own for its cells
-    summary: RunSummary = run_cells(inner_store, run_id, cells, work, should_stop=current_stop_check())
+    summary: RunSummary = run_cells(inner_store, run_id, cells, work, should_stop=current_stop_check(),
+                                    batch_hook=batch_hook)
     if summary.status == "cancelled":
         raise CellStopped()
     if summary.errors and len(summary.errors) == summary.total:
@@ -310,7 +312,7 @@ def check_cell(spec: dict) -> dict:
             bare = list(dict.fromkeys(attacked.values()))
             run_id, computed = run_study(lambda s: adversarial.start_attacks(model, spec["dataset"], bare,
                                                                              config.attack_limit, attack_config, s),
-                                         adversarial.attack_cell, store)
+                                         adversarial.attack_cell, store, adversarial.batched_attacks)
             table = adversarial.summarize(adversarial.results_frame(store, run_id), seed=config.seed)
             skipped = adversarial.skipped_inputs(store, run_id)
             for method, name in attacked.items():

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
 from explainers.embedding_forward import baseline_embeddings, embedding_function
 from explainers.params import ParamError, coerce, param
+from explainers.shared_passes import batches_inputs
 from models import Encoding, ModelError, TextClassifier
 from models import metering
 from models.attention_kernel import eager_attention
@@ -177,23 +178,37 @@ def differentiable_attribution(forward, embeds: torch.Tensor, baseline: torch.Te
 
     Gradient x Input and IG reduce the hidden dimension by a signed sum (a dot product, paper 003 section 2.2.2.1);
     plain gradients by ``gradient_reduction``."""
+    targets = torch.tensor([target], device=embeds.device)
+    scores, logits, attributed = batched_attribution(forward, embeds, baseline, targets, method, ig_steps,
+                                                     create_graph, gradient_reduction)
+    return scores[0], logits[0], attributed
+
+
+def batched_attribution(forward, embeds: torch.Tensor, baseline: torch.Tensor | None, targets: torch.Tensor,
+                        method: str, ig_steps: int, create_graph: bool, gradient_reduction: str = "l2"
+                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``differentiable_attribution`` of B inputs at once, (B, T, H) padded: (scores (B, T), logits (B, C), the
+    attributed outputs summed). Each input's scores depend on its own row only (rows never mix in the model), so
+    the gradient of the sum is each row's own gradient. ``forward`` takes (B * points, T, H), rows grouped by
+    input; for IG every input's path points go through in one batch."""
+    rows = torch.arange(embeds.shape[0], device=embeds.device)
     if method == "integrated_gradients":
         # right Riemann sum alpha = 1/n ... 1 (the thesis code's DiffIntegratedGradients); the last point is the input
         alphas = torch.arange(1, ig_steps + 1, dtype=embeds.dtype, device=embeds.device) / ig_steps
-        path = baseline + alphas[:, None, None] * (embeds - baseline)
-        logits = forward(path)
-        attributed = logits[:, target].sum()
+        path = baseline[:, None] + alphas[None, :, None, None] * (embeds - baseline)[:, None]  # (B, n, T, H)
+        logits = forward(path.flatten(0, 1)).unflatten(0, (embeds.shape[0], ig_steps))
+        attributed = logits[rows, :, targets].sum()
         gradient = torch.autograd.grad(attributed, path, create_graph=create_graph, retain_graph=True)[0]
-        scores = ((embeds - baseline) * gradient.mean(dim=0, keepdim=True)).sum(dim=-1)[0]
-        return scores, logits[-1], attributed
+        scores = ((embeds - baseline) * gradient.mean(dim=1)).sum(dim=-1)
+        return scores, logits[:, -1], attributed
     logits = forward(embeds)
-    attributed = logits[0, target]
+    attributed = logits[rows, targets].sum()
     gradient = torch.autograd.grad(attributed, embeds, create_graph=create_graph, retain_graph=True)[0]
     if method == "input_x_gradient":
-        scores = (gradient * embeds).sum(dim=-1)[0]
+        scores = (gradient * embeds).sum(dim=-1)
     else:
-        scores = gradient.norm(dim=-1)[0] if gradient_reduction == "l2" else gradient.sum(dim=-1)[0]
-    return scores, logits[0], attributed
+        scores = gradient.norm(dim=-1) if gradient_reduction == "l2" else gradient.sum(dim=-1)
+    return scores, logits, attributed
 
 
 def _shares(scores: torch.Tensor) -> torch.Tensor:
@@ -219,118 +234,261 @@ def attack(classifier: TextClassifier, encoding: Encoding, method: str, config: 
            progress: Callable[[int, int, float], None] | None = None,
            should_stop: Callable[[], bool] | None = None) -> AttackResult:
     """Attack ``method``'s explanation of the predicted class on one input (see the module docstring)."""
+    result = attack_many(classifier, [encoding], method, config, progress, should_stop)[0]
+    if isinstance(result, AttackError):
+        raise result
+    return result
+
+
+def attack_groups(classifier: TextClassifier, encodings: Sequence[Encoding], rows_per_input: int) -> list[list[int]]:
+    """Indices of ``encodings`` in the batches ``attack_many`` optimizes together: sorted by length (little
+    padding), as many per batch as fit the model's token budget (``max_batch_tokens``: rows x padded width, each
+    input taking ``rows_per_input`` rows, IG's path points), at least one. A model whose padding moves the position
+    its head reads (decoders, encoder-decoders) attacks one input per batch."""
+    order = sorted(range(len(encodings)), key=lambda i: encodings[i].n_tokens)
+    if not batches_inputs(classifier):
+        return [[i] for i in order]
+    groups: list[list[int]] = []
+    for index in order:
+        width = encodings[index].n_tokens  # the longest so far: sorted
+        if groups and (len(groups[-1]) + 1) * rows_per_input * width <= classifier.max_batch_tokens:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    return groups
+
+
+def rows_per_input(method: str, config: AttackConfig) -> int:
+    """Rows one input takes in an optimization step's batch: IG's loop path points, else 1."""
+    return _loop_points(method, config)
+
+
+def attack_many(classifier: TextClassifier, encodings: Sequence[Encoding], method: str,
+                config: AttackConfig | None = None, progress: Callable[[int, int, float], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> list[AttackResult | AttackError]:
+    """``attack`` of every input, in input order, with the inputs of each ``attack_groups`` batch optimized as one:
+    their deltas padded into one batch (attention mask), one forward, backward and double backward per step for
+    all of them, the summed loss (the deltas are independent: each gets its own gradient), Adam per element (one
+    parameter per input: identical to separate optimizers) under the same schedule, and each input's own early
+    stop, best iterate and class check; a finished input leaves the batch. Equal to ``attack`` per input up to
+    float32 reordering. An input too short to attack gets its ``AttackError`` in its place.
+    ``progress(step, steps, mean objective)`` and ``should_stop`` act on the batch running."""
     config = config or AttackConfig()
-    # the double back-propagation needs the eager attention kernel: SDPA's CPU backward has no derivative itself
-    with eager_attention(classifier.model):
-        return _attack(classifier, encoding, method, config, progress, should_stop)
-
-
-def _attack(classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig,
-            progress: Callable[[int, int, float], None] | None,
-            should_stop: Callable[[], bool] | None) -> AttackResult:
     if method not in ATTACKED_METHODS:
         raise AttackError(f"The attack needs a differentiable method; '{method}' is not one. Choose from: "
                           f"{', '.join(ATTACKED_METHODS)}.")
-    positions = [i for i, special in enumerate(encoding.special) if not special]
-    k = int(config.k_fraction * len(positions))
-    if k < 1:
-        raise AttackError(f"The input has {len(positions)} word tokens: k = {config.k_fraction:g} x that rounds to 0. "
-                          f"Use a longer input or a larger top-k share (the thesis dropped such inputs).")
-    started = time.perf_counter()
-    forward, embeddings = embedding_function(classifier, encoding, "logit")
-    baseline = baseline_embeddings(classifier, encoding, "pad") if method == "integrated_gradients" else None
-    word_mask = torch.zeros_like(embeddings)
-    word_mask[0, positions] = 1.0
-    positions_t = torch.tensor(positions, device=embeddings.device)
+    results: list[AttackResult | AttackError | None] = [None] * len(encodings)
+    # the double back-propagation needs the eager attention kernel: SDPA's CPU backward has no derivative itself
+    with eager_attention(classifier.model):
+        for group in attack_groups(classifier, encodings, rows_per_input(method, config)):
+            inputs = []
+            for index in group:
+                try:
+                    inputs.append(_Input.prepare(classifier, encodings[index], method, config, index))
+                except AttackError as error:
+                    results[index] = error
+            for state in _optimize(classifier, inputs, method, config, progress, should_stop):
+                results[state.index] = state.result(classifier, method, config)
+    return results
 
-    with torch.no_grad():
-        clean_logits = forward(embeddings)[0]
-    target = int(clean_logits.argmax())
-    clean_scores, _, _ = differentiable_attribution(forward, embeddings.clone().requires_grad_(True), baseline,
-                                                    target, method, config.ig_steps, False,
-                                                    config.gradient_reduction)
-    clean_scores = clean_scores.detach()[positions_t]
-    clean_shares = _shares(clean_scores)
-    top = torch.as_tensor(measures.top_k(clean_shares.cpu().numpy(), k), device=embeddings.device)
-    clean_probability = torch.softmax(clean_logits, dim=-1)[target].detach()
-    clean_match = clean_probability if config.match == "probability" else clean_logits[target].detach()
 
-    generator = torch.Generator().manual_seed(config.seed)
-    start = torch.rand(embeddings.shape, generator=generator) if config.start == "uniform" else \
-        torch.zeros(embeddings.shape)
-    delta = start.to(embeddings.device, embeddings.dtype).requires_grad_(True)
-    optimizer = torch.optim.Adam([delta], lr=config.learning_rate)
+@dataclass
+class _Input:
+    """One input's attack: its clean explanation, its delta (an Adam parameter of its own) and its bookkeeping."""
+
+    index: int
+    encoding: Encoding
+    forward: Callable
+    embeddings: torch.Tensor          # (1, T, H)
+    baseline: torch.Tensor | None
+    word_mask: torch.Tensor           # (1, T, H): 1 at the word tokens
+    positions: list[int]
+    positions_t: torch.Tensor
+    k: int
+    target: int
+    clean_scores: torch.Tensor
+    clean_shares: torch.Tensor
+    top: torch.Tensor
+    clean_probability: torch.Tensor
+    clean_match: torch.Tensor
+    delta: torch.Tensor
+    started: float
+    best: tuple | None = None  # (objective, applied delta, attacked scores, class, probability)
+    previous: torch.Tensor | None = None
+    quiet: int = 0
+    steps_taken: int = 0
+    stop_reason: str = "step budget"
+
+    @classmethod
+    def prepare(cls, classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig,
+                index: int) -> "_Input":
+        positions = [i for i, special in enumerate(encoding.special) if not special]
+        k = int(config.k_fraction * len(positions))
+        if k < 1:
+            raise AttackError(f"The input has {len(positions)} word tokens: k = {config.k_fraction:g} x that rounds "
+                              f"to 0. Use a longer input or a larger top-k share (the thesis dropped such inputs).")
+        started = time.perf_counter()
+        forward, embeddings = embedding_function(classifier, encoding, "logit")
+        baseline = baseline_embeddings(classifier, encoding, "pad") if method == "integrated_gradients" else None
+        word_mask = torch.zeros_like(embeddings)
+        word_mask[0, positions] = 1.0
+        positions_t = torch.tensor(positions, device=embeddings.device)
+        with torch.no_grad():
+            clean_logits = forward(embeddings)[0]
+        target = int(clean_logits.argmax())
+        clean_scores, _, _ = differentiable_attribution(forward, embeddings.clone().requires_grad_(True), baseline,
+                                                        target, method, config.ig_steps, False,
+                                                        config.gradient_reduction)
+        clean_scores = clean_scores.detach()[positions_t]
+        clean_shares = _shares(clean_scores)
+        top = torch.as_tensor(measures.top_k(clean_shares.cpu().numpy(), k), device=embeddings.device)
+        clean_probability = torch.softmax(clean_logits, dim=-1)[target].detach()
+        clean_match = clean_probability if config.match == "probability" else clean_logits[target].detach()
+        generator = torch.Generator().manual_seed(config.seed)
+        start = torch.rand(embeddings.shape, generator=generator) if config.start == "uniform" else \
+            torch.zeros(embeddings.shape)
+        delta = start.to(embeddings.device, embeddings.dtype).requires_grad_(True)
+        return cls(index, encoding, forward, embeddings, baseline, word_mask, positions, positions_t, k, target,
+                   clean_scores, clean_shares, top, clean_probability, clean_match, delta, started)
+
+    def applied(self, epsilon: float) -> torch.Tensor:
+        return self.delta.clamp(-epsilon, epsilon) * self.word_mask
+
+    def result(self, classifier: TextClassifier, method: str, config: AttackConfig) -> AttackResult:
+        """The returned iterate (see the module docstring) and its measures."""
+        embeddings, baseline, positions_t = self.embeddings, self.baseline, self.positions_t
+        best = self.best
+        if config.objective == "constrained" and config.constrained_pick == "last" and self.steps_taken > 0:
+            applied = self.applied(config.epsilon).detach()
+            scores, logits, _ = differentiable_attribution(self.forward, (embeddings + applied).requires_grad_(True),
+                                                           baseline, self.target, method, config.ig_steps, False,
+                                                           config.gradient_reduction)
+            best = (float("nan"), applied, scores.detach()[positions_t], int(logits.argmax()),
+                    float(torch.softmax(logits.detach(), dim=-1)[self.target]))
+        if best is None:  # no iterate kept the class: the clean input, zero change (thesis code)
+            best = (float("nan"), torch.zeros_like(embeddings), self.clean_scores, self.target,
+                    float(self.clean_probability))
+        _, applied, attacked_scores, attacked_class, attacked_probability = best
+        if _loop_points(method, config) != config.ig_steps and method == "integrated_gradients":
+            # the loop attacked a coarser IG: the measures read the full IG of the returned iterate
+            attacked_scores = differentiable_attribution(self.forward, (embeddings + applied).requires_grad_(True),
+                                                         baseline, self.target, method, config.ig_steps, False,
+                                                         config.gradient_reduction)[0].detach()[positions_t]
+        encoding, positions = self.encoding, self.positions
+        return AttackResult(
+            method=method, config=asdict(config), tokens=list(encoding.tokens), positions=positions, k=self.k,
+            original_shares=self.clean_shares.cpu().numpy().astype(np.float64),
+            attacked_shares=_shares(attacked_scores).cpu().numpy().astype(np.float64),
+            original_scores=self.clean_scores.cpu().numpy().astype(np.float64),
+            attacked_scores=attacked_scores.cpu().numpy().astype(np.float64),
+            original_class=self.target, attacked_class=attacked_class,
+            original_probability=float(self.clean_probability), attacked_probability=attacked_probability,
+            steps_taken=self.steps_taken, stop_reason=self.stop_reason, delta_linf=float(applied.abs().max()),
+            delta=applied[0, positions].cpu().numpy(),
+            replaced_words=_nearest_tokens(classifier, embeddings + applied, positions, list(encoding.input_ids)),
+            seconds=time.perf_counter() - self.started)  # batched: the batch's time up to this result
+
+
+class _Batch:
+    """The padded tensors of a group of inputs; ``rows(active)`` cuts the active inputs at their longest."""
+
+    def __init__(self, classifier: TextClassifier, inputs: list[_Input]):
+        self.classifier = classifier
+        width = max(s.encoding.n_tokens for s in inputs)
+        self.position = {s.index: row for row, s in enumerate(inputs)}
+        tensors = [classifier.tensors(s.encoding) for s in inputs]
+        pad = lambda t, value: torch.nn.functional.pad(t, (0, width - t.shape[1]), value=value)  # noqa: E731
+        self.mask = torch.cat([pad(t["attention_mask"], 0) for t in tensors])
+        self.types = torch.cat([pad(t["token_type_ids"], 0) for t in tensors]) \
+            if all("token_type_ids" in t for t in tensors) else None
+        pad_rows = lambda x: torch.nn.functional.pad(x, (0, 0, 0, width - x.shape[1]))  # noqa: E731
+        self.embeddings = torch.cat([pad_rows(s.embeddings) for s in inputs])
+        # a padded position's baseline is its own embedding: x - b = 0 there, so it adds nothing to IG
+        self.baseline = None if inputs[0].baseline is None else torch.cat(
+            [torch.cat([s.baseline, self.embeddings[row:row + 1, s.encoding.n_tokens:]], dim=1)
+             for row, s in enumerate(inputs)])
+
+    def forward_of(self, active: list[_Input]):
+        """(forward, embeddings, baseline) of the active inputs, padded to the longest of them."""
+        rows = torch.tensor([self.position[s.index] for s in active], device=self.embeddings.device)
+        width = max(s.encoding.n_tokens for s in active)
+        mask = self.mask[rows, :width]
+        types = None if self.types is None else self.types[rows, :width]
+
+        def forward(inputs_embeds: torch.Tensor) -> torch.Tensor:
+            repeat = inputs_embeds.shape[0] // len(active)  # IG: each input's path points, grouped by input
+            return self.classifier.forward_embeds(inputs_embeds, mask.repeat_interleave(repeat, 0),
+                                                  None if types is None else types.repeat_interleave(repeat, 0))
+
+        baseline = None if self.baseline is None else self.baseline[rows, :width]
+        return forward, self.embeddings[rows, :width], baseline
+
+
+def _optimize(classifier: TextClassifier, inputs: list[_Input], method: str, config: AttackConfig,
+              progress, should_stop) -> list[_Input]:
+    """The optimization loop of a group (see ``attack_many``); fills each input's best iterate and stop."""
+    if not inputs:
+        return inputs
+    batch = _Batch(classifier, inputs)
+    optimizer = torch.optim.Adam([s.delta for s in inputs], lr=config.learning_rate)
     schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=config.halve_every, gamma=0.5)
-
-    best = None  # (objective, applied delta, attacked scores, class, probability)
-    previous, quiet, stop_reason, step = None, 0, "step budget", 0
+    active = list(inputs)
+    points = _loop_points(method, config)
     for step in range(1, config.steps + 1):
         if should_stop is not None and should_stop():
-            stop_reason = "stopped by the user"
-            step -= 1
+            for state in active:
+                state.stop_reason, state.steps_taken = "stopped by the user", step - 1
+            active = []
             break
-        applied = delta.clamp(-config.epsilon, config.epsilon) * word_mask
-        inputs = embeddings + applied
-        scores, logits, attributed = differentiable_attribution(forward, inputs, baseline, target, method,
-                                                                _loop_points(method, config), config.double_backprop,
-                                                                config.gradient_reduction)
-        shares = _shares(scores[positions_t])
-        top_mass = shares[top].sum()
-        probabilities = torch.softmax(logits, dim=-1)
-        predicted = int(logits.argmax())
-        if config.objective == "constrained":
-            matched = probabilities[target] if config.match == "probability" else logits[target]
-            objective = config.alpha * top_mass + config.beta * (clean_match - matched) ** 2
-        else:
-            objective = top_mass
-        objective_value = float(objective.detach())
-        eligible = config.objective == "constrained" or predicted == target
-        if eligible and (best is None or objective_value < best[0]):
-            best = (objective_value, applied.detach().clone(), scores.detach()[positions_t].clone(), predicted,
-                    float(probabilities[target].detach()))
-        loss = objective
+        forward, embeddings, baseline = batch.forward_of(active)
+        width = embeddings.shape[1]
+        applied = torch.cat([torch.nn.functional.pad(s.applied(config.epsilon), (0, 0, 0, width - s.encoding.n_tokens))
+                             for s in active])
+        targets = torch.tensor([s.target for s in active], device=embeddings.device)
+        scores, logits, attributed = batched_attribution(forward, embeddings + applied, baseline, targets, method,
+                                                         points, config.double_backprop, config.gradient_reduction)
+        objectives = []
+        for row, state in enumerate(active):
+            shares = _shares(scores[row, state.positions_t])
+            top_mass = shares[state.top].sum()
+            probabilities = torch.softmax(logits[row], dim=-1)
+            predicted = int(logits[row].argmax())
+            if config.objective == "constrained":
+                matched = probabilities[state.target] if config.match == "probability" else logits[row, state.target]
+                objective = config.alpha * top_mass + config.beta * (state.clean_match - matched) ** 2
+            else:
+                objective = top_mass
+            objectives.append(objective)
+            value = float(objective.detach())
+            eligible = config.objective == "constrained" or predicted == state.target
+            if eligible and (state.best is None or value < state.best[0]):
+                state.best = (value, applied[row:row + 1, :state.encoding.n_tokens].detach().clone(),
+                              scores.detach()[row, state.positions_t].clone(), predicted,
+                              float(probabilities[state.target].detach()))
+        loss = torch.stack(objectives).sum()
         if not config.double_backprop:
             loss = loss + attributed  # the thesis code's explainer .backward() leaves this gradient in delta.grad
-        optimizer.zero_grad()
+        optimizer.zero_grad()  # a finished input's gradient stays None: Adam leaves it alone
         if loss.requires_grad:
             loss.backward()
         optimizer.step()
         schedule.step()
         if progress is not None:
-            progress(step, config.steps, objective_value)
-        current = delta.detach().clamp(-config.epsilon, config.epsilon) * word_mask
-        if previous is not None and float((current - previous).abs().mean()) < config.tolerance:
-            quiet += 1
-            if quiet >= config.patience:
-                stop_reason = "early stop"
-                break
-        else:
-            quiet = 0
-        previous = current
-
-    if config.objective == "constrained" and config.constrained_pick == "last" and step > 0:
-        applied = (delta.detach().clamp(-config.epsilon, config.epsilon) * word_mask)
-        scores, logits, _ = differentiable_attribution(forward, (embeddings + applied).requires_grad_(True), baseline,
-                                                       target, method, config.ig_steps, False,
-                                                       config.gradient_reduction)
-        best = (float("nan"), applied, scores.detach()[positions_t], int(logits.argmax()),
-                float(torch.softmax(logits.detach(), dim=-1)[target]))
-    if best is None:  # no iterate kept the class: the clean input, zero change (thesis code)
-        best = (float("nan"), torch.zeros_like(embeddings), clean_scores, target, float(clean_probability))
-    _, applied, attacked_scores, attacked_class, attacked_probability = best
-    if _loop_points(method, config) != config.ig_steps and method == "integrated_gradients":
-        # the loop attacked a coarser IG: the measures read the full IG of the returned iterate
-        attacked_scores = differentiable_attribution(forward, (embeddings + applied).requires_grad_(True), baseline,
-                                                     target, method, config.ig_steps, False,
-                                                     config.gradient_reduction)[0].detach()[positions_t]
-    return AttackResult(
-        method=method, config=asdict(config), tokens=list(encoding.tokens), positions=positions, k=k,
-        original_shares=clean_shares.cpu().numpy().astype(np.float64),
-        attacked_shares=_shares(attacked_scores).cpu().numpy().astype(np.float64),
-        original_scores=clean_scores.cpu().numpy().astype(np.float64),
-        attacked_scores=attacked_scores.cpu().numpy().astype(np.float64),
-        original_class=target, attacked_class=attacked_class, original_probability=float(clean_probability),
-        attacked_probability=attacked_probability, steps_taken=step, stop_reason=stop_reason,
-        delta_linf=float(applied.abs().max()), delta=applied[0, positions].cpu().numpy(),
-        replaced_words=_nearest_tokens(classifier, embeddings + applied, positions, list(encoding.input_ids)),
-        seconds=time.perf_counter() - started)
+            progress(step, config.steps, float(torch.stack(objectives).detach().mean()))
+        still = []
+        for state in active:
+            state.steps_taken = step
+            current = state.applied(config.epsilon).detach()
+            if state.previous is not None and float((current - state.previous).abs().mean()) < config.tolerance:
+                state.quiet += 1
+                if state.quiet >= config.patience:
+                    state.stop_reason = "early stop"
+                    continue
+            else:
+                state.quiet = 0
+            state.previous = current
+            still.append(state)
+        active = still
+        if not active:
+            break
+    return inputs

@@ -1,10 +1,18 @@
 """Attacks over a dataset: one job cell per example (every chosen method), in the result store, with bootstrap CIs.
 
+The examples are attacked in batches (``attack_many``: several inputs' optimizations as one, issue 16): the cells
+are ordered batch by batch, and the run's batch hook (``batched_attacks``) computes a batch when its first cell
+runs and serves the others, so each cell still lands in the store on its own and a stopped run resumes losing at
+most one batch. Alone (the app, Ray) a cell attacks its example by itself: the same values up to float32
+reordering.
+
 Paper 003 section 4.1 attacked 16 datapoints per model x dataset x method and dropped inputs too short for
 k = 15 % of the length to be at least 1 ("four cases" on SST); those are counted here as skipped, with the reason.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict
 
 import pandas as pd
@@ -12,8 +20,9 @@ import pandas as pd
 from corpora import load_dataset
 from models import ModelError, cached_classifier
 
-from evaluation.adversarial.attack import ATTACKED_METHODS, AttackConfig, AttackError, attack, config_for
-from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
+from evaluation.adversarial.attack import (ATTACKED_METHODS, AttackConfig, AttackError, attack_groups, attack_many,
+                                           config_for, rows_per_input)
+from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
@@ -23,27 +32,90 @@ MEASURES = ("rank_change", "top_k_sum_change", "probability_change", "class_kept
 
 
 def attack_cell(spec: dict) -> dict:
-    """Every method's attack on one example (depends only on ``spec``)."""
+    """Every method's attack on one example (depends only on ``spec``). Inside ``batched_attacks`` the example is
+    attacked together with the other examples of its batch (``spec["batch"]``), the first time one of them runs;
+    alone otherwise (the Ray executor, the app)."""
+    plan = _PLAN.get()
+    if plan is not None and spec["index"] in plan.batch_of:
+        return plan.result(spec)
+    return attack_examples([spec])[0]
+
+
+def attack_examples(specs: list[dict]) -> list[dict]:
+    """The cells of several examples of one run, each method's attacks of all of them optimized together
+    (``attack_many``: padded batches under the token budget; equal to one at a time up to float32 reordering)."""
+    spec = specs[0]  # one run: the same model, dataset, methods and settings in every cell
     classifier = cached_classifier(spec["model"])
-    example = load_dataset(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
-    encoding = classifier.encode(example.text, example.pair)
+    examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1,
+                            label_names=classifier.labels)
+    chosen = [examples[s["index"]] for s in specs]
+    encodings = [classifier.encode(example.text, example.pair) for example in chosen]
     config = config_for(None, **spec["config"])
-    rows, skipped, attacked = [], {}, {}
+    cells = [{"example_id": example.id, "words": encoding.n_words, "rows": [], "skipped": {}, "attacked": {}}
+             for example, encoding in zip(chosen, encodings)]
     for method in spec["methods"]:
-        try:
-            result = attack(classifier, encoding, method, config)
-        except AttackError as error:
-            skipped[method] = str(error)
-            continue
-        rows += [{"method": method, "metric": name, "value": value} for name, value in result.measures().items()]
-        rows.append({"method": method, "metric": "steps_taken", "value": float(result.steps_taken)})
-        attacked[method] = {"replaced_words": result.replaced_words, "k": result.k,
-                            "original_top": [result.tokens[result.positions[i]] for i in
-                                             result.original_shares.argsort()[::-1][:result.k]],
-                            "attacked_top": [result.tokens[result.positions[i]] for i in
-                                             result.attacked_shares.argsort()[::-1][:result.k]]}
-    return {"example_id": example.id, "words": encoding.n_words, "rows": rows, "skipped": skipped,
-            "attacked": attacked}
+        # the run's stop check at every step: a batch takes minutes
+        for cell, result in zip(cells, attack_many(classifier, encodings, method, config,
+                                                   should_stop=current_stop_check())):
+            if isinstance(result, AttackError):
+                cell["skipped"][method] = str(result)
+                continue
+            cell["rows"] += [{"method": method, "metric": name, "value": value}
+                             for name, value in result.measures().items()]
+            cell["rows"].append({"method": method, "metric": "steps_taken", "value": float(result.steps_taken)})
+            cell["attacked"][method] = {
+                "replaced_words": result.replaced_words, "k": result.k,
+                "original_top": [result.tokens[result.positions[i]] for i in
+                                 result.original_shares.argsort()[::-1][:result.k]],
+                "attacked_top": [result.tokens[result.positions[i]] for i in
+                                 result.attacked_shares.argsort()[::-1][:result.k]]}
+            if result.stop_reason == "stopped by the user":
+                raise CellStopped()
+    return cells
+
+
+class _BatchPlan:
+    """The batches of a window of cells (``spec["batch"]``), each computed when its first cell runs and served
+    to its cells; a stopped run loses at most the batch it was in."""
+
+    def __init__(self, specs: list[dict]):
+        self.specs = {s["index"]: s for s in specs}
+        self.batch_of = {s["index"]: s.get("batch", s["index"]) for s in specs}
+        self.done: dict[int, dict] = {}
+
+    def result(self, spec: dict) -> dict:
+        index = spec["index"]
+        if index not in self.done:
+            members = [s for i, s in self.specs.items() if self.batch_of[i] == self.batch_of[index]]
+            try:
+                cells = attack_examples(members)
+            except CellStopped:
+                raise
+            except Exception:  # noqa: BLE001 (each cell then meets its own error alone and records it)
+                return attack_examples([spec])[0]
+            self.done.update((s["index"], cell) for s, cell in zip(members, cells))
+        return self.done.pop(index)
+
+
+_PLAN: ContextVar[_BatchPlan | None] = ContextVar("adversarial_batches", default=None)
+
+
+@contextmanager
+def batched_attacks(specs: list[dict]):
+    """The batch hook of an attack run (``run_cells(batch_hook=...)``): the window's examples attacked batch by
+    batch (``attack_examples``) while its cells run."""
+    token = _PLAN.set(_BatchPlan(specs))
+    try:
+        yield
+    finally:
+        _PLAN.reset(token)
+
+
+def cell_batches(classifier, encodings: list, methods: list[str], config: AttackConfig) -> list[list[int]]:
+    """Example indices in the batches their attacks share: ``attack_groups`` for the method with the most rows
+    per input (IG's loop path points), so every method's batch fits the token budget."""
+    rows = max(rows_per_input(method, config) for method in methods)
+    return attack_groups(classifier, encodings, rows)
 
 
 def start_attacks(model: str, dataset: str, methods: list[str], limit: int | None = 16,
@@ -65,8 +137,11 @@ def start_attacks(model: str, dataset: str, methods: list[str], limit: int | Non
                   "limit": len(examples), **settings}
     title = f"adversarial ({config.objective}) on {dataset} ({len(examples)} examples), {model}"
     run_id = store.create_run(KIND, run_config, total=len(examples), title=title)
-    cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, **settings})
-             for index, example in enumerate(examples)]
+    # cells in batch order (length-sorted, ``cell_batches``): a batch's cells run one after another
+    encodings = [classifier.encode(example.text, example.pair) for example in examples]
+    cells = [Cell(key=examples[index].id, spec={"model": model, "dataset": dataset, "index": index, "batch": batch,
+                                                **settings})
+             for batch, group in enumerate(cell_batches(classifier, encodings, methods, config)) for index in group]
     return store, run_id, cells
 
 
@@ -75,7 +150,7 @@ def run_attacks(model: str, dataset: str, methods: list[str], limit: int | None 
                 progress: Progress | None = None, should_stop=None) -> tuple[ResultStore, RunSummary]:
     store, run_id, cells = start_attacks(model, dataset, methods, limit, config, store)
     summary = run_cells(store, run_id, cells, attack_cell, executor=executor, progress=progress,
-                        should_stop=should_stop)
+                        should_stop=should_stop, batch_hook=batched_attacks if executor == "local" else None)
     return store, summary
 
 
