@@ -9,6 +9,14 @@ step) written directly in torch on the same input. Integrated Gradients' cost is
 
     python bench/bench_adversarial.py            # default model, 5 sentences, 500 steps (the thesis's budget)
     python bench/bench_adversarial.py --quick    # default-quick, 2 sentences, 60 steps
+    python bench/bench_adversarial.py --batched --steps 5   # the report card's attack, batched vs one at a time
+
+``--batched`` compares, in one run and interleaved (batched, one at a time, batched, one at a time; best of each),
+the report card's attack (``CardConfig``: its first ``attack_limit`` SST-2 dev sentences; saliency, Gradient x
+Input and IG through the 8-point loop) run as ``attack_many`` batches against ``attack`` one sentence at a time,
+for ``--steps`` steps without early stop (the cost per step does not depend on the step: the card's 200 scale
+linearly; an early stop only shortens a sentence's run, in both arms). Prints per method CPU and wall seconds and
+the exact counts (forward and backward passes, batches), which do not depend on the machine's load.
 """
 from __future__ import annotations
 
@@ -27,7 +35,9 @@ settings.prepare_runtime()
 import torch  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
-from evaluation.adversarial.attack import attack, config_for  # noqa: E402
+from evaluation.adversarial.attack import attack, attack_groups, attack_many, config_for, rows_per_input  # noqa: E402
+from evaluation.report_card import CardConfig  # noqa: E402
+from models.metering import metered  # noqa: E402
 from explainers.embedding_forward import embedding_function  # noqa: E402
 from models import load_classifier  # noqa: E402
 from models.attention_kernel import eager_attention  # noqa: E402
@@ -51,12 +61,59 @@ def bare_steps(classifier, encoding, steps: int) -> float:
     return time.perf_counter() - started
 
 
+def batched_comparison(model: str, steps: int, rounds: int) -> None:
+    """The card's attack, batched vs one at a time (see the module docstring)."""
+    card = CardConfig()
+    classifier = load_classifier(model)
+    examples = load_dataset("sst2:dev", limit=card.attack_limit, label_names=classifier.labels)
+    encodings = [classifier.encode(e.text, e.pair) for e in examples]
+    config = config_for(None, steps=steps, seed=card.seed, loop_ig_steps=card.attack_loop_ig_steps, tolerance=0.0)
+    print(f"model {model} · the card's {len(encodings)} SST-2 dev sentences ({sum(e.n_tokens for e in encodings)} "
+          f"tokens, {min(e.n_tokens for e in encodings)}-{max(e.n_tokens for e in encodings)} each) · {steps} steps, "
+          f"no early stop · threads {torch.get_num_threads()} · load {open('/proc/loadavg').read().strip()}",
+          flush=True)
+    arms = {"batched": lambda m: attack_many(classifier, encodings, m, config),
+            "one at a time": lambda m: [attack(classifier, e, m, config) for e in encodings]}
+    totals = {arm: [0.0, 0.0] for arm in arms}
+    for method in ("saliency", "input_x_gradient", "integrated_gradients"):
+        groups = attack_groups(classifier, encodings, rows_per_input(method, config))
+        best = {arm: (float("inf"), float("inf")) for arm in arms}
+        for _ in range(rounds):
+            for arm, run in arms.items():
+                cpu, wall = time.process_time(), time.perf_counter()
+                with metered() as meter:
+                    run(method)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                best[arm] = min(best[arm], (cpu, wall))
+                print(f"  {method:22s} {arm:13s} {cpu:7.1f} s CPU {wall:7.1f} s wall · passes {meter.forward_passes} "
+                      f"forward, {meter.backward_passes} backward in {meter.batches} batches"
+                      + (f" ({len(groups)} groups: {[len(g) for g in groups]})" if arm == "batched" else ""),
+                      flush=True)
+        for arm in arms:
+            totals[arm][0] += best[arm][0]
+            totals[arm][1] += best[arm][1]
+        print(f"  {method}: CPU ratio one at a time / batched {best['one at a time'][0] / best['batched'][0]:.2f}x, "
+              f"wall {best['one at a time'][1] / best['batched'][1]:.2f}x (best of {rounds})", flush=True)
+    per_step = {arm: cpu / steps for arm, (cpu, _) in totals.items()}
+    print(f"all three methods, best of {rounds}: batched {totals['batched'][0]:.1f} s CPU ({totals['batched'][1]:.1f} s "
+          f"wall), one at a time {totals['one at a time'][0]:.1f} s CPU ({totals['one at a time'][1]:.1f} s wall); "
+          f"at the card's {card.attack_steps} steps without early stop: batched {per_step['batched'] * card.attack_steps / 60:.1f} "
+          f"CPU min, one at a time {per_step['one at a time'] * card.attack_steps / 60:.1f} CPU min · load "
+          f"{open('/proc/loadavg').read().strip()}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="default-quick, 2 sentences, 60 steps")
     parser.add_argument("--model", default=None)
     parser.add_argument("--count", type=int, default=None)
+    parser.add_argument("--batched", action="store_true", help="the report card's attack, batched vs one at a time")
+    parser.add_argument("--steps", type=int, default=5, help="--batched: steps per attack (default 5)")
+    parser.add_argument("--rounds", type=int, default=2, help="--batched: interleaved rounds, best of (default 2)")
     args = parser.parse_args()
+    if args.batched:
+        batched_comparison(args.model or ("default-quick" if args.quick else "default"), args.steps, args.rounds)
+        return 0
     model = args.model or ("default-quick" if args.quick else "default")
     count = args.count or (2 if args.quick else 5)
     steps = 60 if args.quick else 500

@@ -11,11 +11,18 @@ band) is measured by running each check at two sizes when ``--two-sizes`` is giv
     python bench/bench_report_card.py --model default-quick --limit 10   # the figures in docs/benchmarks.md
     python bench/bench_report_card.py --quick                             # CardConfig.quick() sizes, a minute
     python bench/bench_report_card.py --model default --count             # exact counts at the default sizes
+    python bench/bench_report_card.py --model default --adversarial 2,6   # the card's attack check, estimated
 
 ``--count`` times nothing: it counts, at the card's default sizes, the explanations each check computes and their
 (forward, backward) passes as each method's ``estimate_passes`` states them (an upper bound where methods share a
 pass), before and after the sanity check took the original model's explanations from the faithfulness run, and
 the attack's passes (``attack.passes``). Counts do not depend on the machine's load.
+
+``--adversarial S1,S2`` runs the card's adversarial check alone at its default size (``attack_limit`` sentences,
+batched as the card runs them) twice, with S1 and S2 optimization steps (at most 20: the early stop needs 20 quiet
+steps, so none stops early), and extrapolates the line through the two CPU (and wall) figures to the card's
+``attack_steps``: fixed part (the clean explanations, IG's full re-explanation) + steps x cost per step. Without
+early stops, so an upper bound of the check.
 
 Explanations are kept in memory only (the disk cache would make a second run free).
 """
@@ -98,6 +105,24 @@ def counts(model: str, dataset: str, config: CardConfig) -> list[dict]:
     return rows
 
 
+def adversarial_estimate(model: str, dataset: str, steps: tuple[int, int]) -> None:
+    """The card's adversarial check at its default size, at two step counts, extrapolated (module docstring)."""
+    target = CardConfig()
+    figures = []
+    for count in steps:
+        store = ResultStore(Path(tempfile.mkdtemp(prefix="card-attack-")) / "results.sqlite")
+        row = measure(model, dataset, "adversarial", replace(target, attack_steps=count), store)
+        figures.append((count, row["cpu_s"], row["wall_s"]))
+        print(json.dumps({**row, "attack_steps": count, "load": open("/proc/loadavg").read().strip()}), flush=True)
+    (s1, cpu1, wall1), (s2, cpu2, wall2) = figures
+    per_step_cpu, per_step_wall = (cpu2 - cpu1) / (s2 - s1), (wall2 - wall1) / (s2 - s1)
+    cpu = cpu1 + per_step_cpu * (target.attack_steps - s1)
+    wall = wall1 + per_step_wall * (target.attack_steps - s1)
+    print(f"# adversarial check, {target.attack_limit} sentences, {target.attack_steps} steps without early stop: "
+          f"about {cpu / 60:.1f} CPU min ({per_step_cpu:.2f} CPU s per step, {cpu1 - per_step_cpu * s1:.0f} CPU s "
+          f"fixed); wall {wall / 60:.1f} min on this run's load {open('/proc/loadavg').read().strip()}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--model", default="default-quick")
@@ -112,7 +137,16 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="CardConfig.quick() sizes")
     parser.add_argument("--count", action="store_true", help="exact explanation and pass counts at the default "
                                                              "sizes, no timing")
+    parser.add_argument("--adversarial", default=None, metavar="S1,S2",
+                        help="the card's adversarial check at its default size with S1 and S2 steps, extrapolated")
     args = parser.parse_args()
+    if args.adversarial:
+        DEFAULT_CACHE.directory = None
+        low, high = (int(v) for v in args.adversarial.split(","))
+        if not 0 < low < high <= 20:
+            parser.error("--adversarial S1,S2: 0 < S1 < S2 <= 20 (no early stop below 21 steps)")
+        adversarial_estimate(args.model, args.dataset, (low, high))
+        return 0
     if args.count:
         for row in counts(args.model, args.dataset, CardConfig()):
             print(json.dumps(row), flush=True)

@@ -13,12 +13,15 @@ lr x g / (|g| + eps), equal to float32 precision of lr wherever the gradients ag
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from corpora import load_dataset
 from evaluation.adversarial import dataset as adversarial
-from evaluation.adversarial.attack import AttackError, attack, attack_groups, attack_many, config_for
+from evaluation.adversarial.attack import (BATCH_OVERHEAD_TOKENS, AttackError, attack, attack_groups, attack_many,
+                                           config_for, rows_per_input)
 from evaluation.runs.store import ResultStore
 from models import cached_classifier
 from models.metering import metered
@@ -58,11 +61,15 @@ def _one_at_a_time(classifier, encodings, method, config):
     return out
 
 
-def _assert_same_attack(batched, alone, delta_tolerance, measure_tolerance):
+def _assert_same_attack(batched, alone, delta_tolerance, measure_tolerance, step_size=None):
     assert batched.steps_taken == alone.steps_taken and batched.stop_reason == alone.stop_reason
     assert batched.original_class == alone.original_class and batched.attacked_class == alone.attacked_class
     assert batched.class_kept == alone.class_kept and batched.rank_change == alone.rank_change
-    np.testing.assert_allclose(batched.delta, alone.delta, rtol=0, atol=delta_tolerance)
+    if step_size is None:
+        np.testing.assert_allclose(batched.delta, alone.delta, rtol=0, atol=delta_tolerance)
+    else:  # one Adam step: see test_the_batched_attack_equals_one_at_a_time_on_the_quick_model
+        apart = np.abs(batched.delta - alone.delta)
+        assert np.mean(apart > delta_tolerance) <= 1e-3 and apart.max() <= 2 * step_size
     np.testing.assert_array_equal(batched.original_shares, alone.original_shares)  # the clean pass is per input
     assert batched.top_k_sum_change == pytest.approx(alone.top_k_sum_change, rel=0, abs=measure_tolerance)
     assert batched.probability_change == pytest.approx(alone.probability_change, rel=0, abs=measure_tolerance)
@@ -93,7 +100,8 @@ def test_the_batched_attack_equals_the_attack_of_each_input_alone(smooth64, name
 def test_the_batched_attack_makes_the_same_passes_in_fewer_batches(smooth64, name):
     """Counted by the meter: the same forward and backward passes (a finished input leaves the batch, so no row is
     added), in (per input: the clean forward and explanation [+ IG's full re-explanation or the last iterate's]) +
-    one batch per step of the longest-running input, against one batch per step per input."""
+    per batch of inputs (``attack_groups``) one batch per step of its longest-running input, against one batch per
+    step per input."""
     method, config = CONFIGS[name]
     encodings = [smooth64.encode(text) for i, text in enumerate(TEXTS) if i != 2]
     with metered() as together:
@@ -106,7 +114,9 @@ def test_the_batched_attack_makes_the_same_passes_in_fewer_batches(smooth64, nam
     steps = [r.steps_taken for r in alone]
     assert steps == [r.steps_taken for r in batched]
     assert apart.batches == len(encodings) * per_input + sum(steps)
-    assert together.batches == len(encodings) * per_input + max(steps)
+    groups = attack_groups(smooth64, encodings, rows_per_input(method, config))
+    assert together.batches == len(encodings) * per_input + sum(max(steps[i] for i in g) for g in groups)
+    assert len(groups) < len(encodings)
 
 
 def test_batches_are_length_sorted_and_fit_the_token_budget():
@@ -122,6 +132,35 @@ def test_batches_are_length_sorted_and_fit_the_token_budget():
         assert all(len(g) == 1 or len(g) * rows * max(lengths[i] for i in g) <= classifier.max_batch_tokens
                    for g in groups)
     assert len(attack_groups(classifier, encodings, 2)) > len(attack_groups(classifier, encodings, 1))
+
+
+def test_batches_cost_least_of_every_cut_of_the_sorted_inputs():
+    """The cut into batches is the cheapest (padded tokens x rows + BATCH_OVERHEAD_TOKENS per batch) of all ways to
+    cut the length-sorted inputs into runs within the budget: checked against every one of the 2^(n-1) cuts."""
+    classifier = smooth_classifier()
+    classifier.max_batch_tokens = 100
+    words = [3, 4, 4, 5, 7, 9, 12, 13, 20]
+    encodings = [classifier.encode(" ".join(["fine"] * n)) for n in words]
+    lengths = sorted(e.n_tokens for e in encodings)
+
+    def cost(runs, rows):
+        return sum(BATCH_OVERHEAD_TOKENS + len(r) * rows * max(r) for r in runs)
+
+    for rows in (1, 3):
+        groups = attack_groups(classifier, encodings, rows)
+        chosen = cost([[encodings[i].n_tokens for i in g] for g in groups], rows)
+        every = []
+        for cuts in itertools.product([False, True], repeat=len(lengths) - 1):
+            runs, run = [], [lengths[0]]
+            for length, cut in zip(lengths[1:], cuts):
+                if cut:
+                    runs.append(run)
+                    run = []
+                run.append(length)
+            runs.append(run)
+            if all(len(r) == 1 or len(r) * rows * max(r) <= classifier.max_batch_tokens for r in runs):
+                every.append(cost(runs, rows))
+        assert chosen == min(every)
 
 
 # ----- the real model --------------------------------------------------------------------------------------------
@@ -140,9 +179,12 @@ def test_the_batched_attack_equals_one_at_a_time_on_the_quick_model(quick_classi
     with metered() as apart:
         alone = _one_at_a_time(quick_classifier, encodings, method, config)
     for got, expected in zip(batched, alone):
-        # one Adam step of lr x g / (|g| + eps): float32 precision of lr; the measures are shares and
-        # probabilities (scale 1)
-        _assert_same_attack(got, expected, float32_tolerance(config.learning_rate), float32_tolerance(1.0))
+        # one Adam step, lr x g / (|g| + 1e-8): a sign step, equal to float32 precision of lr, where |g| >> 1e-8;
+        # an element whose gradient is near 1e-8 (the thesis code's detached gradients have some) steps by a
+        # fraction of lr that float32 reordering of g moves, by up to 2 lr. The measures are shares and
+        # probabilities (scale 1).
+        _assert_same_attack(got, expected, float32_tolerance(config.learning_rate), float32_tolerance(1.0),
+                            step_size=config.learning_rate)
         assert got.delta_linf <= config.epsilon + EPS32 * config.epsilon
         if objective == "unconstrained":
             assert got.class_kept
