@@ -189,7 +189,9 @@ def test_the_batched_attack_equals_one_at_a_time_on_the_quick_model(quick_classi
         if objective == "unconstrained":
             assert got.class_kept
     assert (together.forward_passes, together.backward_passes) == (apart.forward_passes, apart.backward_passes)
-    assert together.batches == apart.batches - (len(encodings) - 1)  # one step: 4 batches became 1
+    groups = attack_groups(quick_classifier, encodings, rows_per_input(method, config))
+    assert together.batches == apart.batches - (len(encodings) - len(groups))  # one step: a batch per group
+    assert len(groups) < len(encodings)
 
 
 # ----- dataset runs ----------------------------------------------------------------------------------------------
