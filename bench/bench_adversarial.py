@@ -9,13 +9,13 @@ step) written directly in torch on the same input. Integrated Gradients' cost is
 
     python bench/bench_adversarial.py            # default model, 5 sentences, 500 steps (the thesis's budget)
     python bench/bench_adversarial.py --quick    # default-quick, 2 sentences, 60 steps
-    python bench/bench_adversarial.py --batched --steps 4 --count 16   # the card's attack, batched vs one at a time
+    python bench/bench_adversarial.py --batched --count 16   # the card's attack, batched vs one at a time, per step
 
 ``--batched`` compares, in one run and interleaved (batched, one at a time, batched, one at a time; best of each),
 the report card's attack (``CardConfig``: its first ``attack_limit`` SST-2 dev sentences, or ``--count``; saliency, Gradient x
 Input and IG through the 8-point loop) run as ``attack_many`` batches against ``attack`` one sentence at a time,
-for ``--steps`` steps without early stop (the cost per step does not depend on the step: the card's 200 scale
-linearly; an early stop only shortens a sentence's run, in both arms). Prints per method CPU and wall seconds and
+for ``--steps`` steps without early stop (two counts: the cost per step, from the difference; it does not depend on
+the step, so the card's 200 scale linearly; an early stop only shortens a sentence's run, in both arms). Prints per method CPU and wall seconds and
 the exact counts (forward and backward passes, batches), which do not depend on the machine's load.
 """
 from __future__ import annotations
@@ -61,45 +61,52 @@ def bare_steps(classifier, encoding, steps: int) -> float:
     return time.perf_counter() - started
 
 
-def batched_comparison(model: str, steps: int, rounds: int, count: int | None) -> None:
+def batched_comparison(model: str, steps: list[int], rounds: int, count: int | None, methods: list[str]) -> None:
     """The card's attack, batched vs one at a time (see the module docstring); ``count`` sentences (default: the
-    card's ``attack_limit``)."""
+    card's ``attack_limit``). With two step counts, each arm's cost per step is the difference of its two runs
+    over the step difference: the clean explanations (and IG's full re-explanation) cancel out."""
     card = CardConfig()
     classifier = load_classifier(model)
     examples = load_dataset("sst2:dev", limit=count or card.attack_limit, label_names=classifier.labels)
     encodings = [classifier.encode(e.text, e.pair) for e in examples]
-    config = config_for(None, steps=steps, seed=card.seed, loop_ig_steps=card.attack_loop_ig_steps, tolerance=0.0)
     print(f"model {model} · the card's {len(encodings)} SST-2 dev sentences ({sum(e.n_tokens for e in encodings)} "
-          f"tokens, {min(e.n_tokens for e in encodings)}-{max(e.n_tokens for e in encodings)} each) · {steps} steps, "
-          f"no early stop · threads {torch.get_num_threads()} · load {open('/proc/loadavg').read().strip()}",
+          f"tokens, {min(e.n_tokens for e in encodings)}-{max(e.n_tokens for e in encodings)} each) · steps "
+          f"{steps}, no early stop · threads {torch.get_num_threads()} · load {open('/proc/loadavg').read().strip()}",
           flush=True)
-    arms = {"batched": lambda m: attack_many(classifier, encodings, m, config),
-            "one at a time": lambda m: [attack(classifier, e, m, config) for e in encodings]}
-    totals = {arm: [0.0, 0.0] for arm in arms}
-    for method in ("saliency", "input_x_gradient", "integrated_gradients"):
-        groups = attack_groups(classifier, encodings, rows_per_input(method, config))
-        best = {arm: (float("inf"), float("inf")) for arm in arms}
-        for _ in range(rounds):
-            for arm, run in arms.items():
-                cpu, wall = time.process_time(), time.perf_counter()
-                with metered() as meter:
-                    run(method)
-                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                best[arm] = min(best[arm], (cpu, wall))
-                print(f"  {method:22s} {arm:13s} {cpu:7.1f} s CPU {wall:7.1f} s wall · passes {meter.forward_passes} "
-                      f"forward, {meter.backward_passes} backward in {meter.batches} batches"
-                      + (f" ({len(groups)} groups: {[len(g) for g in groups]})" if arm == "batched" else ""),
-                      flush=True)
-        for arm in arms:
-            totals[arm][0] += best[arm][0]
-            totals[arm][1] += best[arm][1]
-        print(f"  {method}: CPU ratio one at a time / batched {best['one at a time'][0] / best['batched'][0]:.2f}x, "
-              f"wall {best['one at a time'][1] / best['batched'][1]:.2f}x (best of {rounds})", flush=True)
-    per_step = {arm: cpu / steps for arm, (cpu, _) in totals.items()}
-    print(f"all three methods, best of {rounds}: batched {totals['batched'][0]:.1f} s CPU ({totals['batched'][1]:.1f} s "
-          f"wall), one at a time {totals['one at a time'][0]:.1f} s CPU ({totals['one at a time'][1]:.1f} s wall): "
-          f"{per_step['batched']:.2f} vs {per_step['one at a time']:.2f} CPU s per step, the clean explanations "
-          f"included (bench_report_card.py --adversarial separates them) · load {open('/proc/loadavg').read().strip()}")
+    arms = {"batched": lambda m, c: attack_many(classifier, encodings, m, c),
+            "one at a time": lambda m, c: [attack(classifier, e, m, c) for e in encodings]}
+    for method in methods:
+        best = {}
+        for count_of_steps in steps:
+            config = config_for(None, steps=count_of_steps, seed=card.seed, loop_ig_steps=card.attack_loop_ig_steps,
+                                tolerance=0.0)
+            groups = attack_groups(classifier, encodings, rows_per_input(method, config))
+            for _ in range(rounds):
+                for arm, run in arms.items():
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    with metered() as meter:
+                        run(method, config)
+                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                    key = (arm, count_of_steps)
+                    best[key] = min(best.get(key, (float("inf"), float("inf"))), (cpu, wall))
+                    print(f"  {method:22s} {count_of_steps:3d} steps {arm:13s} {cpu:7.1f} s CPU {wall:7.1f} s wall · "
+                          f"passes {meter.forward_passes} forward, {meter.backward_passes} backward in "
+                          f"{meter.batches} batches" + (f" (groups {[len(g) for g in groups]})"
+                                                        if arm == "batched" else ""), flush=True)
+        if len(steps) == 2:
+            low, high = steps
+            per_step = {arm: ((best[(arm, high)][0] - best[(arm, low)][0]) / (high - low),
+                              (best[(arm, high)][1] - best[(arm, low)][1]) / (high - low)) for arm in arms}
+            print(f"  {method}: per step, batched {per_step['batched'][0]:.2f} CPU s ({per_step['batched'][1]:.2f} "
+                  f"s wall), one at a time {per_step['one at a time'][0]:.2f} CPU s "
+                  f"({per_step['one at a time'][1]:.2f} s wall): CPU ratio "
+                  f"{per_step['one at a time'][0] / per_step['batched'][0]:.2f}x (best of {rounds})", flush=True)
+        else:
+            (only,) = steps
+            print(f"  {method}: CPU ratio one at a time / batched "
+                  f"{best[('one at a time', only)][0] / best[('batched', only)][0]:.2f}x, the clean explanations "
+                  f"included (best of {rounds})", flush=True)
+    print(f"load {open('/proc/loadavg').read().strip()}")
 
 
 def main() -> int:
@@ -108,12 +115,15 @@ def main() -> int:
     parser.add_argument("--model", default=None)
     parser.add_argument("--count", type=int, default=None)
     parser.add_argument("--batched", action="store_true", help="the report card's attack, batched vs one at a time")
-    parser.add_argument("--steps", type=int, default=5, help="--batched: steps per attack (default 5)")
+    parser.add_argument("--steps", default="2,6", help="--batched: steps per attack, or two counts for the cost per "
+                                                        "step (default 2,6)")
+    parser.add_argument("--methods", default="saliency,input_x_gradient,integrated_gradients",
+                        help="--batched: the attacked methods")
     parser.add_argument("--rounds", type=int, default=2, help="--batched: interleaved rounds, best of (default 2)")
     args = parser.parse_args()
     if args.batched:
-        batched_comparison(args.model or ("default-quick" if args.quick else "default"), args.steps, args.rounds,
-                           args.count)
+        batched_comparison(args.model or ("default-quick" if args.quick else "default"),
+                           [int(v) for v in args.steps.split(",")], args.rounds, args.count, args.methods.split(","))
         return 0
     model = args.model or ("default-quick" if args.quick else "default")
     count = args.count or (2 if args.quick else 5)
