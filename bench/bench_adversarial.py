@@ -11,12 +11,13 @@ step) written directly in torch on the same input. Integrated Gradients' cost is
     python bench/bench_adversarial.py --quick    # default-quick, 2 sentences, 60 steps
     python bench/bench_adversarial.py --batched --count 16   # the card's attack, batched vs one at a time, per step
 
-``--batched`` compares, in one run and interleaved (batched, one at a time, batched, one at a time; best of each),
-the report card's attack (``CardConfig``: its first ``attack_limit`` SST-2 dev sentences, or ``--count``; saliency, Gradient x
-Input and IG through the 8-point loop) run as ``attack_many`` batches against ``attack`` one sentence at a time,
-for ``--steps`` steps without early stop (two counts: the cost per step, from the difference; it does not depend on
-the step, so the card's 200 scale linearly; an early stop only shortens a sentence's run, in both arms). Prints per method CPU and wall seconds and
-the exact counts (forward and backward passes, batches), which do not depend on the machine's load.
+``--batched`` compares, in one run and interleaved (batched, one at a time, batched, one at a time; best of
+each), the report card's attack (``CardConfig``: its first ``attack_limit`` SST-2 dev sentences, or ``--count``;
+saliency, Gradient x Input and IG through the 8-point loop) run as ``attack_many`` batches against ``attack`` one
+sentence at a time, for ``--steps`` steps without early stop (two counts: the cost per step, from the difference;
+it does not depend on the step, so the card's 200 scale linearly; an early stop only shortens a sentence's run, in
+both arms). Prints per method CPU and wall seconds and the exact counts (forward and backward passes, batches),
+which do not depend on the machine's load.
 """
 from __future__ import annotations
 

@@ -93,7 +93,8 @@ def test_the_batched_attack_equals_the_attack_of_each_input_alone(smooth64, name
             assert got.class_kept
     if name == "early stop":
         assert [r.steps_taken for r in alone if not isinstance(r, AttackError)] == [11, 11, 12]
-        assert [r.stop_reason for r in batched if not isinstance(r, AttackError)] == ["early stop"] * 2 + ["step budget"]
+        reasons = [r.stop_reason for r in batched if not isinstance(r, AttackError)]
+        assert reasons == ["early stop"] * 2 + ["step budget"]
 
 
 @pytest.mark.parametrize("name", ["early stop", "IG, coarser loop", "paper-003-code"])
@@ -213,7 +214,8 @@ def test_a_dataset_run_attacks_in_batches_keeps_a_cell_per_example_and_resumes(k
     store = ResultStore(tmp_path / "results.sqlite")
     _, run_id, cells = adversarial.start_attacks(model, data, methods, 6, config, store)
     batches = [c.spec["batch"] for c in cells]
-    assert len(set(batches)) >= 3 and batches == sorted(batches)  # a batch's cells are consecutive: a stop loses at most the one running
+    # a batch's cells are consecutive: a stop loses at most the batch running
+    assert len(set(batches)) >= 3 and batches == sorted(batches)
     # stop once the first batch is stored: its cells are kept, nothing of the later batches
     first = batches.count(batches[0])
     stopped = adversarial.run_attacks(model, data, methods, 6, config, store,
