@@ -98,11 +98,10 @@ class CardConfig:
     sanity_limit: int = 50                # paper 003 s. 3.3, 4.1.4: 50 examples
     # paper 003 s. 4.1 attacked 16 datapoints; the card attacks 8 to fit "--limit 100 within 30 minutes" on the
     # 2-core CPU: the attack is the card's dearest check (IG through its 8-point path: 8 rows per sentence per step,
-    # ~80 % of it) and batching the sentences (attack_many) saves ~1.15x only, being compute-bound, so 16 sentences
-    # at 200 steps project to 15-22 idle minutes, over the ~13 left after the other checks (docs/benchmarks.md).
-    # The cost: the bootstrap interval of Rank Change widens by sqrt(2) (half-width ~0.22 -> ~0.31 at the
-    # per-sentence SD of ~0.45 seen here), so more methods end "inconclusive" against the 0.5 rule. --attack-limit
-    # 16 gives the paper's size.
+    # ~80 % of it). Batching the sentences (attack_many) makes a step ~1.8x cheaper, yet 16 sentences at 200 steps
+    # project to 11-17 idle minutes, the card to 22-28: no margin under 30 (docs/benchmarks.md). The cost: the
+    # bootstrap interval of Rank Change widens by sqrt(2) (half-width ~0.22 -> ~0.31 at the per-sentence SD of
+    # ~0.45 seen here), so more methods end "inconclusive" against the 0.5 rule. --attack-limit 16: the paper's size.
     attack_limit: int = 8
     attack_steps: int = 200               # the thesis's 500 at most; 200 keeps the card within its budget
     attack_loop_ig_steps: int = 8         # IG attacked through an 8-point path (50 in the thesis), the result
