@@ -138,6 +138,7 @@ class RemovalMetric:
     paper_target: str = "predicted"
     curve: str = ""  # name of the curve this metric summarises (metrics of one curve share it)
     convention: str = ""  # the source's convention where sources differ (sign, AOPC divisor, empty bin), in words
+    cost: str = ""  # what a value costs against the measure it refines, in words (docs/benchmarks.md)
     positive_only: bool = False
     distinct_points: bool = False
     no_points_value: float = float("nan")

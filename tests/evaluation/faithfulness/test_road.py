@@ -142,3 +142,12 @@ def test_identical_imputed_inputs_are_classified_once_with_unchanged_values(clf)
     assert logits == pytest.approx(by_hand, abs=float32_tolerance(np.abs(by_hand).max()))
     # {0}, {5}, {0, 5} give the input itself; {3}, {0, 3}, {3, 5}, {0, 3, 5} one sentence; {1}; {1, 2} twice
     assert meter.forward_passes == len(filled_sentences(enc.words, {row.tobytes() for row in keep})) == 3
+
+
+def test_road_states_its_cost_per_curve_against_deletion_bert():
+    """MoRF and LeRF are two metrics (two values on screen and in the export), so the metadata prices one curve
+    against DeletionBERT's one curve (issue 18: docs/benchmarks.md, "Newer measures")."""
+    for metric_id in ("road-morf", "road-lerf", f"road-morf[{GRID}]", f"road-lerf[{GRID}]"):
+        cost = METRICS[metric_id].params["cost"]
+        assert cost.startswith("per curve") and "DeletionBERT" in cost and "x" in cost
+    assert "cost" not in METRICS["deletion-bert-auc"].params  # only measures priced against another carry one
