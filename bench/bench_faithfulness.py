@@ -20,7 +20,8 @@ explanations cached, six methods and the 10 random orderings of a sentence as a 
 NAOPC vs AOPC (target <= 2x, as used in a run and for one method alone; exact bounds up to ``naopc_exact_words``
 words, beam above, and a sweep of both searches by sentence length to show where the beam takes over), soft vs hard
 comprehensiveness + sufficiency (target <= 1.5x), ROAD-text vs DeletionBERT (target <= 1.5x per curve: MoRF and
-LeRF are separate values). Ends with a one-line verdict per target. ``--all-presets`` adds the kept old defaults.
+LeRF are separate values). Ends with a one-line verdict per target. ``--all-presets`` adds the kept old defaults
+and the passes per curve point of ROAD and DeletionBERT.
     EXWB_THREADS=1 nice -n 19 python bench/bench_faithfulness.py --quick --only-newer            # shared machine
     EXWB_THREADS=2 python bench/bench_faithfulness.py --quick --only-newer --repeats 1           # idle machine
 """
@@ -320,7 +321,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
               f"{alone}: {(bounds + one) / max(alone, 1):.2f}x (worst case; a run shares the bounds among "
               f"{len(methods)} methods + {n_random} random orderings)", flush=True)
 
-    if filler is not None:  # equal work per point: passes per curve point of one ordering
+    if filler is not None and all_presets:  # equal work per point: passes per curve point of one ordering
         for name, ids in (("ROAD (Rong et al. grid)", ["road"]), ("ROAD (DeletionBERT's grid)",
                                                                    ["road-deletionbert-grid"]),
                           ("DeletionBERT", ["deletion-bert"])):
