@@ -16,11 +16,14 @@ Figures:
     python bench/bench_faithfulness.py --quick --only-newer   # just the issue-18 section below
 
 Issue 18 section (``newer_measures``): the metric part of each newer measure against the measure it refines,
-explanations cached, every method and the 10 random orderings of a sentence as a dataset run scores them:
-NAOPC vs AOPC (target <= 2x; exact bounds up to ``naopc_exact_words`` words, beam above, and a sweep of both
-searches by sentence length to show where the beam takes over), soft vs hard comprehensiveness + sufficiency
-(target <= 1.5x), ROAD-text (MoRF + LeRF, MLM-imputed) vs DeletionBERT (target <= 1.5x).
-    EXWB_THREADS=1 nice -n 10 ... on a shared machine (report figures as such)
+explanations cached, six methods and the 10 random orderings of a sentence as a dataset run scores them:
+NAOPC vs AOPC (target <= 2x, as used in a run and for one method alone; exact bounds up to ``naopc_exact_words``
+words, beam above, and a sweep of both searches by sentence length to show where the beam takes over), soft vs hard
+comprehensiveness + sufficiency (target <= 1.5x), ROAD-text vs DeletionBERT (target <= 1.5x per curve: MoRF and
+LeRF are separate values). Ends with a one-line verdict per target. ``--all-presets`` adds the kept old defaults
+and the passes per curve point of ROAD and DeletionBERT.
+    EXWB_THREADS=1 nice -n 19 python bench/bench_faithfulness.py --quick --only-newer            # shared machine
+    EXWB_THREADS=2 python bench/bench_faithfulness.py --quick --only-newer --repeats 1           # idle machine
 """
 from __future__ import annotations
 
@@ -63,6 +66,10 @@ def main() -> int:
     parser.add_argument("--only-newer", action="store_true", help="only the issue-18 section (newer measures)")
     parser.add_argument("--random-orderings", type=int, default=10,
                         help="random-baseline orderings per sentence (10 as in every table; 0 = metrics only)")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="issue-18 section: A/B repeats per pair, best of (2 on a shared machine, 1 when idle)")
+    parser.add_argument("--all-presets", action="store_true",
+                        help="issue-18 section: also the kept old defaults (soft-20-masks, naopc-exact-10, ...)")
     args = parser.parse_args()
     limit = 6 if args.quick else args.limit
     model = args.model or ("default-quick" if args.quick else "default")
@@ -87,7 +94,7 @@ def main() -> int:
           f"{os.environ.get('EXWB_THREADS', 'default')}; methods: {', '.join(methods)}; cache: {folder}")
 
     if args.only_newer:
-        return newer_measures(classifier, methods, limit, args.random_orderings)
+        return newer_measures(classifier, methods, limit, args.random_orderings, args.repeats, args.all_presets)
 
     # ----- end to end, as cli.py evaluate runs it -------------------------------------------------------
     store = ResultStore(folder / "results.sqlite")
@@ -161,15 +168,17 @@ def main() -> int:
     print(f"  ratio batched / unbatched = {timings['batched'] / timings['unbatched']:.2f}")
     print(f"  metric share of the end-to-end time: "
           f"{timings['batched'] / len(encodings) / per_sentence:.0%}")
-    return newer_measures(classifier, methods, limit, args.random_orderings)
+    return newer_measures(classifier, methods, limit, args.random_orderings, args.repeats, args.all_presets)
 
 
-def newer_measures(classifier, methods: list[str], limit: int, n_random: int, repeats: int = 2) -> int:
-    """Issue 18: the cost of NAOPC, soft suff / comp and ROAD-text against the measures they refine.
+def newer_measures(classifier, methods: list[str], limit: int, n_random: int, repeats: int = 2,
+                   all_presets: bool = False) -> int:
+    """Issue 18: the cost of NAOPC, soft suff / comp and ROAD-text against the measures they refine, as a dataset
+    run scores them (every method and ``n_random`` random orderings of a sentence, explanations cached).
 
     Each subject is timed interleaved with its baseline in the same run (A, B, A, B; best of ``repeats`` CPU
     seconds), so the ratio survives a loaded machine; the forward-pass counts (classifier sequences, and the
-    masked LM's sequences for the fill) are exact and load-free."""
+    masked LM's sequences for the fill) are exact and load-free. Ends with a one-line verdict per target."""
     import numpy as np
 
     from corpora import load_dataset
@@ -177,6 +186,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
     from evaluation.faithfulness.curves import load_filler
     from evaluation.faithfulness.presets import EVALUATOR_METRICS, BY_ID
+    from evaluation.faithfulness.random_band import orderings_seed
     from evaluation.registry import evaluate_batch
     from explainers import create
     from explainers.cache import explain_cached
@@ -191,6 +201,9 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     except UserFacingError as error:
         filler = None
         print(f"  (no masked-LM filler, ROAD and DeletionBERT skipped: {error})")
+    # the NAOPC default and the preset of the other beam width (whichever the decision of issue 18 made the default)
+    width = naopc.NaopcOptions().naopc_beam
+    other = next(p for p in naopc.PRESETS if p.option == "naopc_beam" and p.value != width)
 
     def fresh_memos() -> None:  # measure every search and fill, not a memo of the previous row's
         naopc._cache.clear()
@@ -198,25 +211,44 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
             with filler._fills_lock:
                 filler._fills.clear()
 
-    def timed(function) -> tuple[float, float, int]:
+    def timed(function) -> tuple[float, float, int, int]:
+        """(wall s, CPU s, classifier + masked-LM sequences, masked-LM sequences)"""
         fresh_memos()
         with metered() as meter:
             started, cpu = time.perf_counter(), time.process_time()
             function()
-            return time.perf_counter() - started, time.process_time() - cpu, meter.forward_passes
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        mlm = masked_lm_sequences()
+        return wall, cpu, meter.forward_passes + mlm, mlm
 
-    def runs(evaluator_ids, extra=None):
+    def masked_lm_sequences() -> int:  # the fill memo was cleared: one joint-fill sequence per remembered set
+        if filler is None:
+            return 0
+        with filler._fills_lock:
+            return len(filler._fills)
+
+    def runs(evaluator_ids):
         def run():
             for enc, per_method in zip(encodings, explanations):
-                evaluate_batch(evaluator_ids, classifier, enc, None, per_method, {**options, **(extra or {})},
-                               n_random)
+                evaluate_batch(evaluator_ids, classifier, enc, None, per_method, options, n_random)
         return run
 
-    def raw_aopc():  # the same full one-word-step AOPC curves NAOPC normalizes, without the bounds
+    def orders_of(enc, per_method, count=None):
+        ranked = [rank_words(e.word_scores) for e in per_method.values()][:count]
+        return np.vstack(ranked + [random_orders(enc.n_words, 0 if count else n_random,
+                                                 orderings_seed(0, enc.key))])
+
+    def raw_aopc():  # the full one-word-step AOPC curves NAOPC normalizes, without the bounds, same orderings
         for enc, per_method in zip(encodings, explanations):
-            orders = np.vstack([rank_words(e.word_scores) for e in per_method.values()] +
-                               [random_orders(enc.n_words, n_random, 0)])
-            evaluate_orders(classifier, enc, list(naopc.METRICS), orders, RemovalOptions())
+            evaluate_orders(classifier, enc, list(naopc.METRICS), orders_of(enc, per_method), RemovalOptions())
+
+    def curve_passes(longer_than: int = 0, count=None) -> int:  # AOPC curves of every (or ``count``) ordering
+        with metered() as meter:
+            for enc, per_method in zip(encodings, explanations):
+                if enc.n_words > longer_than:
+                    evaluate_orders(classifier, enc, list(naopc.METRICS), orders_of(enc, per_method, count),
+                                    RemovalOptions())
+        return meter.forward_passes
 
     def points(evaluator_ids) -> int:  # curve points of one ordering, summed over the sentences (a load-free count)
         metrics = [BY_ID[m] for e in evaluator_ids for m in EVALUATOR_METRICS[e]]
@@ -228,22 +260,32 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
           f"explanations cached; A/B interleaved, best of {repeats} CPU seconds")
     hard, deletion_bert, aopc = ("hard comp + suff (ERASER AOPC)", runs(["eraser"])), \
         ("DeletionBERT", runs(["deletion-bert"])), ("AOPC, every step (comp + suff)", raw_aopc)
-    pairs = [(("soft comp + suff (1 mask, default)", runs(["soft"])), hard, 1.5),
-             (("soft comp + suff (soft-20-masks)", runs(["soft-20-masks"])), hard, 1.5)]
+    # (subject, baseline, target, curves the subject has per curve of the baseline, verdict label)
+    pairs = [(("soft comp + suff (1 mask, default)", runs(["soft"])), hard, 1.5, 1, "soft comp/suff vs hard")]
+    if all_presets:
+        pairs += [(("soft comp + suff (soft-20-masks)", runs(["soft-20-masks"])), hard, 1.5, 1, None)]
     if filler is not None:
-        pairs += [(("ROAD MoRF + LeRF (road, Rong et al. grid)", runs(["road"])), deletion_bert, 1.5),
-                  (("ROAD on DeletionBERT's grid", runs(["road-deletionbert-grid"])), deletion_bert, 1.5),
-                  (("road-deletionbert-grid + DeletionBERT", runs(["road-deletionbert-grid", "deletion-bert"])),
-                   deletion_bert, 1.5)]
-    pairs += [(("NAOPC (exact <= 8, beam 5, default)", runs(["naopc"])), aopc, 2),
-              (("NAOPC (naopc-beam-1)", runs(["naopc-beam-1"])), aopc, 2),
-              (("NAOPC (naopc-exact-10, beam 5)", runs(["naopc-exact-10"])), aopc, 2)]
+        pairs += [(("ROAD on DeletionBERT's grid", runs(["road-deletionbert-grid"])), deletion_bert, 1.5, 2,
+                   "ROAD (DeletionBERT's grid) vs DeletionBERT"),
+                  (("ROAD (road, Rong et al. grid)", runs(["road"])), deletion_bert, 1.5, 2,
+                   "ROAD (Rong et al.'s 10..90 % grid) vs DeletionBERT")]
+        if all_presets:
+            pairs += [(("road-deletionbert-grid + DeletionBERT", runs(["road-deletionbert-grid", "deletion-bert"])),
+                       deletion_bert, 1.5, 2, None)]
+    pairs += [((f"NAOPC (naopc, default: beam {width})", runs(["naopc"])), aopc, 2, 1,
+               f"NAOPC default (beam {width}) vs AOPC, as used"),
+              ((f"NAOPC ({other.id}, beam {other.value})", runs([other.id])), aopc, 2, 1,
+               f"NAOPC {other.id} vs AOPC, as used")]
+    if all_presets:
+        pairs += [(("NAOPC (naopc-exact-10)", runs(["naopc-exact-10"])), aopc, 2, 1, None)]
     runs(["eraser", "deletion-bert"] if filler is not None else ["eraser"])()  # warm-up: tokenizer, filler
     print(f"  load average {open('/proc/loadavg').read().split()[:3]} (shared machine: ratios, not seconds)")
-    # the fill memo is cleared before each row, so every classifier pass of an mlm-operator row is also one masked-LM
-    # sequence (one per distinct removed set, joint fill: test_road.py::test_every_fill_of_an_input_is_one_filler...)
-    print(f"  {'measure':42s} {'wall s':>8s} {'CPU s':>8s} {'passes':>7s}")
-    for (name, subject), (base_name, baseline), target in pairs:
+    # the fill memo is cleared before each row, so every masked-LM sequence of an mlm row is one distinct removed
+    # set (joint fill); the classifier scores each distinct filled sentence once (``curves.distinct_logits``).
+    # passes = classifier sequences + masked-LM sequences (of which "MLM")
+    print(f"  {'measure':42s} {'wall s':>8s} {'CPU s':>8s} {'passes':>7s} {'MLM':>6s}")
+    verdicts, naopc_rows = [], {}
+    for (name, subject), (base_name, baseline), target, curves, verdict in pairs:
         best = {}
         for _ in range(repeats):  # A, B, A, B
             for label, function in ((name, subject), (base_name, baseline)):
@@ -251,13 +293,35 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
                 if label not in best or measured[1] < best[label][1]:
                     best[label] = measured
         for label in (name, base_name):
-            wall, cpu, passes = best[label]
-            print(f"  {label:42s} {wall:8.2f} {cpu:8.2f} {passes:7d}", flush=True)
+            wall, cpu, passes, mlm = best[label]
+            print(f"  {label:42s} {wall:8.2f} {cpu:8.2f} {passes:7d} {mlm:6d}", flush=True)
         a, b = best[name], best[base_name]
-        print(f"    ratio {a[1] / max(b[1], 1e-9):.2f}x CPU, {a[2] / max(1, b[2]):.2f}x forward passes "
-              f"(target <= {target}x)", flush=True)
+        if name.startswith("NAOPC") and "exact-10" not in name:  # the default threshold
+            naopc_rows[name] = a[2]
+        ratio_cpu, ratio_passes = a[1] / max(b[1], 1e-9), a[2] / max(1, b[2])
+        per_curve = (f"; per curve {ratio_passes / curves:.2f}x passes, {ratio_cpu / curves:.2f}x CPU"
+                     if curves > 1 else "")
+        print(f"    ratio {ratio_cpu:.2f}x CPU, {ratio_passes:.2f}x forward passes{per_curve} (target <= {target}x)",
+              flush=True)
+        if verdict:
+            shown = ratio_passes / curves
+            verdicts.append(f"{verdict}{' per curve' if curves > 1 else ''}: {shown:.2f}x passes, "
+                            f"{ratio_cpu / curves:.2f}x CPU (target {target}x): "
+                            f"{'met' if shown <= target else 'NOT met'} in passes, "
+                            f"{'met' if ratio_cpu / curves <= target else 'NOT met'} in CPU on this run")
 
-    if filler is not None:  # equal work per point: passes per curve point of one ordering
+    # NAOPC's worst case: one method alone (no random ordering shares its bounds); exact counts from the rows above:
+    # NAOPC as used = bounds + (above the exact threshold) the curves of every ordering; below it the curves are read
+    # off the exact search's subset table
+    threshold = naopc.NaopcOptions().naopc_exact_words
+    every, one, alone = curve_passes(threshold), curve_passes(threshold, 1), curve_passes(count=1)
+    for name in naopc_rows:
+        bounds = naopc_rows[name] - every
+        print(f"  one method alone, {name}: bounds {bounds} + curves {one} passes = {bounds + one} against AOPC's "
+              f"{alone}: {(bounds + one) / max(alone, 1):.2f}x (worst case; a run shares the bounds among "
+              f"{len(methods)} methods + {n_random} random orderings)", flush=True)
+
+    if filler is not None and all_presets:  # equal work per point: passes per curve point of one ordering
         for name, ids in (("ROAD (Rong et al. grid)", ["road"]), ("ROAD (DeletionBERT's grid)",
                                                                    ["road-deletionbert-grid"]),
                           ("DeletionBERT", ["deletion-bert"])):
@@ -267,22 +331,22 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
                     evaluate_batch(ids, classifier, enc, None, per_method, options, 0)
             rows = points(ids) * len(methods)
             print(f"  {name:28s} {rows:5d} curve points (methods only, no random): {meter.forward_passes} classifier "
-                  f"passes = masked-LM sequences ({meter.forward_passes / max(rows, 1):.2f} / point after "
-                  f"de-duplication)")
+                  f"passes ({meter.forward_passes / max(rows, 1):.2f} / point), "
+                  f"{masked_lm_sequences()} masked-LM sequences")
 
     # where the beam takes over: the bounds alone, exact vs beam 5 and beam 1, by sentence length
     print("\n  NAOPC bounds of one sentence (comp + suff share one search), by length: forward passes, CPU s")
     by_length = {}
     for example in sorted(load_dataset("sst2:dev", limit=200), key=lambda e: len(e.text.split())):
         encoding = classifier.encode(example.text)
-        if 4 <= encoding.n_words <= 12 and encoding.n_words not in by_length:
+        if 4 <= encoding.n_words <= 11 and encoding.n_words not in by_length:
             by_length[encoding.n_words] = encoding
     removal = RemovalOptions()
     for n, encoding in sorted(by_length.items()):
         target = int(np.argmax(classifier.logits_of(encoding)))
         cells = []
-        for exact_words, width in ((16, 5), (1, 5), (1, 1)):
-            search = naopc.NaopcOptions(naopc_exact_words=exact_words, naopc_beam=width)
+        for exact_words, beam in ((16, 5), (1, 5), (1, 1)):
+            search = naopc.NaopcOptions(naopc_exact_words=exact_words, naopc_beam=beam)
             naopc._cache.clear()
             with metered() as meter:
                 cpu = time.process_time()
@@ -290,6 +354,10 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
                 cells.append((meter.forward_passes, time.process_time() - cpu))
         print(f"    {n:2d} words: exact {cells[0][0]:5d} ({cells[0][1]:5.2f} s), beam 5 {cells[1][0]:5d} "
               f"({cells[1][1]:5.2f} s), beam 1 {cells[2][0]:5d} ({cells[2][1]:5.2f} s)", flush=True)
+
+    print("\nverdicts (passes are exact; CPU ratios from this run, a loaded machine's unless it was idle):")
+    for line in verdicts:
+        print(f"  {line}")
     return 0
 
 

@@ -138,6 +138,7 @@ class RemovalMetric:
     paper_target: str = "predicted"
     curve: str = ""  # name of the curve this metric summarises (metrics of one curve share it)
     convention: str = ""  # the source's convention where sources differ (sign, AOPC divisor, empty bin), in words
+    cost: str = ""  # what a value costs against the measure it refines, in words (docs/benchmarks.md)
     positive_only: bool = False
     distinct_points: bool = False
     no_points_value: float = float("nan")
@@ -349,8 +350,8 @@ def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray,
         return logits
     unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
     rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
-    scored = length_grouped_logits(classifier, perturb(classifier, encoding, rows, operator,
-                                                       filler_for(operator, filler_options)))
+    scored = distinct_logits(classifier, encoding, perturb(classifier, encoding, rows, operator,
+                                                            filler_for(operator, filler_options)), logits0)
     logits[todo] = scored[np.asarray(inverse).reshape(-1)]
     return logits
 
@@ -387,6 +388,34 @@ def length_bands(lengths: np.ndarray, overhead: int = FORWARD_OVERHEAD_TOKENS) -
     return bands[::-1]
 
 
+def _row(batch: TokenBatch, i: int) -> tuple:
+    return (tuple(batch.input_ids[i]), tuple(batch.token_type_ids[i]) if batch.token_type_ids else None,
+            tuple(batch.zero_masks[i]) if batch.zero_masks else None, batch.readout[i] if batch.readout else None)
+
+
+def distinct_logits(classifier: TextClassifier, encoding: Encoding, batch: TokenBatch,
+                    logits0: np.ndarray) -> np.ndarray:
+    """Logits of every row of ``batch``, classifying each distinct token sequence once; a row that is the input
+    itself gets ``logits0``. Distinct removed sets can give one sequence: the masked LM's top-1 word is often the
+    removed word itself (ROAD, DeletionBERT: about a quarter of the rows on DeletionBERT's grid), and deleting one
+    of two adjacent equal words gives one text. The same ids give the same logits, so values do not change."""
+    keys = [_row(batch, i) for i in range(len(batch))]
+    types = encoding.token_type_ids if batch.token_type_ids else None
+    itself = (tuple(encoding.input_ids), tuple(types) if types is not None else None)
+    first: dict = {}
+    for i, key in enumerate(keys):
+        if (key[0], key[1]) != itself or key[2] is not None:
+            first.setdefault(key, i)
+    chosen = list(first.values())
+    scored = length_grouped_logits(classifier, TokenBatch(
+        input_ids=[batch.input_ids[i] for i in chosen],
+        token_type_ids=[batch.token_type_ids[i] for i in chosen] if batch.token_type_ids else None,
+        zero_masks=[batch.zero_masks[i] for i in chosen] if batch.zero_masks else None,
+        readout=[batch.readout[i] for i in chosen] if batch.readout else None))
+    where = {key: scored[j] for j, key in enumerate(first)}
+    return np.array([where.get(key, logits0) for key in keys]).reshape(len(keys), -1)
+
+
 def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric],
                     orders: np.ndarray, options: RemovalOptions | dict | None = None, example=None,
                     explanation=None, filler_options: dict | None = None,
@@ -394,7 +423,7 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
     """Every metric for every ranking (rows of ``orders``); one engine call per removal operator.
 
     All keep masks of all curves of all rankings that share an operator are built first and scored together
-    (``score_rows``: one ``perturb`` call, run in length bands). ``positives``: words scored > 0 per ranking, None
+    (``score_rows``: one ``perturb`` call, each distinct input once, run in length bands). ``positives``: words scored > 0 per ranking, None
     where unknown (random orderings), for ``positive_only``.
     """
     if not isinstance(options, RemovalOptions):

@@ -214,6 +214,15 @@ METRICS: tuple[RemovalMetric, ...] = (
 ROAD_FRACTIONS = tuple(round(0.1 * i, 1) for i in range(1, 10))
 _ROAD_REF = ("Rong et al., ICML 2022 (ROAD, arXiv 2202.00449), MoRF / LeRF at 10..90 %; adapted to text: imputation "
              "by the masked LM's top-1 word (mlm operator) instead of noisy linear imputation")
+# MoRF and LeRF are two metrics (two values on screen and in the export), so each is priced against DeletionBERT's
+# one curve; a point costs what a DeletionBERT step costs (one masked-LM and one classifier sequence)
+_ROAD_COST = ("per curve (MoRF and LeRF are separate values): 9 points, each one masked-LM sequence (the removed "
+              "words filled jointly) and at most one classifier sequence, as a DeletionBERT step; DeletionBERT has "
+              "K = ceil(0.2 (n - 1)) >= 2 points, so on SST-2 a curve on this grid costs about 2.6x "
+              "DeletionBERT's passes (the same grid: road-deletionbert-grid; docs/benchmarks.md, issue 18)")
+_ROAD_GRID_COST = ("per curve (MoRF and LeRF are separate values): 0.88x DeletionBERT's passes on its "
+                   "own grid (the MoRF rows are DeletionBERT's; chosen together, DeletionBERT costs nothing extra); "
+                   "the pair 1.77x (docs/benchmarks.md, issue 18)")
 ROAD_METRICS: tuple[RemovalMetric, ...] = (
     RemovalMetric(
         id="road-morf", label="ROAD MoRF (MLM-imputed)", preset="road", preset_label=PRESETS["road"],
@@ -221,14 +230,14 @@ ROAD_METRICS: tuple[RemovalMetric, ...] = (
         rounding="ceil", value="level", summary="mean", curve="road-morf",
         description="Most relevant first: mean over removing the top ceil(10, 20, ..., 90 % x n) words, each imputed "
                     "by the masked LM's top-1 word, of p(target). Lower: imputing the marked words hurts more.",
-        reference=_ROAD_REF),
+        reference=_ROAD_REF, cost=_ROAD_COST),
     RemovalMetric(
         id="road-lerf", label="ROAD LeRF (MLM-imputed)", preset="road", preset_label=PRESETS["road"],
         higher_is_better=True, range=(0.0, 1.0), operator="mlm", mode="keep", fractions=ROAD_FRACTIONS,
         rounding="ceil", complement=True, value="level", summary="mean", curve="road-lerf",
         description="Least relevant first: mean over imputing the bottom ceil(10, 20, ..., 90 % x n) words with the "
                     "masked LM of p(target). Higher: the unmarked words did not matter.",
-        reference=_ROAD_REF),
+        reference=_ROAD_REF, cost=_ROAD_COST),
 )
 # ferret-xai 0.4 (evaluators/faithfulness_measures.py with utils_from_soft_to_discrete.parse_evaluator_args
 # defaults): remove_tokens=True, based_on="perc" at 10, 20, ..., 100 % (int(p n)), only_pos=True,
@@ -264,7 +273,7 @@ FERRET_METRICS: tuple[RemovalMetric, ...] = (
 # measures cost the same per point and ROAD differs only by its second curve (LeRF).
 ROAD_DB_GRID = "deletionbert-grid"
 _DB_GRID = dict(schedule="steps", fractions=(), max_fraction=0.2, min_steps=2, rounding="ceil",
-                preset="road-deletionbert-grid", preset_label=PRESETS["road-deletionbert-grid"])
+                preset="road-deletionbert-grid", preset_label=PRESETS["road-deletionbert-grid"], cost=_ROAD_GRID_COST)
 ROAD_DB_GRID_METRICS: tuple[RemovalMetric, ...] = (
     replace(ROAD_METRICS[0], id=f"road-morf[{ROAD_DB_GRID}]", label="ROAD MoRF (MLM-imputed, DeletionBERT's grid)",
             curve=f"road-morf[{ROAD_DB_GRID}]", description="Most relevant first on DeletionBERT's grid: mean p(target) "
@@ -287,7 +296,8 @@ def metric_record(metric: RemovalMetric) -> Metric:
                   params={"mode": metric.mode, "schedule": metric.schedule, "fractions": list(metric.fractions),
                           "rounding": metric.rounding, "score": metric.score, "value": metric.value,
                           "absolute": metric.absolute, "summary": metric.summary, "paper_target": metric.paper_target,
-                          "curve": metric.curve, "convention": metric.convention})
+                          "curve": metric.curve, "convention": metric.convention,
+                          **({"cost": metric.cost} if metric.cost else {})})
 
 
 def compute_removal(metrics: tuple[RemovalMetric, ...]):

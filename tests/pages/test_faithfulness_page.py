@@ -311,7 +311,7 @@ def test_normalized_and_in_distribution_measures_on_this_input(monkeypatch, quic
     encoding = quick_classifier.encode(TEXT)
     explanations = {m: create(m).explain(quick_classifier, encoding) for m in METHODS}
     options = {"target": "predicted", "operator": None, "exclude_special": True, "seed": 0, "random_orderings": 10,
-               "naopc_exact_words": 8, "naopc_beam": 5, "soft_samples": 4}
+               "naopc_exact_words": 8, "naopc_beam": 1, "soft_samples": 4}
     direct = other_measures.measures_table(quick_classifier, encoding, explanations, ["naopc", "soft"], options)
     direct = direct.set_index(["metric", "method"])
     table = next(df.value for df in at.dataframe if "NAOPC comprehensiveness ↑" in df.value.index)

@@ -242,7 +242,8 @@ def test_operator_override_and_special_tokens(clf, enc):
 
 def test_one_engine_call_per_operator(clf, enc, monkeypatch):
     calls = []
-    real = F.perturb  # the engine builds each operator's rows once (they then run in length bands)
+    real = F.perturb  # the engine builds each operator's rows once (then classifies each distinct input once,
+    # in length bands)
 
     def spy(classifier, encoding, keep, operator, filler=None):
         calls.append((operator, len(keep)))

@@ -223,4 +223,27 @@ def test_greedy_beam_preset_follows_edin_et_al_cheapest_width(keyword_classifier
     for metric in naopc.METRICS:
         assert batch.values["naopc-beam-1"]["m"][f"{metric.id}[beam-1]"] == direct[metric.id]
         assert "width 1" in METRICS[f"{metric.id}[beam-1]"].params["bounds"]
-    assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) < bound_passes(clf, enc, naopc.METRICS)
+    assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)
+
+
+def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_classifier):
+    """Issue 18, decided from measurements (docs/faithfulness.md, "NAOPC: the beam width"): width 1 is the default;
+    ``naopc-edin-beam-5`` keeps the width Edin et al.'s experiment scripts pass and gives option ``naopc_beam=5``'s
+    values at a higher cost."""
+    assert naopc.NaopcOptions().naopc_beam == 1
+    clf = keyword_classifier
+    enc = clf.encode(" ".join(LONG))
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    explained = {"m": explanation(clf, enc, np.linspace(1.0, 0.0, len(LONG)), target)}
+    batch = evaluate_batch(["naopc", "naopc-edin-beam-5"], clf, enc, None, explained, {}, 2)
+    wide = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 5})
+    greedy = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 1})
+    for metric in naopc.METRICS:  # one batch against one input alone: float32 rounding of a ratio of AOPC sums
+        for values, reference in ((batch.values["naopc-edin-beam-5"]["m"], wide), (batch.values["naopc"]["m"], greedy)):
+            spread = reference.details[metric.id]["aopc_max"] - reference.details[metric.id]["aopc_min"]
+            value = values[metric.id] if metric.id in values else values[f"{metric.id}[edin-beam-5]"]
+            assert value == pytest.approx(reference[metric.id], abs=float32_tolerance(1.0) / spread)
+        assert len(batch.random[f"{metric.id}[edin-beam-5]"]) == 2
+        assert "Edin et al." in METRICS[f"{metric.id}[edin-beam-5]"].params["bounds"]
+        assert "default 1" in METRICS[metric.id].params["bounds"]
+    assert bound_passes(clf, enc, naopc.METRICS) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evaluation.faithfulness.curves import (RemovalOptions, base_logits, evaluate_scores, keep_rows, random_orders,
-                                            rank_words)
+                                            rank_words, score_rows)
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
@@ -96,6 +96,12 @@ def test_road_on_deletion_berts_grid_by_hand(clf):
     assert METRICS[f"road-lerf[{GRID}]"].operator == "mlm" and METRICS[f"road-lerf[{GRID}]"].higher_is_better
 
 
+def filled_sentences(words, rows) -> set[str]:
+    """The stand-in filler's sentences for these keep masks (bytes), the unperturbed sentence left out."""
+    sentences = {" ".join(w if k else "the" for w, k in zip(words, np.frombuffer(row, dtype=bool))) for row in rows}
+    return sentences - {" ".join(words)}
+
+
 @pytest.mark.parametrize("evaluators", [["road"], ["road", "deletion-bert"], ["road-deletionbert-grid", "deletion-bert"]])
 def test_every_fill_of_an_input_is_one_filler_call_and_one_classifier_batch(clf, evaluators):
     """MoRF and LeRF of every method's and random ordering of one input (and DeletionBERT beside them) are filled in
@@ -115,4 +121,33 @@ def test_every_fill_of_an_input_is_one_filler_call_and_one_classifier_batch(clf,
     all_orders = ranked + list(random_orders(n, 10, orderings_seed(0, enc.key)))
     rows = {row.tobytes() for m in metrics for order in all_orders for row in keep_rows(order, m.points(n, n)[0], m.mode)}
     rows.discard(np.ones(n, bool).tobytes())  # a point that removes nothing is the clean input
-    assert filler.rows == len(rows) and meter.forward_passes == len(rows)
+    assert filler.rows == len(rows)
+    # the classifier sees each distinct imputed sentence once (the stand-in puts "the" back where it removes "the")
+    assert meter.forward_passes == len(filled_sentences(enc.words, rows)) < len(rows)
+
+
+def test_identical_imputed_inputs_are_classified_once_with_unchanged_values(clf):
+    """Different removed sets can impute to one sentence (the masked LM's top-1 is often the removed word itself;
+    here the stand-in fills "the" where "the" was): the engine's classifier call scores each distinct sentence once
+    and a sentence equal to the input gets the clean logits. Values against classifying every row by hand."""
+    enc = clf.encode("the movie was excellent and the plot was thin")
+    n = enc.n_words
+    keep = np.array([[j not in drop for j in range(n)]
+                     for drop in [{0}, {5}, {0, 5}, {3}, {0, 3}, {3, 5}, {0, 3, 5}, {1}, {1, 2}, {2, 1}]])
+    logits0 = base_logits(clf, enc)
+    with metered() as meter:
+        logits = score_rows(clf, enc, keep, "mlm", {"filler": ReplaceWithThe()}, logits0)
+    by_hand = np.vstack([clf.predict_logits([clf.encode(" ".join(w if k else "the" for w, k in zip(enc.words, row)))])
+                         for row in keep])
+    assert logits == pytest.approx(by_hand, abs=float32_tolerance(np.abs(by_hand).max()))
+    # {0}, {5}, {0, 5} give the input itself; {3}, {0, 3}, {3, 5}, {0, 3, 5} one sentence; {1}; {1, 2} twice
+    assert meter.forward_passes == len(filled_sentences(enc.words, {row.tobytes() for row in keep})) == 3
+
+
+def test_road_states_its_cost_per_curve_against_deletion_bert():
+    """MoRF and LeRF are two metrics (two values on screen and in the export), so the metadata prices one curve
+    against DeletionBERT's one curve (issue 18: docs/benchmarks.md, "Newer measures")."""
+    for metric_id in ("road-morf", "road-lerf", f"road-morf[{GRID}]", f"road-lerf[{GRID}]"):
+        cost = METRICS[metric_id].params["cost"]
+        assert cost.startswith("per curve") and "DeletionBERT" in cost and "x" in cost
+    assert "cost" not in METRICS["deletion-bert-auc"].params  # only measures priced against another carry one
