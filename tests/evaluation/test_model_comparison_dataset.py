@@ -84,6 +84,14 @@ def test_adding_a_model_runs_only_that_models_cells(first_and_extended):
     np.testing.assert_array_equal(old["mean"].to_numpy(), same["mean"].to_numpy())
 
 
+def test_a_reopened_comparison_says_it_computed_nothing(first_and_extended, zoo, data, config):
+    first, _, _, store = first_and_extended
+    assert sum(first.computed.values()) > 0
+    twins = {zoo["one"]: zoo["one"], zoo["two"]: zoo["two"]}
+    again = mcd.run_comparison([zoo["one"], zoo["two"]], data, METHODS, config, twins, store)
+    assert len(again.computed) == 2 * len(CHECKS) and set(again.computed.values()) == {0}
+
+
 def test_known_feature_overlap_is_recomputed_from_the_explanations(first_and_extended, zoo, data):
     _, extended, _, _ = first_and_extended
     classifier = load_classifier(zoo["two"])
