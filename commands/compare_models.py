@@ -5,6 +5,8 @@ feature, faithfulness against the random band, layer randomization and plausibil
     python cli.py compare-models --models default,minilm-l2 --checks known_feature --out cmp.json
     python cli.py compare-models --models ./my-model --known-feature-model ./my-model=./my-kf-model
     python cli.py compare-models --checks adversarial --attack-limit 16 --attack-steps 500   # the thesis's sizes
+    python cli.py compare-models --models default,minilm-causal --text "a gripping , funny film" \
+        --methods saliency,leave_one_out                                              # one input, side by side
 
 Every (model, check) is a cell of one stored run whose studies are stored too: adding a model to a finished
 comparison computes only that model's cells. The figures (metric vs size, bars per model, randomization panels)
@@ -16,10 +18,13 @@ import sys
 
 import pandas as pd
 
+from corpora import normalize_typed_text
 from evaluation import model_comparison_dataset as mcd
+from evaluation.model_comparison import ModelComparison, compare_models
 from evaluation.adversarial.attack import ATTACKED_METHODS
 from evaluation.report_card import default_methods
 from explainers import ParamError, label_for
+from models import load_classifier
 from models.prepare import ZOO
 
 from commands.common import check_out, help_text, job_progress, parse_method_specs, print_json, write_out
@@ -39,6 +44,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--checks", default=",".join(mcd.CHECKS), help=f"comma-separated, from: "
                                                                        f"{', '.join(mcd.CHECKS)}")
     parser.add_argument("--methods", default=None, help="comma-separated method[:preset] (default: paper 003's)")
+    parser.add_argument("--text", default=None,
+                        help="one input instead of a dataset: each model's prediction, every method's word scores "
+                             "side by side (aligned by word) and the agreement between models per method")
+    parser.add_argument("--pair", default=None, help="second segment of the one input (sentence pairs)")
     for name in ("known-feature", "sanity", "plausibility"):
         parser.add_argument(f"--{name}-limit", type=int, default=None, help=f"examples of the {name} check")
     parser.add_argument("--attack-limit", type=int, default=defaults.attack_limit,
@@ -123,9 +132,59 @@ def print_summary(comparison: mcd.Comparison) -> None:
         print(f"not applicable: {reason}")
 
 
+def one_input_export(comparison: ModelComparison) -> dict:
+    """A JSON-ready record of one input on several models: predictions, word scores, agreement per method."""
+    agreement = {}
+    for method in comparison.methods:
+        result = comparison.agreement(method)
+        if result is not None:
+            # Agreement's rows name their row "method"; here each row is a model
+            agreement[method] = [{"model": row.pop("method"), **row} for row in result.to_rows()]
+    return {"models": [{"model": run.name, "prediction": run.prediction, "explained_class": run.labels[run.predicted],
+                        "errors": run.errors} for run in comparison.runs],
+            "rows": comparison.scores_frame().to_dict("records"), "agreement": agreement}
+
+
+def print_one_input(comparison: ModelComparison) -> None:
+    for run in comparison.runs:
+        print(f"{run.name}: predicts {run.prediction}")
+    scores = comparison.scores_frame()
+    for method in comparison.methods:
+        print(f"\n{label_for(method)}: word scores (each model explains its own predicted class)")
+        part = scores[scores["method"] == method]
+        if len(part):
+            print(part.pivot_table(index=["word_index", "word"], columns="model", values="score", sort=False)
+                  .round(4).to_string())
+        for run in comparison.runs:
+            if method in run.errors:
+                print(f"  {run.errors[method]}")
+        agreement = comparison.agreement(method)
+        if agreement is not None:
+            print("Agreement between models (Spearman of |scores|):")
+            print(pd.DataFrame(agreement.to_rows()).rename(columns={"method": "model"}).round(3).to_string(index=False))
+
+
+def handle_one_input(args, models: list[str], methods: list[str], out) -> int:
+    if len(models) < 2:
+        raise ParamError("--text compares models: give at least two in --models (comma-separated).")
+    text = normalize_typed_text(args.text)
+    pair = normalize_typed_text(args.pair) if args.pair is not None else None
+    comparison = compare_models({m: load_classifier(m) for m in models}, text, pair, methods)
+    data = one_input_export(comparison)
+    if out:
+        write_out(out, data, comparison.scores_frame())
+    if args.json:
+        print_json(data)
+    else:
+        print_one_input(comparison)
+    return 0
+
+
 def handle(args) -> int:
     out = check_out(args.out, OUT_FORMATS)
     methods = parse_method_specs(args.methods) if args.methods else default_methods()
+    if args.text is not None:
+        return handle_one_input(args, [m.strip() for m in args.models.split(",") if m.strip()], methods, out)
     config = config_from_args(args)
     twins = twins_from_args(args.known_feature_model)
     models = [m.strip() for m in args.models.split(",") if m.strip()]

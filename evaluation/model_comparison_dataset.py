@@ -256,8 +256,18 @@ def run_comparison(models: list[str], dataset: str, methods: list[str] | None = 
                    should_stop=None) -> Comparison:
     """Run (or reopen) every cell and return the comparison of these models (``results``)."""
     store, run_id, cells = start_comparison(models, dataset, methods, config, known_feature_models, store)
+    reopened = {key for key, stored in store.cells(run_id).items() if "error" not in stored}
     run_cells(store, run_id, cells, comparison_cell, executor=executor, progress=progress, should_stop=should_stop)
-    return results(store, run_id, cells)
+    comparison = results(store, run_id, cells)
+    # a stored cell keeps the count of the call that computed it; reopened now, it computed nothing
+    for cell in cells:
+        if cell.key in reopened and _where(cell) in comparison.computed:
+            comparison.computed[_where(cell)] = 0
+    return comparison
+
+
+def _where(cell: Cell) -> str:
+    return f"{cell.spec['model']}: {cell.spec['check']}"
 
 
 ROW_COLUMNS = ["model", "parameters", "blocks", "architecture", "check", "metric", "method", "mean", "low", "high",
@@ -272,7 +282,7 @@ def results(store: ResultStore, run_id: str, cells: list[Cell]) -> Comparison:
     for cell in cells:
         models.setdefault(cell.spec["model"], cell.spec["info"])
         result = stored.get(cell.key)
-        where = f"{cell.spec['model']}: {cell.spec['check']}"
+        where = _where(cell)
         if result is None:
             pending.append(where)
             continue

@@ -113,7 +113,8 @@ def _from_pretrained(location: str, local_only: bool):
         model, info = AutoModelForSequenceClassification.from_pretrained(
             location, attn_implementation="eager", use_safetensors=True, output_loading_info=True, **kwargs)
     except ValueError as error:  # unknown architecture, no safetensors file, ...
-        raise ModelError(f"Cannot load '{location}' as a text classifier: {error}") from error
+        # transformers' messages span several lines: one line for the user
+        raise ModelError(f"Cannot load '{location}' as a text classifier: {' '.join(str(error).split())}") from error
     except OSError as error:
         raise ModelError(f"Cannot load '{location}': {str(error).splitlines()[0]}") from error
     missing_head = sorted(k for k in info.get("missing_keys", ()) if k.split(".")[0] in HEAD_PREFIXES)

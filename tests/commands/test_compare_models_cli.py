@@ -55,3 +55,56 @@ def test_bad_input_gets_one_line(tiny, isolated_cache, extra, message, capsys):
     assert cli.main(tiny[1] + extra) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# ----- one input, several models (`--text`) --------------------------------------------------------------------
+TEXT = "the acting is superb , but the plot is dull"
+
+
+def test_one_input_on_two_models_side_by_side(tiny, random_classifier, keyword_classifier, isolated_cache, tmp_path,
+                                              capsys):
+    from scipy.stats import spearmanr
+
+    first = tiny[0]
+    second = str(save_keyword_model(random_classifier, tmp_path / "random"))
+    argv = ["compare-models", "--models", f"{first},{second}", "--text", TEXT, "--methods", "saliency,leave_one_out"]
+    assert cli.main(argv + ["--json", "--out", str(tmp_path / "one.json")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((tmp_path / "one.json").read_text())
+    # each model's prediction, as the classifier gives it directly
+    for entry, classifier in zip(printed["models"], (keyword_classifier, random_classifier)):
+        probabilities = classifier.predict_proba([classifier.encode(TEXT)])[0]
+        assert entry["explained_class"] == classifier.labels[int(probabilities.argmax())]
+    rows = pd.DataFrame(printed["rows"])
+    for (method, model), part in rows.groupby(["method", "model"]):
+        assert list(part["word"]) == TEXT.split()  # aligned by word on both tokenizers
+    # the agreement between the models is Spearman's rho of their |word scores|, computed here with scipy
+    for method in ("saliency", "leave_one_out"):
+        a, b = (rows[(rows["method"] == method) & (rows["model"] == m)]["score"].abs().to_numpy()
+                for m in (first, second))
+        table = {row["model"]: row for row in printed["agreement"][method]}
+        assert table[first][second] == pytest.approx(spearmanr(a, b).statistic, abs=1e-6)
+        assert table[first][first] == pytest.approx(1.0)
+
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"{first}: predicts" in out and f"{second}: predicts" in out and "Agreement between models" in out
+
+
+@pytest.mark.parametrize("models, extra, message", [
+    ("ONE", [], "at least two"),
+    ("ONE,no-such-model", [], "not a built-in model"),
+    ("ONE,ONE2", ["--text", "   "], "The text is empty"),
+    ("ONE,BROKEN", [], "Cannot load"),  # a folder the code cannot read: transformers' message was several lines
+])
+def test_one_input_bad_input_gets_one_line(tiny, random_classifier, isolated_cache, tmp_path, models, extra, message,
+                                           capsys):
+    second = str(save_keyword_model(random_classifier, tmp_path / "random"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    models = models.replace("ONE2", second).replace("ONE", tiny[0]).replace("BROKEN", str(broken))
+    argv = ["compare-models", "--models", models, "--text", TEXT, "--methods", "saliency"] + extra
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ import pytest
 from corpora import load_dataset
 from evaluation import model_comparison_dataset as mcd
 from evaluation.faithfulness.known_feature import ground_truth_metrics
+from evaluation.runs import ray_executor
 from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore
 from explainers import create_from_spec
@@ -82,6 +83,14 @@ def test_adding_a_model_runs_only_that_models_cells(first_and_extended):
     old = first.rows.sort_values(["check", "metric", "method"]).reset_index(drop=True)
     same = extended.rows[extended.rows["model"] == old["model"][0]].sort_values(["check", "metric", "method"])
     np.testing.assert_array_equal(old["mean"].to_numpy(), same["mean"].to_numpy())
+
+
+def test_a_reopened_comparison_says_it_computed_nothing(first_and_extended, zoo, data, config):
+    first, _, _, store = first_and_extended
+    assert sum(first.computed.values()) > 0
+    twins = {zoo["one"]: zoo["one"], zoo["two"]: zoo["two"]}
+    again = mcd.run_comparison([zoo["one"], zoo["two"]], data, METHODS, config, twins, store)
+    assert len(again.computed) == 2 * len(CHECKS) and set(again.computed.values()) == {0}
 
 
 def test_known_feature_overlap_is_recomputed_from_the_explanations(first_and_extended, zoo, data):
@@ -176,3 +185,21 @@ def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, 
         assert rows.loc[("saliency", metric), "n"] == 2
         # the same attack in the same process: equal up to float32 rounding of probabilities (values <= 1)
         assert rows.loc[("saliency", metric), "mean"] == pytest.approx(np.mean([d[metric] for d in direct]), abs=1e-6)
+
+
+@pytest.mark.slow
+def test_the_comparison_runs_its_cells_on_ray_with_the_local_numbers(zoo, data, config, tmp_path):
+    ray = pytest.importorskip("ray")
+    twins = {zoo["one"]: zoo["one"]}
+    chosen = replace(config, checks=("known_feature", "plausibility"))
+    local = mcd.run_comparison([zoo["one"]], data, METHODS, chosen, twins, ResultStore(tmp_path / "local.sqlite"))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = mcd.run_comparison([zoo["one"]], data, METHODS, chosen, twins, ResultStore(tmp_path / "ray.sqlite"),
+                                    executor="ray")
+    finally:
+        ray_executor.shutdown()
+    assert not on_ray.errors and not on_ray.pending
+    order = ["check", "metric", "method"]
+    np.testing.assert_allclose(on_ray.rows.sort_values(order)["mean"].to_numpy(dtype=float),
+                               local.rows.sort_values(order)["mean"].to_numpy(dtype=float), rtol=1e-5)

@@ -55,10 +55,15 @@ def compute(specs: list[str], text: str, pair: str | None, methods: list[str]) -
         st.info("Choose at least one more model to compare with.")
         return None
     bar = st.progress(0.0, text="Explaining ...")
-    comparison = compare_models(classifiers, text, pair, methods,
-                                progress=lambda done, total: bar.progress(done / total,
-                                                                          text=f"{done} of {total} explanations"))
-    bar.empty()
+    try:
+        comparison = compare_models(classifiers, text, pair, methods,
+                                    progress=lambda done, total: bar.progress(done / total,
+                                                                              text=f"{done} of {total} explanations"))
+    except UserFacingError as error:  # an input no model can read (empty text, ...): a message, not a traceback
+        st.error(str(error))
+        return None
+    finally:
+        bar.empty()
     return comparison
 
 
