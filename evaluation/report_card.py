@@ -102,6 +102,7 @@ class CardConfig:
     # project to 11-17 idle minutes, the card to 22-28: no margin under 30 (docs/benchmarks.md). The cost: the
     # bootstrap interval of Rank Change widens by sqrt(2) (half-width ~0.22 -> ~0.31 at the per-sentence SD of
     # ~0.45 seen here), so more methods end "inconclusive" against the 0.5 rule. --attack-limit 16: the paper's size.
+    # Measured idle (docs/benchmarks.md): the card ~20.5 min at 8, 29 min 50 s at 16.
     attack_limit: int = 8
     attack_steps: int = 200               # the thesis's 500 at most; 200 keeps the card within its budget
     attack_loop_ig_steps: int = 8         # IG attacked through an 8-point path (50 in the thesis), the result
