@@ -144,19 +144,21 @@ class ExplanationCache:
             problem = problem_with(hit, request)
             if problem is None:
                 return self._mark(hit, "memory")
-            self._reject(key, "memory", problem)
+            self._reject(key, "memory", problem, seen=hit)
             return None
         path = self._path(key)
         if path is None or not path.is_file():
             return None
+        seen = None
         try:
+            seen = _identity(path)
             explanation = _parse(path.read_text())
         except (ValueError, OSError) as error:  # invalid JSON, a list, a record with fields missing, ...
-            self._reject(key, "disk", str(error))
+            self._reject(key, "disk", str(error), seen=seen)
             return None
         problem = problem_with(explanation, request)
         if problem is not None:
-            self._reject(key, "disk", problem)
+            self._reject(key, "disk", problem, seen=seen)
             return None
         self._remember(key, explanation)
         return self._mark(explanation, "disk")
@@ -167,9 +169,10 @@ class ExplanationCache:
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                temporary = path.with_suffix(f".{os.getpid()}.tmp")
+                temporary = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
                 temporary.write_text(json.dumps(explanation.to_dict()))
-                temporary.replace(path)
+                with self._lock:  # a rejection in another thread sees either the old file or this one, whole
+                    temporary.replace(path)
             except OSError:
                 pass  # a read-only or full cache directory must not break explaining
 
@@ -177,17 +180,20 @@ class ExplanationCache:
         with self._lock:
             self._items.clear()
 
-    def _reject(self, key: str, where: str, problem: str) -> None:
-        """Forget a bad entry in both levels, so it is recomputed (and replaced by ``put``), never served."""
+    def _reject(self, key: str, where: str, problem: str, seen=None) -> None:
+        """Forget a bad entry, so it is recomputed (and replaced by ``put``), never served. Only what was read is
+        dropped: a good entry another thread stored meanwhile (the page and a background job can look up the same
+        key at once) stays, in memory and on disk."""
+        path = self._path(key) if where == "disk" else None
         with self._lock:
-            self._items.pop(key, None)
             self.rejected += 1
-        path = self._path(key)
-        if path is not None:
-            try:
-                path.unlink(missing_ok=True)
-            except OSError:
-                pass  # read-only: the recomputed entry is served from memory, the file stays unused
+            if where == "memory" and self._items.get(key) is seen:
+                self._items.pop(key, None)
+            if path is not None and seen is not None and _identity(path, missing_ok=True) == seen:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass  # read-only: the recomputed entry is served from memory, the file stays unused
         log.warning("cached explanation %s (%s) dropped and recomputed: %s", key[:12], where, problem)
 
     def _remember(self, key: str, explanation: Explanation) -> None:
@@ -200,6 +206,18 @@ class ExplanationCache:
     @staticmethod
     def _mark(explanation: Explanation, where: str) -> Explanation:
         return dataclasses.replace(explanation, provenance={**explanation.provenance, "cache": where})
+
+
+def _identity(path: Path, missing_ok: bool = False) -> tuple[int, int, int] | None:
+    """Which file is at ``path`` (inode, size, modification time): ``put`` replaces a file by renaming a new one
+    over it, so a rejected file that was replaced meanwhile has another identity and is not removed."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _default_directory() -> Path | None:

@@ -125,6 +125,41 @@ def test_a_bad_disk_entry_never_enters_the_memory_level(setting):
     assert key not in cache._items and not path.exists()
 
 
+class InterleavedCache(ExplanationCache):
+    """A cache whose reader is overtaken between reading an entry and rejecting it: ``meanwhile`` runs there, as
+    another thread would (the page's peek and a background job look up the same key at once)."""
+
+    meanwhile = staticmethod(lambda: None)
+
+    def _reject(self, *args, **kwargs):
+        self.meanwhile()
+        super()._reject(*args, **kwargs)
+
+
+@pytest.mark.parametrize("where", ["disk", "memory"])
+def test_a_rejection_never_removes_the_good_entry_another_thread_stored_meanwhile(setting, tmp_path, where):
+    """CI stop 26: the page's reader rejected a damaged file after a background job had already replaced it, and
+    deleted the good file; the page then showed the rows and no file was ever written again."""
+    classifier, encoding, explainer, fresh, _, key = setting
+    cache = InterleavedCache(directory=tmp_path / "explanations")
+    path = cache._path(key)
+    damaged = Explanation.from_dict({**record(fresh), "word_scores": [0.3]})
+    if where == "disk":
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(damaged.to_dict()))
+    else:
+        cache._remember(key, damaged)
+    cache.meanwhile = lambda: cache.put(key, fresh)
+    assert cache.get(key, Request.of(classifier, encoding, explainer, 1)) is None  # this reader saw the damage
+    cache.meanwhile = lambda: None
+    assert cache.rejected == 1
+    served = cache.get(key, Request.of(classifier, encoding, explainer, 1))  # the good entry, still in memory
+    assert served is not None and served.provenance["cache"] == "memory"
+    np.testing.assert_array_equal(served.word_scores, fresh.word_scores)
+    stored = Explanation.from_dict(json.loads(path.read_text()))  # and still on disk
+    assert problem_with(stored, Request.of(classifier, encoding, explainer, 1)) is None
+
+
 def test_a_good_entry_is_served_from_disk_then_memory(setting):
     classifier, encoding, explainer, fresh, cache, key = setting
     first = explain_cached(explainer, classifier, encoding, 1, cache=cache)
