@@ -31,6 +31,7 @@ from models.attention_kernel import eager_attention, prefer_sdpa
 from models.encoding import Encoding, build_encoding
 from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
+from models.first_token import FirstTokenSupport, first_token_logits, first_token_support, full_model
 from models.metering import Throughput, count
 from models.runtime import batch_tokens_for
 
@@ -71,7 +72,7 @@ class TextClassifier:
                  device: torch.device | str | None = None, source: str = "", manifest: dict | None = None,
                  max_batch_tokens: int | None = None, warnings: tuple[str, ...] = (),
                  throughput: Throughput | None = None, architecture: Architecture | None = None,
-                 autocast_dtype: torch.dtype | None = None):
+                 autocast_dtype: torch.dtype | None = None, first_token: FirstTokenSupport | None = None):
         self.device = torch.device(device) if device is not None else runtime.choose_device()
         # SDPA for every pass; ``attentions`` switches to eager while it reads weights (models/attention_kernel.py)
         self.attention_implementation = prefer_sdpa(model)
@@ -93,6 +94,12 @@ class TextClassifier:
         # the model's parts (models/architectures.py): read once, shared with randomized copies (same module tree)
         self.architecture = architecture if architecture is not None else architecture_of(self.model)
         self.warnings = tuple(warnings) + tuple(w for w in self._architecture_warnings() if w not in warnings)
+        # encoders whose head reads [CLS]: the last layer for that token only (models/first_token.py), decided once
+        # per model and shared with copies around other weights (the same module tree)
+        if first_token is None:
+            first_token = first_token_support(self.model, self.architecture) if self.summary_token == "first" \
+                else full_model(f"the head reads the {self.summary_token} token")
+        self.first_token = first_token
         offset = self.architecture.position_offset if self.architecture else 0
         limits = [getattr(model.config, "max_position_embeddings", DEFAULT_MAX_LENGTH) - offset,
                   getattr(model.config, "n_positions", DEFAULT_MAX_LENGTH)]
@@ -157,7 +164,7 @@ class TextClassifier:
                               device=self.device, source=self.source, manifest=self.manifest,
                               max_batch_tokens=self.max_batch_tokens, warnings=self.warnings,
                               throughput=self.throughput, architecture=self.architecture,
-                              autocast_dtype=self.autocast_dtype)
+                              autocast_dtype=self.autocast_dtype, first_token=self.first_token)
 
     def fast_variant(self, dtype: torch.dtype | None = None) -> "TextClassifier":
         """The same model object under reduced-precision autocast (the opt-in fast mode, models/precision.py): its
@@ -189,6 +196,7 @@ class TextClassifier:
                 "model_type": getattr(self.model.config, "model_type", "?"), "labels": self.labels,
                 "device": str(self.device), "max_length": self.max_length,
                 "parameters": sum(p.numel() for p in self.model.parameters()), "warnings": list(self.warnings),
+                "last_layer": self.first_token.note,
                 "reads": {"first": "the first token ([CLS])", "last": "the pooled token (last non-pad; causal)",
                           "eos": "the decoder state at the last </s> (encoder-decoder)"}[self.summary_token]}
 
@@ -227,7 +235,7 @@ class TextClassifier:
         """Full precision, or the fast mode's dtype and its measured max |dp| against full precision on this input
         (both probability vectors come from each classifier's one cached forward pass)."""
         details = {"mode": "full", "dtype": str(self.dtype).removeprefix("torch."),
-                   "attention": self.attention_implementation or "model default"}
+                   "attention": self.attention_implementation or "model default", "last_layer": self.first_token.note}
         if self.autocast_dtype is None:
             return details
         deviation = float(np.abs(self.proba_of(encoding) - self.full_precision.proba_of(encoding)).max())
@@ -322,6 +330,13 @@ class TextClassifier:
             kwargs["inputs_embeds"] = self.word_embeddings(ids) * keep.unsqueeze(-1).to(self.dtype)
         else:
             kwargs["input_ids"] = ids
+        return self._encoder_logits(**kwargs)
+
+    def _encoder_logits(self, **kwargs) -> torch.Tensor:
+        """An encoder's logits: the first-token path where this model supports it, else the model's own forward.
+        Only for callers that need logits (never hidden states or attention weights of other positions)."""
+        if self.first_token.enabled:
+            return first_token_logits(self.model, self.architecture.head, **kwargs)
         return self.model(**kwargs).logits
 
     def _run_decoder(self, embeds: torch.Tensor, mask: torch.Tensor,
@@ -475,7 +490,7 @@ class TextClassifier:
             kwargs = {"inputs_embeds": inputs_embeds, "attention_mask": attention_mask}
             if token_type_ids is not None and self._uses_token_types:
                 kwargs["token_type_ids"] = token_type_ids
-            logits = self.model(**kwargs).logits
+            logits = self._encoder_logits(**kwargs)
         count(forward=n, backward=n if torch.is_grad_enabled() else 0, batches=1)
         return logits
 
