@@ -49,8 +49,12 @@ import numpy as np
 
 from explainers.params import options_from, param, validate
 
-from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _score, base_logits, effective_operator,
-                                            evaluate_orders, random_orders, rank_words, score_rows, target_class)
+from models import TokenBatch
+from models.perturb import perturb
+
+from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _row, _score, base_logits,
+                                            effective_operator, evaluate_orders, filler_for, length_grouped_logits,
+                                            random_orders, rank_words, score_rows, target_class)
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
 from evaluation.faithfulness.random_band import orderings_seed
@@ -151,33 +155,48 @@ class Search:
 def exact_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options) -> Search:
     """Exact (min, max) AOPC sums: every subset scored once in one engine call, then a dynamic programme."""
     n = encoding.n_words
+    logits = score_rows(classifier, encoding, _masks(n), operator, filler_options, logits0)
+    return _exact_from(logits, n, target, score, logits0)
+
+
+def _exact_from(logits: np.ndarray, n: int, target: int, score: str, logits0) -> Search:
+    """The exact search's result from the logits of ``_masks(n)``'s keep rows (row m keeps the words of m)."""
     start = float(_score(logits0[None, :], target, score)[0])
-    kept = _score(score_rows(classifier, encoding, _masks(n), operator, filler_options, logits0), target, score)
+    kept = _score(logits, target, score)
     terms = start - kept[(2 ** n - 1) ^ np.arange(2 ** n)]  # removed subset m: keep its complement
     terms[0] = 0.0
     low, high = chain_bounds(terms, n)
     return Search(low, high, terms)
 
 
-def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
-                width: int) -> Search:
-    """(min, max) AOPC sums found by two beam searches over removed prefixes (the words removed first), each
-    keeping the ``width`` best partial sums (Edin et al.'s NAOPC_beam). Both searches advance together: every
-    step's candidates of both are scored in one engine call, a removed set that both reach is scored once (the
-    first step's n leave-one-out rows are always shared)."""
-    n = encoding.n_words
-    start = float(_score(logits0[None, :], target, score)[0])
-    beams = {-1.0: [(0.0, np.zeros(n, bool))], 1.0: [(0.0, np.zeros(n, bool))]}  # -1: the worst, +1: the best
-    for _ in range(n):
-        candidates = {sign: [(total, chosen | (np.arange(n) == i)) for total, chosen in beam
-                             for i in np.flatnonzero(~chosen)] for sign, beam in beams.items()}
-        prefixes = np.array([prefix for sign in beams for _, prefix in candidates[sign]])
-        scores = _score(score_rows(classifier, encoding, ~prefixes, operator, filler_options, logits0), target,
-                        score)
+class Beams:
+    """The worst-first and the best-first beam over removed prefixes of one input (Edin et al.'s NAOPC_beam),
+    advanced one removal step at a time: ``candidates`` gives the step's removed sets (the worst beam's, then the
+    best's), ``advance`` takes their scores. The one-input search and the lockstep search of several inputs
+    (``prefill_bounds``) drive the same steps, so they keep the same beams."""
+
+    def __init__(self, n: int, start: float, width: int):
+        self.n, self.start, self.width, self.step = n, start, width, 0
+        self.beams = {-1.0: [(0.0, np.zeros(n, bool))], 1.0: [(0.0, np.zeros(n, bool))]}  # -1: worst, +1: best
+        self._candidates: dict = {}
+
+    @property
+    def done(self) -> bool:
+        return self.step == self.n
+
+    def candidates(self) -> np.ndarray:
+        """(rows, n) bool: the removed set of every candidate of this step, both beams."""
+        n = self.n
+        self._candidates = {sign: [(total, chosen | (np.arange(n) == i)) for total, chosen in beam
+                                   for i in np.flatnonzero(~chosen)] for sign, beam in self.beams.items()}
+        return np.array([prefix for sign in self.beams for _, prefix in self._candidates[sign]]).reshape(-1, n)
+
+    def advance(self, scores: np.ndarray) -> None:
+        """Keep the ``width`` best (worst) partial sums per beam, given the target's score of each candidate."""
         offset = 0
-        for sign in beams:
-            chosen = candidates[sign]
-            totals = np.array([c[0] for c in chosen]) + start - scores[offset:offset + len(chosen)]
+        for sign in self.beams:
+            chosen = self._candidates[sign]
+            totals = np.array([c[0] for c in chosen]) + self.start - scores[offset:offset + len(chosen)]
             offset += len(chosen)
             seen, beam = set(), []
             for j in np.argsort(-sign * totals, kind="stable"):
@@ -186,10 +205,27 @@ def beam_search(classifier, encoding, operator: str, score: str, target: int, lo
                     continue
                 seen.add(key)
                 beam.append((float(totals[j]), chosen[j][1]))
-                if len(beam) == width:
+                if len(beam) == self.width:
                     break
-            beams[sign] = beam
-    return Search(beams[-1.0][0][0], beams[1.0][0][0])
+            self.beams[sign] = beam
+        self.step += 1
+
+    def search(self) -> Search:
+        return Search(self.beams[-1.0][0][0], self.beams[1.0][0][0])
+
+
+def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
+                width: int) -> Search:
+    """(min, max) AOPC sums found by two beam searches over removed prefixes (the words removed first), each
+    keeping the ``width`` best partial sums (Edin et al.'s NAOPC_beam). Both searches advance together: every
+    step's candidates of both are scored in one engine call, a removed set that both reach is scored once (the
+    first step's n leave-one-out rows are always shared)."""
+    beams = Beams(encoding.n_words, float(_score(logits0[None, :], target, score)[0]), width)
+    while not beams.done:
+        prefixes = beams.candidates()
+        beams.advance(_score(score_rows(classifier, encoding, ~prefixes, operator, filler_options, logits0),
+                             target, score))
+    return beams.search()
 
 
 def chain_sums(terms: np.ndarray, orders: np.ndarray) -> np.ndarray:
@@ -208,18 +244,44 @@ class Bounds:
 
 _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+MEMO_SIZE = 256  # bounds kept per classifier: a run's window of inputs (BATCH_WINDOW) times a few presets
+
+
+def _memo_key(encoding, target: int, removal: RemovalOptions, naopc: NaopcOptions, metrics) -> tuple:
+    return (encoding.key, target, tuple(effective_operator(m, removal) for m in metrics), naopc.naopc_exact_words,
+            naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor)
+
+
+def _memoized(classifier, key: tuple) -> "Bounds | None":
+    with _lock:
+        return _cache.setdefault(classifier, OrderedDict()).get(key)
+
+
+def _remember(classifier, key: tuple, bounds: "Bounds") -> None:
+    with _lock:
+        per_model = _cache.setdefault(classifier, OrderedDict())
+        per_model[key] = bounds
+        while len(per_model) > MEMO_SIZE:
+            per_model.popitem(last=False)
+
+
+def _bounds(searches: dict, keys: dict, metrics, removal: RemovalOptions, n: int, exact: bool) -> Bounds:
+    values = {}
+    for metric in metrics:
+        found, scale = searches[keys[metric.id]], divisor(metric, removal, n)
+        values[metric.id] = (found.low / scale, found.high / scale)
+    return Bounds(EXACT if exact else BEAM, values, searches, keys)
 
 
 def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptions, target: int,
                 filler_options: dict | None = None, metrics=METRICS) -> Bounds:
     """The bounds of every metric for one input, memoized per classifier (methods and the random baseline
-    of one input share them); one search per curve key (comprehensiveness and sufficiency share one)."""
-    key = (encoding.key, target, tuple(effective_operator(m, removal) for m in metrics), naopc.naopc_exact_words,
-           naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor)
-    with _lock:
-        per_model = _cache.setdefault(classifier, OrderedDict())
-        if key in per_model:
-            return per_model[key]
+    of one input share them, and a dataset run's ``prefill_bounds`` fills the memo ahead); one search per curve key
+    (comprehensiveness and sufficiency share one)."""
+    key = _memo_key(encoding, target, removal, naopc, metrics)
+    found = _memoized(classifier, key)
+    if found is not None:
+        return found
     logits0 = base_logits(classifier, encoding)
     n = encoding.n_words
     exact = n <= naopc.naopc_exact_words
@@ -229,16 +291,119 @@ def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptio
         searches[operator, score] = (
             exact_search(classifier, encoding, operator, score, target, logits0, filler_options) if exact else
             beam_search(classifier, encoding, operator, score, target, logits0, filler_options, naopc.naopc_beam))
-    values = {}
-    for metric in metrics:
-        found, scale = searches[keys[metric.id]], divisor(metric, removal, n)
-        values[metric.id] = (found.low / scale, found.high / scale)
-    bounds = Bounds(EXACT if exact else BEAM, values, searches, keys)
-    with _lock:
-        per_model[key] = bounds
-        while len(per_model) > 256:
-            per_model.popitem(last=False)
+    bounds = _bounds(searches, keys, metrics, removal, n, exact)
+    _remember(classifier, key, bounds)
     return bounds
+
+
+# ----- the bounds of several inputs in lockstep (a dataset run's window) -------------------------------------
+MAX_ROWS_PER_CALL = 4096  # perturbed rows per engine call: caps the token lists and logits held at once
+
+
+@dataclass
+class _Job:
+    """One bound search of one input and curve key, driven step by step by ``prefill_bounds``."""
+
+    encoding: object
+    operator: str
+    score: str
+    target: int
+    logits0: np.ndarray
+    beams: Beams | None  # None: the exact search (one step: every subset)
+    result: Search | None = None
+
+    def keep_rows(self) -> np.ndarray:
+        return _masks(self.encoding.n_words) if self.beams is None else ~self.beams.candidates()
+
+    def take(self, logits: np.ndarray) -> None:
+        if self.beams is None:
+            self.result = _exact_from(logits, self.encoding.n_words, self.target, self.score, self.logits0)
+            return
+        self.beams.advance(_score(logits, self.target, self.score))
+        if self.beams.done:
+            self.result = self.beams.search()
+
+
+def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naopc: NaopcOptions,
+                   filler_options: dict | None = None, metrics=METRICS, max_rows: int = MAX_ROWS_PER_CALL) -> int:
+    """The bounds of several inputs searched in lockstep and left in ``aopc_bounds``' memo under its keys; returns
+    how many inputs were searched (those already memoized, and inputs without words, are left to the cells).
+
+    Step s of every input's beams (and, in the first step, every subset of the inputs the exact search takes) is
+    scored in one engine call per operator: the rows of all inputs together, each input's distinct rows once,
+    in length bands, at most ``max_rows`` rows per call. A window of inputs thus costs about max(n) calls instead of
+    sum(n) small ones, with the beams and bounds of ``beam_search`` / ``exact_search`` (the same steps on the same
+    rows; logits equal up to float32 rounding, as any two batchings)."""
+    keys = {m.id: curve_key(m, removal) for m in metrics}
+    todo: dict[tuple, tuple] = {}
+    for encoding, target in zip(encodings, targets):
+        key = _memo_key(encoding, int(target), removal, naopc, metrics)
+        if encoding.n_words > 0 and key not in todo and _memoized(classifier, key) is None:
+            todo[key] = (encoding, int(target))
+    jobs: dict[tuple, _Job] = {}
+    for key, (encoding, target) in todo.items():
+        logits0 = base_logits(classifier, encoding)
+        exact = encoding.n_words <= naopc.naopc_exact_words
+        for operator, score in dict.fromkeys(keys.values()):
+            start = float(_score(logits0[None, :], target, score)[0])
+            jobs[key, operator, score] = _Job(encoding, operator, score, target, logits0,
+                                              None if exact else Beams(encoding.n_words, start, naopc.naopc_beam))
+    active = list(jobs.values())
+    while active:
+        for operator in dict.fromkeys(job.operator for job in active):
+            group = [job for job in active if job.operator == operator]
+            parts = [(job.encoding, job.keep_rows(), job.logits0) for job in group]
+            for job, logits in zip(group, logits_of_many(classifier, parts, operator, filler_options, max_rows)):
+                job.take(logits)
+        active = [job for job in active if job.result is None]
+    for key, (encoding, _) in todo.items():
+        searches = {curve: jobs[(key, *curve)].result for curve in dict.fromkeys(keys.values())}
+        _remember(classifier, key, _bounds(searches, keys, metrics, removal, encoding.n_words,
+                                           encoding.n_words <= naopc.naopc_exact_words))
+    return len(todo)
+
+
+def logits_of_many(classifier, parts, operator: str, filler_options: dict | None,
+                   max_rows: int = MAX_ROWS_PER_CALL) -> list[np.ndarray]:
+    """``curves.score_rows`` for several inputs at once: ``parts`` are (encoding, keep rows, clean logits); each
+    input's distinct perturbed sequences (``curves.distinct_logits``' rule: a row that is the input itself gets its
+    clean logits) of all inputs run together through ``length_grouped_logits``, ``max_rows`` per call."""
+    filler = filler_for(operator, filler_options)
+    outs, sequences, owners = [], [], []  # owners[j]: (part, rows of that part) that sequence j scores
+    for index, (encoding, keep, logits0) in enumerate(parts):
+        outs.append(np.tile(logits0, (len(keep), 1)) if len(keep) else np.zeros((0, len(logits0))))
+        todo = np.flatnonzero(~keep.all(axis=1))
+        if not len(todo):
+            continue
+        unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
+        rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
+        batch = perturb(classifier, encoding, rows, operator, filler)
+        types = encoding.token_type_ids if batch.token_type_ids else None
+        itself = (tuple(encoding.input_ids), tuple(types) if types is not None else None)
+        first: dict = {}
+        for row in range(len(batch)):
+            key = _row(batch, row)
+            if (key[0], key[1]) != itself or key[2] is not None:
+                first.setdefault(key, []).append(row)
+        inverse = np.asarray(inverse).reshape(-1)
+        for key, same in first.items():
+            sequences.append(key)
+            owners.append((index, todo[np.isin(inverse, same)]))
+    # longest first, so a call's rows are of neighbouring lengths; one call per kind of row (token types, zero masks)
+    order = sorted(range(len(sequences)), key=lambda j: (tuple(c is None for c in sequences[j][1:]),
+                                                          -len(sequences[j][0])))
+    for low in range(0, len(order), max_rows):
+        chunk = order[low:low + max_rows]
+        for kind in dict.fromkeys(tuple(c is None for c in sequences[j][1:]) for j in chunk):
+            chosen = [j for j in chunk if tuple(c is None for c in sequences[j][1:]) == kind]
+            column = lambda c: None if sequences[chosen[0]][c] is None else [  # noqa: E731
+                list(sequences[j][c]) if c < 3 else sequences[j][c] for j in chosen]
+            scored = length_grouped_logits(classifier, TokenBatch([list(sequences[j][0]) for j in chosen],
+                                                                  column(1), column(2), column(3)))
+            for j, logits in zip(chosen, scored):
+                part, rows = owners[j]
+                outs[part][rows] = logits
+    return outs
 
 
 def normalize(aopc: float, low: float, high: float) -> float:
