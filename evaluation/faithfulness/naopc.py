@@ -53,8 +53,9 @@ from models import TokenBatch
 from models.perturb import perturb
 
 from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _row, _score, base_logits,
-                                            effective_operator, evaluate_orders, filler_for, length_grouped_logits,
-                                            random_orders, rank_words, score_rows, target_class)
+                                            effective_operator, filler_for, keep_rows, length_grouped_logits,
+                                            n_units, random_orders, rank_words, score_rows, summarize_points,
+                                            target_class)
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
 from evaluation.faithfulness.random_band import orderings_seed
@@ -145,11 +146,37 @@ def divisor(metric: RemovalMetric, removal: RemovalOptions, n: int) -> int:
 @dataclass
 class Search:
     """One bound search of one curve key: the min and max AOPC sums (comprehensiveness formulation) and, for the
-    exact search, the sum term of every removed subset (so the AOPC of any ordering is read off the table)."""
+    exact search, the sum term of every removed subset (so the AOPC of any ordering is read off the table); for the
+    beam, the logits of every row it scored (``rows``: the orderings' curves reuse them)."""
 
     low: float
     high: float
     terms: np.ndarray | None = None
+    rows: "ScoredRows | None" = None
+
+
+class ScoredRows:
+    """Logits of the keep rows a beam search scored, by packed row: an ordering's curve point that the beam also
+    reached (every leave-one-out row, a greedy method's prefixes, the empty input) is not run again. Arrays, not a
+    dict per row: a memo of 256 inputs stays a few MB."""
+
+    def __init__(self, n_words: int):
+        self.n_words, self._packed, self._logits, self._index = n_words, [], [], None
+
+    def add(self, keep: np.ndarray, logits: np.ndarray) -> None:
+        self._packed.append(np.packbits(keep, axis=1))
+        self._logits.append(np.asarray(logits))
+        self._index = None
+
+    def lookup(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found: bool per row, logits of the found rows in row order)."""
+        if self._index is None:
+            packed = np.concatenate(self._packed) if self._packed else np.zeros((0, 0), np.uint8)
+            self._index = {row.tobytes(): i for i, row in enumerate(packed)}
+            self._all = np.concatenate(self._logits) if self._logits else np.zeros((0, 0))
+        where = np.array([self._index.get(row.tobytes(), -1) for row in np.packbits(keep, axis=1)], dtype=int)
+        where = where.reshape(len(keep))
+        return where >= 0, self._all[where[where >= 0]]
 
 
 def exact_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options) -> Search:
@@ -179,6 +206,7 @@ class Beams:
         self.n, self.start, self.width, self.step = n, start, width, 0
         self.beams = {-1.0: [(0.0, np.zeros(n, bool))], 1.0: [(0.0, np.zeros(n, bool))]}  # -1: worst, +1: best
         self._candidates: dict = {}
+        self.rows = ScoredRows(n)
 
     @property
     def done(self) -> bool:
@@ -191,8 +219,10 @@ class Beams:
                                    for i in np.flatnonzero(~chosen)] for sign, beam in self.beams.items()}
         return np.array([prefix for sign in self.beams for _, prefix in self._candidates[sign]]).reshape(-1, n)
 
-    def advance(self, scores: np.ndarray) -> None:
-        """Keep the ``width`` best (worst) partial sums per beam, given the target's score of each candidate."""
+    def advance(self, scores: np.ndarray, keep: np.ndarray, logits: np.ndarray) -> None:
+        """Keep the ``width`` best (worst) partial sums per beam, given the target's score of each candidate (and
+        its keep row and logits, remembered for the orderings' curves)."""
+        self.rows.add(keep, logits)
         offset = 0
         for sign in self.beams:
             chosen = self._candidates[sign]
@@ -211,7 +241,7 @@ class Beams:
         self.step += 1
 
     def search(self) -> Search:
-        return Search(self.beams[-1.0][0][0], self.beams[1.0][0][0])
+        return Search(self.beams[-1.0][0][0], self.beams[1.0][0][0], rows=self.rows)
 
 
 def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
@@ -222,9 +252,9 @@ def beam_search(classifier, encoding, operator: str, score: str, target: int, lo
     first step's n leave-one-out rows are always shared)."""
     beams = Beams(encoding.n_words, float(_score(logits0[None, :], target, score)[0]), width)
     while not beams.done:
-        prefixes = beams.candidates()
-        beams.advance(_score(score_rows(classifier, encoding, ~prefixes, operator, filler_options, logits0),
-                             target, score))
+        keep = ~beams.candidates()
+        logits = score_rows(classifier, encoding, keep, operator, filler_options, logits0)
+        beams.advance(_score(logits, target, score), keep, logits)
     return beams.search()
 
 
@@ -313,13 +343,14 @@ class _Job:
     result: Search | None = None
 
     def keep_rows(self) -> np.ndarray:
-        return _masks(self.encoding.n_words) if self.beams is None else ~self.beams.candidates()
+        self.keep = _masks(self.encoding.n_words) if self.beams is None else ~self.beams.candidates()
+        return self.keep
 
     def take(self, logits: np.ndarray) -> None:
         if self.beams is None:
             self.result = _exact_from(logits, self.encoding.n_words, self.target, self.score, self.logits0)
             return
-        self.beams.advance(_score(logits, self.target, self.score))
+        self.beams.advance(_score(logits, self.target, self.score), self.keep, logits)
         if self.beams.done:
             self.result = self.beams.search()
 
@@ -450,6 +481,43 @@ def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOp
     return out
 
 
+def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions,
+                target: int, logits0, filler_options) -> list[dict[str, float]]:
+    """Each ordering's AOPCs as ``evaluate_orders`` computes them (its points, ``summarize_points``), with the curve
+    points the beam search already scored taken from its rows: only the others go through the engine (one call per
+    operator, each distinct row once)."""
+    units = n_units(encoding, removal)
+    out = [{} for _ in range(len(orders))]
+    by_operator: dict[str, list] = {}
+    for metric in metrics:
+        by_operator.setdefault(bounds.keys[metric.id][0], []).append(metric)
+    for operator, group in by_operator.items():
+        layout = [(metric, index, *metric.points_for(encoding.n_words, units, None))
+                  for metric in group for index in range(len(orders))]
+        keep = np.concatenate([keep_rows(orders[index], counts, metric.mode) for metric, index, counts, _ in layout])
+        forced = np.concatenate([np.full(len(c), m.mode == "keep" and m.empty == "zero") & (c == 0)
+                                 for m, _, c, _ in layout])
+        logits = np.tile(logits0, (len(keep), 1))
+        found = np.zeros(len(keep), bool)
+        for metric in group:  # the rows of this operator's searches (one per score; the same rows' logits)
+            seen, known = bounds.searches[bounds.keys[metric.id]].rows.lookup(keep)
+            fresh = seen & ~found & ~forced
+            logits[fresh] = known[fresh[seen]]
+            found |= fresh
+        todo = ~found
+        logits[todo] = score_rows(classifier, encoding, keep[todo], operator, filler_options, logits0,
+                                  skip=forced[todo])
+        offset = 0
+        for metric, index, counts, x in layout:
+            part = logits[offset:offset + len(counts)]
+            offset += len(counts)
+            start = float(_score(logits0[None, :], target, metric.score)[0])
+            scores = _score(part, target, metric.score) if len(part) else np.zeros(0)
+            out[index][metric.id] = summarize_points(metric, counts, x, scores, start, None, units, removal) \
+                if len(counts) else metric.no_points_value
+    return out
+
+
 def score_orders(classifier, encoding, orders: np.ndarray, options: dict, example=None, explanation=None,
                  metrics=METRICS) -> tuple[list[MetricValues], Bounds]:
     """NAOPC of each ordering (rows of ``orders``) of one input, with the bounds they share."""
@@ -465,9 +533,7 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     if bounds.search == EXACT:
         aopcs = _exact_aopcs(bounds, metrics, orders, removal, n)
     else:
-        results = evaluate_orders(classifier, encoding, list(metrics), orders, removal, example, explanation,
-                                  options)
-        aopcs = [result.values for result in results]
+        aopcs = _beam_aopcs(classifier, encoding, bounds, metrics, orders, removal, target, logits0, options)
     return _normalized(aopcs, bounds, metrics, removal, n), bounds
 
 

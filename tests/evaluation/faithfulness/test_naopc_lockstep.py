@@ -8,7 +8,7 @@ import pytest
 from corpora import load_dataset
 
 from evaluation.faithfulness import naopc
-from evaluation.faithfulness.curves import RemovalOptions, base_logits
+from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
 from evaluation.runs.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
 from explainers import cache as cache_module
@@ -117,6 +117,33 @@ def test_memoized_inputs_are_not_searched_again(random_classifier):
     with metered() as meter:
         assert naopc.prefill_bounds(clf, encodings + encodings[:1], classes + classes[:1], removal, search) == 1
     assert meter.forward_passes == 2 ** encodings[2].n_words - 1  # the third input alone, once
+
+
+def test_the_orderings_curves_reuse_the_rows_the_beam_scored(random_classifier):
+    """Above the exact threshold every ordering's AOPC curves are scored too; their points that the beam already
+    scored are not run again: at least every ordering's first point (a leave-one-out row, the beam's first step) and
+    the empty input (its last step). The AOPCs are the curve engine's (``evaluate_orders``)."""
+    clf = random_classifier
+    encoding = clf.encode(TEXTS[-1])
+    n = encoding.n_words
+    orders = np.vstack([np.arange(n), np.arange(n)[::-1], random_orders(n, 6, 2)])
+    engine = evaluate_orders(clf, encoding, list(naopc.METRICS), orders, RemovalOptions())
+    with metered() as curves_alone:
+        evaluate_orders(clf, encoding, list(naopc.METRICS), orders, RemovalOptions())
+    target = int(np.argmax(base_logits(clf, encoding)))
+    naopc._cache.clear()
+    with metered() as bounds_alone:
+        naopc.aopc_bounds(clf, encoding, RemovalOptions(), naopc.NaopcOptions(), target)
+    naopc._cache.clear()
+    with metered() as both:
+        scored, bounds = naopc.score_orders(clf, encoding, orders, {})
+    assert bounds.search == naopc.BEAM
+    shared = len({int(o[0]) for o in orders} | {int(o[-1]) for o in orders}) + 1  # leave-one-out rows + empty
+    assert both.forward_passes <= bounds_alone.forward_passes + curves_alone.forward_passes - shared
+    for values, reference in zip(scored, engine):
+        for metric in naopc.METRICS:
+            assert values.details[metric.id]["aopc"] == pytest.approx(reference.values[metric.id],
+                                                                      abs=float32_tolerance(1.0))
 
 
 # ----- in a dataset run ----------------------------------------------------------------------------------------
