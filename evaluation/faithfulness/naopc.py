@@ -36,7 +36,15 @@ time than the beam's small batches from 9 words on), so ``naopc_exact_words`` de
 
 Sharing: the bounds depend on the input, the target, the operator and the search, not on the explanation, so they
 are computed once per input and memoized per classifier (``aopc_bounds``): every method and random ordering of an
-input is normalized against the same search.
+input is normalized against the same search. Above the threshold the orderings' own AOPC curves are scored too; the
+points the beam already scored (every leave-one-out row, the empty input, much of a greedy method's prefixes) are
+taken from its rows (``ScoredRows``), not run again.
+
+Dataset runs (issue 18, NAOPC within 2x AOPC's cost): the run's batch hook searches the bounds of its window of
+inputs in lockstep (``prefill_bounds``): step s of every input's beams, and every subset of the inputs the exact
+search takes, are scored in one engine call (each input's distinct rows once, in length bands, at most
+``MAX_ROWS_PER_CALL`` rows), so a window costs about max(n) calls instead of sum(n); the cells find the bounds in the
+memo. Same beams and bounds as the one-input search, up to float32 rounding of the batching.
 """
 from __future__ import annotations
 
