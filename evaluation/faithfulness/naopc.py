@@ -402,6 +402,18 @@ def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naop
     return len(todo)
 
 
+def _kind(key: tuple) -> tuple:
+    """Which optional columns a ``curves._row`` key has (rows of one batch must agree)."""
+    return tuple(column is None for column in key[1:])
+
+
+def _token_batch(keys: list[tuple]) -> TokenBatch:
+    """The rows of ``curves._row`` keys of one kind as a batch (ids, token types, zero masks as lists; readout)."""
+    def column(c):
+        return None if keys[0][c] is None else [list(k[c]) if c < 3 else k[c] for k in keys]
+    return TokenBatch(column(0), column(1), column(2), column(3))
+
+
 def logits_of_many(classifier, parts, operator: str, filler_options: dict | None,
                    max_rows: int = MAX_ROWS_PER_CALL) -> list[np.ndarray]:
     """``curves.score_rows`` for several inputs at once: ``parts`` are (encoding, keep rows, clean logits); each
@@ -428,17 +440,14 @@ def logits_of_many(classifier, parts, operator: str, filler_options: dict | None
         for key, same in first.items():
             sequences.append(key)
             owners.append((index, todo[np.isin(inverse, same)]))
-    # longest first, so a call's rows are of neighbouring lengths; one call per kind of row (token types, zero masks)
-    order = sorted(range(len(sequences)), key=lambda j: (tuple(c is None for c in sequences[j][1:]),
-                                                          -len(sequences[j][0])))
+    # one call per kind of row (which columns: token types, zero masks, readout), longest first so that a call's rows
+    # are of neighbouring lengths
+    order = sorted(range(len(sequences)), key=lambda j: (_kind(sequences[j]), -len(sequences[j][0])))
     for low in range(0, len(order), max_rows):
         chunk = order[low:low + max_rows]
-        for kind in dict.fromkeys(tuple(c is None for c in sequences[j][1:]) for j in chunk):
-            chosen = [j for j in chunk if tuple(c is None for c in sequences[j][1:]) == kind]
-            column = lambda c: None if sequences[chosen[0]][c] is None else [  # noqa: E731
-                list(sequences[j][c]) if c < 3 else sequences[j][c] for j in chosen]
-            scored = length_grouped_logits(classifier, TokenBatch([list(sequences[j][0]) for j in chosen],
-                                                                  column(1), column(2), column(3)))
+        for kind in dict.fromkeys(_kind(sequences[j]) for j in chunk):
+            chosen = [j for j in chunk if _kind(sequences[j]) == kind]
+            scored = length_grouped_logits(classifier, _token_batch([sequences[j] for j in chosen]))
             for j, logits in zip(chosen, scored):
                 part, rows = owners[j]
                 outs[part][rows] = logits
