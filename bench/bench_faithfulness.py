@@ -14,13 +14,15 @@ Figures:
     python bench/bench_faithfulness.py                 # all 872 sentences (the lead's run)
     python bench/bench_faithfulness.py --quick         # 6 sentences, default-quick model: seconds
     python bench/bench_faithfulness.py --quick --only-newer   # just the issue-18 section below
+    python bench/bench_faithfulness.py --quick --only-naopc-run   # its NAOPC vs AOPC through a dataset run
 
 Issue 18 section (``newer_measures``): the metric part of each newer measure against the measure it refines,
 explanations cached, six methods and the 10 random orderings of a sentence as a dataset run scores them:
 NAOPC vs AOPC (target <= 2x, as used in a run and for one method alone; exact bounds up to ``naopc_exact_words``
 words, beam above, and a sweep of both searches by sentence length to show where the beam takes over), soft vs hard
 comprehensiveness + sufficiency (target <= 1.5x), ROAD-text vs DeletionBERT (target <= 1.5x per curve: MoRF and
-LeRF are separate values). Ends with a one-line verdict per target. ``--all-presets`` adds the kept old defaults
+LeRF are separate values). Ends with a one-line verdict per target, then NAOPC vs AOPC through a dataset run
+(``naopc_in_a_run``: ``run_evaluation`` with its batch hook, which searches a window's bounds in lockstep). ``--all-presets`` adds the kept old defaults
 and the passes per curve point of ROAD and DeletionBERT.
     EXWB_THREADS=1 nice -n 19 python bench/bench_faithfulness.py --quick --only-newer            # shared machine
     EXWB_THREADS=2 python bench/bench_faithfulness.py --quick --only-newer --repeats 1           # idle machine
@@ -70,6 +72,8 @@ def main() -> int:
                         help="issue-18 section: A/B repeats per pair, best of (2 on a shared machine, 1 when idle)")
     parser.add_argument("--all-presets", action="store_true",
                         help="issue-18 section: also the kept old defaults (soft-20-masks, naopc-exact-10, ...)")
+    parser.add_argument("--only-naopc-run", action="store_true",
+                        help="only NAOPC vs AOPC through a dataset run (run_evaluation), part of the issue-18 section")
     args = parser.parse_args()
     limit = 6 if args.quick else args.limit
     model = args.model or ("default-quick" if args.quick else "default")
@@ -93,8 +97,11 @@ def main() -> int:
     print(f"model {model} ({classifier.fingerprint}) on {classifier.device}; threads: "
           f"{os.environ.get('EXWB_THREADS', 'default')}; methods: {', '.join(methods)}; cache: {folder}")
 
+    if args.only_naopc_run:
+        return naopc_in_a_run(model, classifier, methods, limit, args.random_orderings, args.repeats, folder)
     if args.only_newer:
-        return newer_measures(classifier, methods, limit, args.random_orderings, args.repeats, args.all_presets)
+        return newer_measures(classifier, methods, limit, args.random_orderings, args.repeats, args.all_presets,
+                              model, folder)
 
     # ----- end to end, as cli.py evaluate runs it -------------------------------------------------------
     store = ResultStore(folder / "results.sqlite")
@@ -168,11 +175,12 @@ def main() -> int:
     print(f"  ratio batched / unbatched = {timings['batched'] / timings['unbatched']:.2f}")
     print(f"  metric share of the end-to-end time: "
           f"{timings['batched'] / len(encodings) / per_sentence:.0%}")
-    return newer_measures(classifier, methods, limit, args.random_orderings, args.repeats, args.all_presets)
+    return newer_measures(classifier, methods, limit, args.random_orderings, args.repeats, args.all_presets, model,
+                          folder)
 
 
 def newer_measures(classifier, methods: list[str], limit: int, n_random: int, repeats: int = 2,
-                   all_presets: bool = False) -> int:
+                   all_presets: bool = False, model: str | None = None, folder: Path | None = None) -> int:
     """Issue 18: the cost of NAOPC, soft suff / comp and ROAD-text against the measures they refine, as a dataset
     run scores them (every method and ``n_random`` random orderings of a sentence, explanations cached).
 
@@ -358,6 +366,82 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     print("\nverdicts (passes are exact; CPU ratios from this run, a loaded machine's unless it was idle):")
     for line in verdicts:
         print(f"  {line}")
+    if model is not None:
+        naopc_in_a_run(model, classifier, methods, limit, n_random, repeats, folder)
+    return 0
+
+
+def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_random: int, repeats: int,
+                   folder: Path) -> int:
+    """Issue 18: NAOPC against the AOPC it normalizes THROUGH A DATASET RUN (``run_evaluation``: cells, store, the
+    run's batch hook, whose lockstep search scores every input's beam step in one engine call), same sentences,
+    same methods, ``n_random`` random orderings, explanations cached. A: the AOPC curves of every one-word step (comp
+    + suff, the curves NAOPC rescales, as a removal evaluator registered here); B: ``naopc`` (default: exact <= 8
+    words, beam 1 above); C: ``naopc`` with the cells run one at a time without the batch hook (each cell searches its
+    own bounds: the cost before the lockstep). Interleaved A, B, C; best of ``repeats`` CPU seconds; a fresh result
+    store and empty bound memos per run."""
+    from dataclasses import replace
+
+    from evaluation.faithfulness import naopc
+    from evaluation.faithfulness.presets import register_removal
+    from evaluation.metric import EVALUATORS
+    from evaluation.runs.jobs import run_cells
+    from evaluation.runs.runner import evaluate_example, run_evaluation, start_evaluation
+    from evaluation.runs.store import ResultStore
+    from explainers import create
+    from explainers.cache import explain_cached
+    from corpora import load_dataset
+    from models import metered
+
+    aopc = "aopc-every-step"  # the baseline only: the two raw curves NAOPC normalizes, under ids of their own
+    if aopc not in EVALUATORS:
+        register_removal(aopc, "every-step AOPC (comp + suff), the curves NAOPC normalizes (benchmark baseline)",
+                         tuple(replace(m, id=f"aopc-every-step-{m.curve}", preset=aopc) for m in naopc.METRICS))
+    examples = load_dataset("sst2:dev", limit=limit)
+    for example in examples:  # explanations cached: the runs serve them from the explanation cache
+        encoding = classifier.encode(example.text)
+        for method in methods:
+            explain_cached(create(method), classifier, encoding)
+    options = {"seed": 0, "random_orderings": n_random}
+    counter = iter(range(10 ** 6))
+
+    def store() -> ResultStore:
+        return ResultStore(Path(folder) / f"naopc-run-{next(counter)}.sqlite")
+
+    def with_hook(evaluator):
+        def run():
+            _, summary = run_evaluation(model, "sst2:dev", methods, [evaluator], limit, options, store())
+            assert summary.status == "finished", summary.errors
+        return run
+
+    def without_hook():
+        fresh_store, run_id, cells = start_evaluation(model, "sst2:dev", methods, ["naopc"], limit, options, store())
+        assert run_cells(fresh_store, run_id, cells, evaluate_example).status == "finished"
+
+    subjects = (("AOPC every step, in a run", with_hook(aopc)), ("NAOPC (naopc), in a run", with_hook("naopc")),
+                ("NAOPC, cells alone (no lockstep)", without_hook))
+    subjects[0][1]()  # warm-up: tokenizer, store, the clean passes' memos
+    best = {}
+    for _ in range(repeats):  # A, B, C, A, B, C
+        for name, function in subjects:
+            naopc._cache.clear()
+            with metered() as meter:
+                started, cpu = time.perf_counter(), time.process_time()
+                function()
+                wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+            if name not in best or cpu < best[name][1]:
+                best[name] = (wall, cpu, meter.forward_passes, meter.batches)
+    lengths = [classifier.encode(e.text).n_words for e in examples]
+    print(f"\n  NAOPC vs AOPC through a dataset run (run_evaluation): {len(examples)} sentences ({min(lengths)}-"
+          f"{max(lengths)} words), {len(methods)} methods + {n_random} random orderings, explanations cached; A/B/C "
+          f"interleaved, best of {repeats} CPU s; load average {open('/proc/loadavg').read().split()[:3]}")
+    print(f"  {'run':36s} {'wall s':>8s} {'CPU s':>8s} {'passes':>7s} {'batches':>8s}")
+    for name, (wall, cpu, passes, batches) in best.items():
+        print(f"  {name:36s} {wall:8.2f} {cpu:8.2f} {passes:7d} {batches:8d}")
+    (aw, ac, ap, ab), (nw, nc, np_, nb), (lw, lc, lp, lb) = best.values()
+    print(f"  NAOPC / AOPC in a run: {np_ / ap:.2f}x passes, {nb / ab:.2f}x batches, {nw / aw:.2f}x wall, "
+          f"{nc / ac:.2f}x CPU (target 2x); without the lockstep: {lp / ap:.2f}x passes, {lb / ab:.2f}x batches, "
+          f"{lw / aw:.2f}x wall, {lc / ac:.2f}x CPU", flush=True)
     return 0
 
 

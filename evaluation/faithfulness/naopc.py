@@ -36,7 +36,15 @@ time than the beam's small batches from 9 words on), so ``naopc_exact_words`` de
 
 Sharing: the bounds depend on the input, the target, the operator and the search, not on the explanation, so they
 are computed once per input and memoized per classifier (``aopc_bounds``): every method and random ordering of an
-input is normalized against the same search.
+input is normalized against the same search. Above the threshold the orderings' own AOPC curves are scored too; the
+points the beam already scored (every leave-one-out row, the empty input, much of a greedy method's prefixes) are
+taken from its rows (``ScoredRows``), not run again.
+
+Dataset runs (issue 18, NAOPC within 2x AOPC's cost): the run's batch hook searches the bounds of its window of
+inputs in lockstep (``prefill_bounds``): step s of every input's beams, and every subset of the inputs the exact
+search takes, are scored in one engine call (each input's distinct rows once, in length bands, at most
+``MAX_ROWS_PER_CALL`` rows), so a window costs about max(n) calls instead of sum(n); the cells find the bounds in the
+memo. Same beams and bounds as the one-input search, up to float32 rounding of the batching.
 """
 from __future__ import annotations
 
@@ -49,8 +57,13 @@ import numpy as np
 
 from explainers.params import options_from, param, validate
 
-from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _score, base_logits, effective_operator,
-                                            evaluate_orders, random_orders, rank_words, score_rows, target_class)
+from models import TokenBatch
+from models.perturb import perturb
+
+from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _row, _score, base_logits,
+                                            effective_operator, filler_for, keep_rows, length_grouped_logits,
+                                            n_units, random_orders, rank_words, score_rows, summarize_points,
+                                            target_class)
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
 from evaluation.faithfulness.random_band import orderings_seed
@@ -141,43 +154,87 @@ def divisor(metric: RemovalMetric, removal: RemovalOptions, n: int) -> int:
 @dataclass
 class Search:
     """One bound search of one curve key: the min and max AOPC sums (comprehensiveness formulation) and, for the
-    exact search, the sum term of every removed subset (so the AOPC of any ordering is read off the table)."""
+    exact search, the sum term of every removed subset (so the AOPC of any ordering is read off the table); for the
+    beam, the logits of every row it scored (``rows``: the orderings' curves reuse them)."""
 
     low: float
     high: float
     terms: np.ndarray | None = None
+    rows: "ScoredRows | None" = None
+
+
+class ScoredRows:
+    """Logits of the keep rows a beam search scored, by packed row: an ordering's curve point that the beam also
+    reached (every leave-one-out row, a greedy method's prefixes, the empty input) is not run again. Arrays, not a
+    dict per row: a memo of 256 inputs stays a few MB."""
+
+    def __init__(self, n_words: int):
+        self.n_words, self._packed, self._logits, self._index = n_words, [], [], None
+
+    def add(self, keep: np.ndarray, logits: np.ndarray) -> None:
+        self._packed.append(np.packbits(keep, axis=1))
+        self._logits.append(np.asarray(logits))
+        self._index = None
+
+    def lookup(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found: bool per row, logits of the found rows in row order)."""
+        if self._index is None:
+            packed = np.concatenate(self._packed) if self._packed else np.zeros((0, 0), np.uint8)
+            self._index = {row.tobytes(): i for i, row in enumerate(packed)}
+            self._all = np.concatenate(self._logits) if self._logits else np.zeros((0, 0))
+        where = np.array([self._index.get(row.tobytes(), -1) for row in np.packbits(keep, axis=1)], dtype=int)
+        where = where.reshape(len(keep))
+        return where >= 0, self._all[where[where >= 0]]
 
 
 def exact_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options) -> Search:
     """Exact (min, max) AOPC sums: every subset scored once in one engine call, then a dynamic programme."""
     n = encoding.n_words
+    logits = score_rows(classifier, encoding, _masks(n), operator, filler_options, logits0)
+    return _exact_from(logits, n, target, score, logits0)
+
+
+def _exact_from(logits: np.ndarray, n: int, target: int, score: str, logits0) -> Search:
+    """The exact search's result from the logits of ``_masks(n)``'s keep rows (row m keeps the words of m)."""
     start = float(_score(logits0[None, :], target, score)[0])
-    kept = _score(score_rows(classifier, encoding, _masks(n), operator, filler_options, logits0), target, score)
+    kept = _score(logits, target, score)
     terms = start - kept[(2 ** n - 1) ^ np.arange(2 ** n)]  # removed subset m: keep its complement
     terms[0] = 0.0
     low, high = chain_bounds(terms, n)
     return Search(low, high, terms)
 
 
-def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
-                width: int) -> Search:
-    """(min, max) AOPC sums found by two beam searches over removed prefixes (the words removed first), each
-    keeping the ``width`` best partial sums (Edin et al.'s NAOPC_beam). Both searches advance together: every
-    step's candidates of both are scored in one engine call, a removed set that both reach is scored once (the
-    first step's n leave-one-out rows are always shared)."""
-    n = encoding.n_words
-    start = float(_score(logits0[None, :], target, score)[0])
-    beams = {-1.0: [(0.0, np.zeros(n, bool))], 1.0: [(0.0, np.zeros(n, bool))]}  # -1: the worst, +1: the best
-    for _ in range(n):
-        candidates = {sign: [(total, chosen | (np.arange(n) == i)) for total, chosen in beam
-                             for i in np.flatnonzero(~chosen)] for sign, beam in beams.items()}
-        prefixes = np.array([prefix for sign in beams for _, prefix in candidates[sign]])
-        scores = _score(score_rows(classifier, encoding, ~prefixes, operator, filler_options, logits0), target,
-                        score)
+class Beams:
+    """The worst-first and the best-first beam over removed prefixes of one input (Edin et al.'s NAOPC_beam),
+    advanced one removal step at a time: ``candidates`` gives the step's removed sets (the worst beam's, then the
+    best's), ``advance`` takes their scores. The one-input search and the lockstep search of several inputs
+    (``prefill_bounds``) drive the same steps, so they keep the same beams."""
+
+    def __init__(self, n: int, start: float, width: int):
+        self.n, self.start, self.width, self.step = n, start, width, 0
+        self.beams = {-1.0: [(0.0, np.zeros(n, bool))], 1.0: [(0.0, np.zeros(n, bool))]}  # -1: worst, +1: best
+        self._candidates: dict = {}
+        self.rows = ScoredRows(n)
+
+    @property
+    def done(self) -> bool:
+        return self.step == self.n
+
+    def candidates(self) -> np.ndarray:
+        """(rows, n) bool: the removed set of every candidate of this step, both beams."""
+        n = self.n
+        self._candidates = {sign: [(total, chosen | (np.arange(n) == i)) for total, chosen in beam
+                                   for i in np.flatnonzero(~chosen)] for sign, beam in self.beams.items()}
+        return np.array([prefix for sign in self.beams for _, prefix in self._candidates[sign]]).reshape(-1, n)
+
+    def advance(self, scores: np.ndarray, keep: np.ndarray, logits: np.ndarray) -> None:
+        """Keep the ``width`` best (worst) partial sums per beam, given the target's score of each candidate (and
+        its keep row and logits, remembered for the orderings' curves)."""
+        self.rows.add(keep, logits)
         offset = 0
-        for sign in beams:
-            chosen = candidates[sign]
-            totals = np.array([c[0] for c in chosen]) + start - scores[offset:offset + len(chosen)]
+        for sign in self.beams:
+            chosen = self._candidates[sign]
+            totals = np.array([c[0] for c in chosen]) + self.start - scores[offset:offset + len(chosen)]
             offset += len(chosen)
             seen, beam = set(), []
             for j in np.argsort(-sign * totals, kind="stable"):
@@ -186,10 +243,27 @@ def beam_search(classifier, encoding, operator: str, score: str, target: int, lo
                     continue
                 seen.add(key)
                 beam.append((float(totals[j]), chosen[j][1]))
-                if len(beam) == width:
+                if len(beam) == self.width:
                     break
-            beams[sign] = beam
-    return Search(beams[-1.0][0][0], beams[1.0][0][0])
+            self.beams[sign] = beam
+        self.step += 1
+
+    def search(self) -> Search:
+        return Search(self.beams[-1.0][0][0], self.beams[1.0][0][0], rows=self.rows)
+
+
+def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
+                width: int) -> Search:
+    """(min, max) AOPC sums found by two beam searches over removed prefixes (the words removed first), each
+    keeping the ``width`` best partial sums (Edin et al.'s NAOPC_beam). Both searches advance together: every
+    step's candidates of both are scored in one engine call, a removed set that both reach is scored once (the
+    first step's n leave-one-out rows are always shared)."""
+    beams = Beams(encoding.n_words, float(_score(logits0[None, :], target, score)[0]), width)
+    while not beams.done:
+        keep = ~beams.candidates()
+        logits = score_rows(classifier, encoding, keep, operator, filler_options, logits0)
+        beams.advance(_score(logits, target, score), keep, logits)
+    return beams.search()
 
 
 def chain_sums(terms: np.ndarray, orders: np.ndarray) -> np.ndarray:
@@ -208,18 +282,44 @@ class Bounds:
 
 _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+MEMO_SIZE = 256  # bounds kept per classifier: a run's window of inputs (BATCH_WINDOW) times a few presets
+
+
+def _memo_key(encoding, target: int, removal: RemovalOptions, naopc: NaopcOptions, metrics) -> tuple:
+    return (encoding.key, target, tuple(effective_operator(m, removal) for m in metrics), naopc.naopc_exact_words,
+            naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor)
+
+
+def _memoized(classifier, key: tuple) -> "Bounds | None":
+    with _lock:
+        return _cache.setdefault(classifier, OrderedDict()).get(key)
+
+
+def _remember(classifier, key: tuple, bounds: "Bounds") -> None:
+    with _lock:
+        per_model = _cache.setdefault(classifier, OrderedDict())
+        per_model[key] = bounds
+        while len(per_model) > MEMO_SIZE:
+            per_model.popitem(last=False)
+
+
+def _bounds(searches: dict, keys: dict, metrics, removal: RemovalOptions, n: int, exact: bool) -> Bounds:
+    values = {}
+    for metric in metrics:
+        found, scale = searches[keys[metric.id]], divisor(metric, removal, n)
+        values[metric.id] = (found.low / scale, found.high / scale)
+    return Bounds(EXACT if exact else BEAM, values, searches, keys)
 
 
 def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptions, target: int,
                 filler_options: dict | None = None, metrics=METRICS) -> Bounds:
     """The bounds of every metric for one input, memoized per classifier (methods and the random baseline
-    of one input share them); one search per curve key (comprehensiveness and sufficiency share one)."""
-    key = (encoding.key, target, tuple(effective_operator(m, removal) for m in metrics), naopc.naopc_exact_words,
-           naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor)
-    with _lock:
-        per_model = _cache.setdefault(classifier, OrderedDict())
-        if key in per_model:
-            return per_model[key]
+    of one input share them, and a dataset run's ``prefill_bounds`` fills the memo ahead); one search per curve key
+    (comprehensiveness and sufficiency share one)."""
+    key = _memo_key(encoding, target, removal, naopc, metrics)
+    found = _memoized(classifier, key)
+    if found is not None:
+        return found
     logits0 = base_logits(classifier, encoding)
     n = encoding.n_words
     exact = n <= naopc.naopc_exact_words
@@ -229,16 +329,129 @@ def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptio
         searches[operator, score] = (
             exact_search(classifier, encoding, operator, score, target, logits0, filler_options) if exact else
             beam_search(classifier, encoding, operator, score, target, logits0, filler_options, naopc.naopc_beam))
-    values = {}
-    for metric in metrics:
-        found, scale = searches[keys[metric.id]], divisor(metric, removal, n)
-        values[metric.id] = (found.low / scale, found.high / scale)
-    bounds = Bounds(EXACT if exact else BEAM, values, searches, keys)
-    with _lock:
-        per_model[key] = bounds
-        while len(per_model) > 256:
-            per_model.popitem(last=False)
+    bounds = _bounds(searches, keys, metrics, removal, n, exact)
+    _remember(classifier, key, bounds)
     return bounds
+
+
+# ----- the bounds of several inputs in lockstep (a dataset run's window) -------------------------------------
+MAX_ROWS_PER_CALL = 4096  # perturbed rows per engine call: caps the token lists and logits held at once
+
+
+@dataclass
+class _Job:
+    """One bound search of one input and curve key, driven step by step by ``prefill_bounds``."""
+
+    encoding: object
+    operator: str
+    score: str
+    target: int
+    logits0: np.ndarray
+    beams: Beams | None  # None: the exact search (one step: every subset)
+    result: Search | None = None
+
+    def keep_rows(self) -> np.ndarray:
+        self.keep = _masks(self.encoding.n_words) if self.beams is None else ~self.beams.candidates()
+        return self.keep
+
+    def take(self, logits: np.ndarray) -> None:
+        if self.beams is None:
+            self.result = _exact_from(logits, self.encoding.n_words, self.target, self.score, self.logits0)
+            return
+        self.beams.advance(_score(logits, self.target, self.score), self.keep, logits)
+        if self.beams.done:
+            self.result = self.beams.search()
+
+
+def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naopc: NaopcOptions,
+                   filler_options: dict | None = None, metrics=METRICS, max_rows: int = MAX_ROWS_PER_CALL) -> int:
+    """The bounds of several inputs searched in lockstep and left in ``aopc_bounds``' memo under its keys; returns
+    how many inputs were searched (those already memoized, and inputs without words, are left to the cells).
+
+    Step s of every input's beams (and, in the first step, every subset of the inputs the exact search takes) is
+    scored in one engine call per operator: the rows of all inputs together, each input's distinct rows once,
+    in length bands, at most ``max_rows`` rows per call. A window of inputs thus costs about max(n) calls instead of
+    sum(n) small ones, with the beams and bounds of ``beam_search`` / ``exact_search`` (the same steps on the same
+    rows; logits equal up to float32 rounding, as any two batchings)."""
+    keys = {m.id: curve_key(m, removal) for m in metrics}
+    todo: dict[tuple, tuple] = {}
+    for encoding, target in zip(encodings, targets):
+        key = _memo_key(encoding, int(target), removal, naopc, metrics)
+        if encoding.n_words > 0 and key not in todo and _memoized(classifier, key) is None:
+            todo[key] = (encoding, int(target))
+    jobs: dict[tuple, _Job] = {}
+    for key, (encoding, target) in todo.items():
+        logits0 = base_logits(classifier, encoding)
+        exact = encoding.n_words <= naopc.naopc_exact_words
+        for operator, score in dict.fromkeys(keys.values()):
+            start = float(_score(logits0[None, :], target, score)[0])
+            jobs[key, operator, score] = _Job(encoding, operator, score, target, logits0,
+                                              None if exact else Beams(encoding.n_words, start, naopc.naopc_beam))
+    active = list(jobs.values())
+    while active:
+        for operator in dict.fromkeys(job.operator for job in active):
+            group = [job for job in active if job.operator == operator]
+            parts = [(job.encoding, job.keep_rows(), job.logits0) for job in group]
+            for job, logits in zip(group, logits_of_many(classifier, parts, operator, filler_options, max_rows)):
+                job.take(logits)
+        active = [job for job in active if job.result is None]
+    for key, (encoding, _) in todo.items():
+        searches = {curve: jobs[(key, *curve)].result for curve in dict.fromkeys(keys.values())}
+        _remember(classifier, key, _bounds(searches, keys, metrics, removal, encoding.n_words,
+                                           encoding.n_words <= naopc.naopc_exact_words))
+    return len(todo)
+
+
+def _kind(key: tuple) -> tuple:
+    """Which optional columns a ``curves._row`` key has (rows of one batch must agree)."""
+    return tuple(column is None for column in key[1:])
+
+
+def _token_batch(keys: list[tuple]) -> TokenBatch:
+    """The rows of ``curves._row`` keys of one kind as a batch (ids, token types, zero masks as lists; readout)."""
+    def column(c):
+        return None if keys[0][c] is None else [list(k[c]) if c < 3 else k[c] for k in keys]
+    return TokenBatch(column(0), column(1), column(2), column(3))
+
+
+def logits_of_many(classifier, parts, operator: str, filler_options: dict | None,
+                   max_rows: int = MAX_ROWS_PER_CALL) -> list[np.ndarray]:
+    """``curves.score_rows`` for several inputs at once: ``parts`` are (encoding, keep rows, clean logits); each
+    input's distinct perturbed sequences (``curves.distinct_logits``' rule: a row that is the input itself gets its
+    clean logits) of all inputs run together through ``length_grouped_logits``, ``max_rows`` per call."""
+    filler = filler_for(operator, filler_options)
+    outs, sequences, owners = [], [], []  # owners[j]: (part, rows of that part) that sequence j scores
+    for index, (encoding, keep, logits0) in enumerate(parts):
+        outs.append(np.tile(logits0, (len(keep), 1)) if len(keep) else np.zeros((0, len(logits0))))
+        todo = np.flatnonzero(~keep.all(axis=1))
+        if not len(todo):
+            continue
+        unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
+        rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
+        batch = perturb(classifier, encoding, rows, operator, filler)
+        types = encoding.token_type_ids if batch.token_type_ids else None
+        itself = (tuple(encoding.input_ids), tuple(types) if types is not None else None)
+        first: dict = {}
+        for row in range(len(batch)):
+            key = _row(batch, row)
+            if (key[0], key[1]) != itself or key[2] is not None:
+                first.setdefault(key, []).append(row)
+        inverse = np.asarray(inverse).reshape(-1)
+        for key, same in first.items():
+            sequences.append(key)
+            owners.append((index, todo[np.isin(inverse, same)]))
+    # one call per kind of row (which columns: token types, zero masks, readout), longest first so that a call's rows
+    # are of neighbouring lengths
+    order = sorted(range(len(sequences)), key=lambda j: (_kind(sequences[j]), -len(sequences[j][0])))
+    for low in range(0, len(order), max_rows):
+        chunk = order[low:low + max_rows]
+        for kind in dict.fromkeys(_kind(sequences[j]) for j in chunk):
+            chosen = [j for j in chunk if _kind(sequences[j]) == kind]
+            scored = length_grouped_logits(classifier, _token_batch([sequences[j] for j in chosen]))
+            for j, logits in zip(chosen, scored):
+                part, rows = owners[j]
+                outs[part][rows] = logits
+    return outs
 
 
 def normalize(aopc: float, low: float, high: float) -> float:
@@ -285,6 +498,43 @@ def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOp
     return out
 
 
+def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions,
+                target: int, logits0, filler_options) -> list[dict[str, float]]:
+    """Each ordering's AOPCs as ``evaluate_orders`` computes them (its points, ``summarize_points``), with the curve
+    points the beam search already scored taken from its rows: only the others go through the engine (one call per
+    operator, each distinct row once)."""
+    units = n_units(encoding, removal)
+    out = [{} for _ in range(len(orders))]
+    by_operator: dict[str, list] = {}
+    for metric in metrics:
+        by_operator.setdefault(bounds.keys[metric.id][0], []).append(metric)
+    for operator, group in by_operator.items():
+        layout = [(metric, index, *metric.points_for(encoding.n_words, units, None))
+                  for metric in group for index in range(len(orders))]
+        keep = np.concatenate([keep_rows(orders[index], counts, metric.mode) for metric, index, counts, _ in layout])
+        forced = np.concatenate([np.full(len(c), m.mode == "keep" and m.empty == "zero") & (c == 0)
+                                 for m, _, c, _ in layout])
+        logits = np.tile(logits0, (len(keep), 1))
+        found = np.zeros(len(keep), bool)
+        for metric in group:  # the rows of this operator's searches (one per score; the same rows' logits)
+            seen, known = bounds.searches[bounds.keys[metric.id]].rows.lookup(keep)
+            fresh = seen & ~found & ~forced
+            logits[fresh] = known[fresh[seen]]
+            found |= fresh
+        todo = ~found
+        logits[todo] = score_rows(classifier, encoding, keep[todo], operator, filler_options, logits0,
+                                  skip=forced[todo])
+        offset = 0
+        for metric, index, counts, x in layout:
+            part = logits[offset:offset + len(counts)]
+            offset += len(counts)
+            start = float(_score(logits0[None, :], target, metric.score)[0])
+            scores = _score(part, target, metric.score) if len(part) else np.zeros(0)
+            out[index][metric.id] = summarize_points(metric, counts, x, scores, start, None, units, removal) \
+                if len(counts) else metric.no_points_value
+    return out
+
+
 def score_orders(classifier, encoding, orders: np.ndarray, options: dict, example=None, explanation=None,
                  metrics=METRICS) -> tuple[list[MetricValues], Bounds]:
     """NAOPC of each ordering (rows of ``orders``) of one input, with the bounds they share."""
@@ -300,9 +550,7 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     if bounds.search == EXACT:
         aopcs = _exact_aopcs(bounds, metrics, orders, removal, n)
     else:
-        results = evaluate_orders(classifier, encoding, list(metrics), orders, removal, example, explanation,
-                                  options)
-        aopcs = [result.values for result in results]
+        aopcs = _beam_aopcs(classifier, encoding, bounds, metrics, orders, removal, target, logits0, options)
     return _normalized(aopcs, bounds, metrics, removal, n), bounds
 
 

@@ -23,6 +23,8 @@ from models import cached_classifier
 from models.metering import WorkStopped, metered
 
 from evaluation import targets
+from evaluation.faithfulness import naopc
+from evaluation.faithfulness.curves import RemovalOptions, base_logits
 from evaluation.faithfulness.random_band import band, compare_with_random
 from evaluation.metric import EVALUATORS, METRICS, RANDOM_METHOD, RunOptions
 from evaluation.registry import evaluate_batch, resolve_evaluators
@@ -96,6 +98,12 @@ def batched_gradient_passes(specs: list[dict]):
                 raise CellStopped() from stop
             except Exception:  # noqa: BLE001 (the cells meet the same error and record it)
                 pass
+        try:
+            _prefill_naopc_bounds(specs)
+        except WorkStopped as stop:
+            raise CellStopped() from stop
+        except Exception:  # noqa: BLE001 (only the speed-up is lost: each cell searches its own bounds)
+            pass
         yield
 
 
@@ -121,6 +129,27 @@ def _prefill(specs: list[dict]) -> None:
             encodings.append(encoding)  # the class ``explain`` will read for "predicted" (its logits are kept)
             classes.append(int(np.argmax(classifier.logits_of(encoding))) if chosen is None else chosen)
         prefill_ig_paths(classifier, encodings, classes, explainers)
+
+
+def _prefill_naopc_bounds(specs: list[dict]) -> None:
+    """NAOPC's bounds of the window's inputs searched in lockstep (issue 18: one engine call per beam step for all
+    inputs, not one per input and step), left in the memo the cells' ``aopc_bounds`` reads."""
+    spec = specs[0]
+    presets = [naopc.BY_ID[e] for e in spec["evaluators"] if e in naopc.BY_ID]
+    if not presets:
+        return
+    classifier = cached_classifier(spec["model"])
+    examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
+    with metered(current_stop_check()):
+        for preset in presets:
+            options = preset.options(spec.get("options", {}))
+            removal = RemovalOptions.from_dict(options)
+            chosen = [examples[s["index"]] for s in specs if EVALUATORS[preset.id].applies_to(examples[s["index"]])]
+            encodings = [classifier.encode(example.text, example.pair) for example in chosen]
+            classes = [targets.resolve(removal.target, base_logits(classifier, encoding), example.label)
+                       for encoding, example in zip(encodings, chosen)]  # the class the cells' metric reads
+            naopc.prefill_bounds(classifier, encodings, classes, removal, options_from(naopc.NaopcOptions, options),
+                                 options)
 
 
 def _seconds(explanation) -> float:
