@@ -58,6 +58,7 @@ from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
 from evaluation.runs import runner  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
+from explainers import cache as cache_module  # noqa: E402
 from explainers import create_from_spec, plan  # noqa: E402
 from explainers.base import Explainer  # noqa: E402
 from models import TextClassifier, cached_classifier, load_classifier  # noqa: E402
@@ -274,7 +275,8 @@ def matmul_rate(shape: EncoderShape, tokens: int, rounds: int) -> float:
 
 def random_batch(classifier: TextClassifier, rows: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(0)
-    ids = torch.randint(1000, classifier.model.config.vocab_size, (rows, width), generator=generator)
+    vocabulary = classifier.model.config.vocab_size
+    ids = torch.randint(min(1000, vocabulary // 2), vocabulary, (rows, width), generator=generator)  # no specials
     return ids, torch.ones_like(ids)
 
 
@@ -317,6 +319,12 @@ def isolated_cache() -> Path:
     return folder
 
 
+def forget(classifier: TextClassifier) -> None:
+    """Cold: no explanation (in memory; the disk cache is off) nor original logits left by an earlier workload."""
+    cache_module.DEFAULT_CACHE.clear()
+    classifier._logits_cache.clear()
+
+
 def page_sentences() -> tuple[str, str]:
     """The warm-up sentence and the page's 20-word SST-2 dev sentence, as ``bench_page.py`` picks them."""
     examples = load_dataset("sst2:dev")
@@ -333,6 +341,7 @@ def page_workload(classifier: TextClassifier) -> tuple[PassCounter, float, float
     os.environ["EXWB_AUTORUN_SECONDS"] = "10000"  # every default method runs, none waits for a click
     choices = [plan.MethodChoice(m, None, {}) for m in family_order(page_methods())]
     warm_up, text = page_sentences()
+    forget(classifier)
 
     def visit(sentence: str) -> None:
         encoding = classifier.encode(sentence)
@@ -356,6 +365,7 @@ def dataset_workload(model: str, limit: int, n_random: int) -> tuple[PassCounter
     """comp + suff (ERASER) of six methods with the random baseline over ``limit`` SST-2 dev sentences, as
     ``bench_faithfulness.py`` runs it: (counter, wall, CPU, sentences done)."""
     classifier = cached_classifier(model)  # the run's own classifier (one per model and process)
+    forget(classifier)
     store = ResultStore(Path(os.environ["EXWB_CACHE_DIR"]) / "results.sqlite")
     counter = PassCounter(classifier)
     with counter, explainers_labelled(counter), \
@@ -375,6 +385,7 @@ def dataset_workload(model: str, limit: int, n_random: int) -> tuple[PassCounter
 def ferret_workload(classifier: TextClassifier, count: int) -> tuple[PassCounter, float, float]:
     """ferret's six explainers at ferret's settings, as ``bench_ferret.py`` runs this project's side."""
     examples = [e.text for e in load_dataset("sst2:dev", limit=count)]
+    forget(classifier)
     counter = PassCounter(classifier)
     with counter, explainers_labelled(counter):
         wall, cpu = time.perf_counter(), time.process_time()
