@@ -12,11 +12,12 @@ and to the metric part by wrapping ``Explainer.explain`` and a few functions of 
   the inputs only (``TextClassifier`` sets ``requires_grad_(False)`` on every parameter) costs each linear layer's
   FLOPs once more (dX = dY W; no dW) and the attention's twice (the gradients of both operands of QK^T and of AV).
   ``tests/bench/test_flop_floor.py`` checks both against ``torch.utils.flop_counter.FlopCounterMode``.
-- Rates: (1) the sustained float32 matmul rate of this CPU at the model's own shapes: the six linear layers of one
-  encoder layer (Q, K, V, output, FFN up, FFN down) on a 64 x 30-token batch through ``torch.nn.functional.linear``,
-  best of n, under this process's torch threads; (2) the model's own rate: one 64 x 30 batched forward of the model,
-  best of n, its FLOPs / seconds (tokens/s too). Floor = counted FLOPs / rate. The forward vs forward + backward
-  timing on the same batch is printed next to the FLOP ratio, to check the backward factor.
+- Rates of one core, in FLOP per CPU second (``time.process_time``, one torch thread, best of n: on a shared machine
+  the time the process ran, not the time it waited): (1) the sustained float32 matmul rate at the model's own
+  shapes, the six linear layers of one encoder layer (Q, K, V, output, FFN up, FFN down) on a 64 x 30-token batch
+  through ``torch.nn.functional.linear``; (2) the model's own rate, one 64 x 30 batched forward (tokens/s too).
+  Floor = counted FLOPs / rate, on ``--cores`` cores with perfect scaling (a lower bound). The forward vs forward +
+  backward timing on the same batch is printed next to the FLOP ratio, to check the backward factor.
 - Workloads: the Heatmaps page's default methods on the page's 20-word SST-2 dev sentence, cold, through
   ``explainers.plan`` as the page runs them (after a warm-up visit with another sentence, like
   ``bench_page.py``); comp + suff (ERASER, 10 random orderings) of six methods over ``--limit`` SST-2 dev sentences
@@ -26,7 +27,7 @@ and to the metric part by wrapping ``Explainer.explain`` and a few functions of 
 - Verdict per workload: "target below the floor: unreachable with this work on this CPU" or "reachable".
 
     EXWB_THREADS=1 nice -n 19 python bench/bench_flop_floor.py --limit 8            # a shared machine
-    python bench/bench_flop_floor.py --limit 40 --ferret 5                          # an idle machine
+    python bench/bench_flop_floor.py --limit 40 --ferret 20                         # an idle machine
     python bench/bench_flop_floor.py --only rates                                   # the rates alone: seconds
 """
 from __future__ import annotations
@@ -486,7 +487,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="best of n for the rates")
     parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores the page and 872 targets were set "
                         "for (their idle figures used 2 torch threads on this 2-core machine)")
-    parser.add_argument("--only", default="page,dataset", help="comma-separated of page, dataset (the rates always run)")
+    parser.add_argument("--only", default="page,dataset", help="comma-separated of page, dataset; 'rates': the rates "
+                        "alone (they always run)")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     folder = isolated_cache()
