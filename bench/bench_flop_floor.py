@@ -92,23 +92,30 @@ class EncoderShape:
         return cls(config.num_hidden_layers, config.hidden_size, config.intermediate_size, config.num_labels,
                    getattr(model.base_model, "pooler", None) is not None)
 
-    def linear_flops(self, rows: int, width: int) -> float:
-        """Projections and FFN of every layer (per token), the pooler and the classifier (per row), forward."""
+    def linear_flops(self, rows: int, width: int, first_token: bool = False) -> float:
+        """Projections and FFN of every layer (per token), the pooler and the classifier (per row), forward.
+        ``first_token``: the last layer computed for [CLS] only (models/first_token.py): its keys and values for
+        every token, its query, output projection and FFN for one."""
         d, f = self.hidden, self.intermediate
-        per_token = 2 * (4 * d * d + 2 * d * f) * self.layers
+        per_layer = 2 * (4 * d * d + 2 * d * f)  # per token
         per_row = 2 * d * self.labels + (2 * d * d if self.pooler else 0)
-        return float(rows * (width * per_token + per_row))
+        if not first_token:
+            return float(rows * (width * per_layer * self.layers + per_row))
+        last = width * 2 * (2 * d * d) + 2 * (2 * d * d + 2 * d * f)
+        return float(rows * (width * per_layer * (self.layers - 1) + last + per_row))
 
-    def attention_flops(self, rows: int, width: int) -> float:
-        """Scores QK^T and the weighted sum AV of every layer, forward (every head together: 2 T d per token each)."""
-        return float(rows * width * 2 * (2 * width * self.hidden) * self.layers)
+    def attention_flops(self, rows: int, width: int, first_token: bool = False) -> float:
+        """Scores QK^T and the weighted sum AV of every layer, forward (every head together: 2 T d per query each);
+        with ``first_token`` the last layer has one query."""
+        queries = width * self.layers if not first_token else width * (self.layers - 1) + 1
+        return float(rows * queries * 2 * (2 * width * self.hidden))
 
-    def forward_flops(self, rows: int, width: int) -> float:
-        return self.linear_flops(rows, width) + self.attention_flops(rows, width)
+    def forward_flops(self, rows: int, width: int, first_token: bool = False) -> float:
+        return self.linear_flops(rows, width, first_token) + self.attention_flops(rows, width, first_token)
 
-    def backward_flops(self, rows: int, width: int) -> float:
+    def backward_flops(self, rows: int, width: int, first_token: bool = False) -> float:
         """Gradients with respect to the inputs only: each linear layer once (dX = dY W), attention twice."""
-        return self.linear_flops(rows, width) + 2 * self.attention_flops(rows, width)
+        return self.linear_flops(rows, width, first_token) + 2 * self.attention_flops(rows, width, first_token)
 
 
 # ----- counting the batches -----------------------------------------------------------------------------------------
@@ -119,6 +126,7 @@ class Batch:
     width: int  # padded tokens per row
     real_tokens: int
     grad: bool  # its input embeddings require a gradient: a backward follows
+    first_token: bool = False  # the last layer computed for [CLS] only (models/first_token.py)
 
 
 class PassCounter:
@@ -137,12 +145,23 @@ class PassCounter:
             self._record(module, args, kwargs)
 
         self._handle = self.classifier.model.base_model.register_forward_pre_hook(hook, with_kwargs=True)
+        # the first-token path (models/first_token.py) runs the encoder's modules without the base model's forward:
+        # it is counted where the classifier calls it, for as long as the counter is installed
+        if getattr(self.classifier, "first_token", None) is not None and self.classifier.first_token.enabled:
+            direct = self.classifier._encoder_logits
+
+            def counted_encoder_logits(**kwargs):
+                self._record(None, (), kwargs, first_token=True)
+                return direct(**kwargs)
+
+            self.classifier._encoder_logits = counted_encoder_logits
         return self
 
     def __exit__(self, *_) -> None:
         self._handle.remove()
+        self.classifier.__dict__.pop("_encoder_logits", None)
 
-    def _record(self, _module, args, kwargs) -> None:
+    def _record(self, _module, args, kwargs, first_token: bool = False) -> None:
         embeds = kwargs.get("inputs_embeds")
         ids = kwargs.get("input_ids", args[0] if args else None)
         shaped = embeds if embeds is not None else ids
@@ -150,7 +169,7 @@ class PassCounter:
         mask = kwargs.get("attention_mask")
         real = int(mask.sum()) if mask is not None else rows * width
         grad = embeds is not None and embeds.requires_grad and torch.is_grad_enabled()
-        self.batches.append(Batch(self.label, rows, width, real, grad))
+        self.batches.append(Batch(self.label, rows, width, real, grad, first_token))
 
     @property
     def label(self) -> str:
@@ -213,9 +232,9 @@ class Totals:
         self.batches += 1
         self.real_tokens += batch.real_tokens
         self.padded_tokens += batch.rows * batch.width
-        self.flops += shape.forward_flops(batch.rows, batch.width)
+        self.flops += shape.forward_flops(batch.rows, batch.width, batch.first_token)
         if batch.grad:
-            self.flops += shape.backward_flops(batch.rows, batch.width)
+            self.flops += shape.backward_flops(batch.rows, batch.width, batch.first_token)
 
 
 def totals_by_label(batches: list[Batch], shape: EncoderShape) -> dict[str, Totals]:
@@ -406,21 +425,23 @@ def length_weights(classifier: TextClassifier, limit: int | None) -> list[tuple[
 
 
 def project_to_dev(totals: dict[str, Totals], sample: list[tuple[int, int]], every: list[tuple[int, int]],
-                   shape: EncoderShape, ig_label: str) -> tuple[dict[str, float], str]:
+                   shape: EncoderShape, ig_label: str, first_token: bool = False) -> tuple[dict[str, float], str]:
     """FLOPs of each part over all 872 sentences. IG: exactly from every sentence's tokens (the sample's rows per
     sentence, which are the same for each: n_steps + the path's ends) times the sample's padding overhead; the rest:
     the sample's FLOPs scaled by the 872's sum of tokens x words (perturbation methods: a row per word) or of tokens
-    (a fixed number of rows per sentence) against the sample's."""
+    (a fixed number of rows per sentence) against the sample's. ``first_token``: the classifier computes its last
+    layer for [CLS] only."""
     out, notes = {}, []
     ig = [label for label in totals if label.startswith(ig_label)]
     if ig:
         forward = sum(totals[label].forward_rows for label in ig) / len(sample)
         backward = sum(totals[label].backward_rows for label in ig) / len(sample)
-        exact_sample = sum((forward - backward) * shape.forward_flops(1, t) +
-                           backward * (shape.forward_flops(1, t) + shape.backward_flops(1, t)) for t, _ in sample)
+        def one_row(t: int) -> tuple[float, float]:
+            return shape.forward_flops(1, t, first_token), shape.backward_flops(1, t, first_token)
+
+        exact_sample = sum(forward * one_row(t)[0] + backward * one_row(t)[1] for t, _ in sample)
         padding = sum(totals[label].flops for label in ig) / exact_sample
-        exact = sum((forward - backward) * shape.forward_flops(1, t) +
-                    backward * (shape.forward_flops(1, t) + shape.backward_flops(1, t)) for t, _ in every)
+        exact = sum(forward * one_row(t)[0] + backward * one_row(t)[1] for t, _ in every)
         out["integrated_gradients (all parts)"] = exact * padding
         notes.append(f"IG: {forward:.0f} forward / {backward:.0f} backward rows per sentence, unpadded "
                      f"{exact / 1e12:.2f} TFLOP exactly for the {len(every)}, x {padding:.3f} (the sample's padding "
@@ -523,7 +544,7 @@ def main(argv=None) -> int:
         flops = table(counter, shape, rates, wall, cpu)
         sample, every = length_weights(classifier, done), length_weights(classifier, None)
         projected, note = project_to_dev(totals_by_label(counter.batches, shape), sample, every, shape,
-                                         "integrated_gradients")
+                                         "integrated_gradients", counter.classifier.first_token.enabled)
         total = sum(projected.values())
         print(f"  projection to the {len(every)} (TFLOP): " +
               ", ".join(f"{label} {value / 1e12:.2f}" for label, value in sorted(projected.items(),

@@ -72,6 +72,45 @@ def test_formula_is_torchs_count_on_the_quick_model(quick_classifier):
     assert shape.attention_flops(rows, width) == forward - sdpa_forward
 
 
+def first_token_flops(classifier, rows: int, width: int) -> tuple[int, int]:
+    """torch's count of the classifier's own first-token path (models/first_token.py): a forward on ids and a forward
+    + backward on embeddings. SDPA's math backend spells the last layer's attention as matmuls torch counts."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    ids, mask = floor.random_batch(classifier, rows, width)
+    assert classifier.first_token.enabled
+
+    def forward():
+        with torch.inference_mode():
+            classifier._encoder_logits(input_ids=ids, attention_mask=mask)
+
+    def forward_backward():
+        embeds = classifier.word_embeddings(ids).detach().requires_grad_(True)
+        classifier._encoder_logits(inputs_embeds=embeds, attention_mask=mask)[:, 0].sum().backward()
+
+    with eager_attention(classifier.model), sdpa_kernel(SDPBackend.MATH):
+        return counted(forward), counted(forward_backward)
+
+
+@pytest.mark.parametrize("rows,width", [(1, 7), (5, 12), (3, 40)])
+def test_first_token_formula_is_torchs_count_on_a_tiny_bert(random_classifier, rows, width):
+    """The last layer for [CLS] only: keys and values of every token, one query, one token's FFN (CI stop 26: the
+    counter missed this path and the floors were the full model's)."""
+    shape = floor.EncoderShape.of(random_classifier.model)
+    forward, both = first_token_flops(random_classifier, rows, width)
+    assert shape.forward_flops(rows, width, first_token=True) == forward
+    assert shape.forward_flops(rows, width, True) + shape.backward_flops(rows, width, True) == both
+    assert forward < shape.forward_flops(rows, width)  # fewer than the full model's
+
+
+@pytest.mark.integration
+def test_first_token_formula_is_torchs_count_on_the_quick_model(quick_classifier):
+    shape = floor.EncoderShape.of(quick_classifier.model)
+    forward, both = first_token_flops(quick_classifier, 4, 30)
+    assert shape.forward_flops(4, 30, first_token=True) == forward
+    assert shape.forward_flops(4, 30, True) + shape.backward_flops(4, 30, True) == both
+
+
 def test_counter_sees_every_batch_the_meter_counts(random_classifier):
     texts = ["the movie was good", "a film that this story had some scenes with actors and music",
              "it is very quite rather long", "old"]
@@ -85,6 +124,7 @@ def test_counter_sees_every_batch_the_meter_counts(random_classifier):
     assert sum(b.real_tokens for b in counter.batches) == sum(lengths)
     assert sum(b.rows * b.width for b in counter.batches) == len(texts) * max(lengths)
     assert not any(b.grad for b in counter.batches)
+    assert all(b.first_token == random_classifier.first_token.enabled for b in counter.batches)
 
 
 def test_counter_attributes_each_methods_passes_as_its_provenance_counts(random_classifier):
@@ -116,8 +156,10 @@ def test_projection_of_the_sample_onto_itself_is_its_count(random_classifier):
                 create(method).explain(random_classifier, encoding, target=1)
     totals = floor.totals_by_label(counter.batches, shape)
     sample = [(e.n_tokens, e.n_words) for e in map(random_classifier.encode, sentences)]
-    projected, _ = floor.project_to_dev(totals, sample, sample, shape, "integrated_gradients")
+    first_token = random_classifier.first_token.enabled
+    assert all(b.first_token == first_token for b in counter.batches)
+    projected, _ = floor.project_to_dev(totals, sample, sample, shape, "integrated_gradients", first_token)
     assert sum(projected.values()) == pytest.approx(sum(t.flops for t in totals.values()), rel=1e-12)
     # twice the sentences: twice the FLOPs, part by part
-    doubled, _ = floor.project_to_dev(totals, sample, sample * 2, shape, "integrated_gradients")
+    doubled, _ = floor.project_to_dev(totals, sample, sample * 2, shape, "integrated_gradients", first_token)
     assert sum(doubled.values()) == pytest.approx(2 * sum(t.flops for t in totals.values()), rel=1e-12)
