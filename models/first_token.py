@@ -10,7 +10,9 @@ with it. The result equals the full model's up to float32 rounding (the same sum
 output / feed-forward modules of the last layer and the head modules in call order (``Architecture.head``), so
 forward hooks on them, Captum, autocast and randomized copies (same module tree, other weights) all work. Only the
 last layer's attention kernel is called directly: torch's scaled_dot_product_attention with the layer's own scaling
-and the padding mask as a boolean key mask.
+and the padding mask as a boolean key mask, or, while the model runs its eager kernel (``eager_attention``: the
+adversarial attack's double backprop, which CPU SDPA's fused kernel cannot differentiate twice), the same product
+written out as matmul and softmax.
 
 Support is decided once per model (``first_token_support``): the layout must be the BERT one (transformers'
 ``BertLayer`` and its copies: RoBERTa, XLM-R, CamemBERT, ELECTRA, ...) and a self-check on a padded dummy batch
@@ -123,7 +125,8 @@ def _self_check(model: torch.nn.Module, head: tuple[str, ...]) -> tuple[float | 
     return float((fast - full).abs().max()), max(1.0, float(full.abs().max()))
 
 
-def first_token_logits(model: torch.nn.Module, head: tuple[str, ...], attention_mask: torch.Tensor, input_ids: torch.Tensor | None = None,
+def first_token_logits(model: torch.nn.Module, head: tuple[str, ...], attention_mask: torch.Tensor,
+                       input_ids: torch.Tensor | None = None,
                        inputs_embeds: torch.Tensor | None = None,
                        token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
     """``model(...).logits`` of a BERT-style classifier, the last layer computed for the first token only; ``head``:
@@ -138,15 +141,18 @@ def first_token_logits(model: torch.nn.Module, head: tuple[str, ...], attention_
         mask = create_bidirectional_mask(config=base.config, inputs_embeds=hidden, attention_mask=attention_mask)
         for layer in layers[:-1]:
             hidden = layer(hidden, mask)
-    features = _last_layer_first_token(layers[-1], hidden, attention_mask.bool())
+    eager = getattr(base.config, "_attn_implementation", None) == "eager"
+    features = _last_layer_first_token(layers[-1], hidden, attention_mask.bool(), eager)
     for path in head:  # (batch, 1, hidden) -> the head reads position 0 as it would have
         features = get_module(model, path)(features)
     return features
 
 
-def _last_layer_first_token(layer: torch.nn.Module, hidden: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+def _last_layer_first_token(layer: torch.nn.Module, hidden: torch.Tensor, keep: torch.Tensor,
+                            eager: bool = False) -> torch.Tensor:
     """A BERT layer's output at position 0 only: its query against every kept position's key and value.
-    ``keep``: (batch, tokens) True where the attention mask is 1. Returns (batch, 1, hidden)."""
+    ``keep``: (batch, tokens) True where the attention mask is 1; ``eager``: matmul and softmax instead of the fused
+    kernel (twice differentiable). Returns (batch, 1, hidden)."""
     attention = layer.attention.self
     batch, tokens, _ = hidden.shape
     heads, size = attention.num_attention_heads, attention.attention_head_size
@@ -154,7 +160,12 @@ def _last_layer_first_token(layer: torch.nn.Module, hidden: torch.Tensor, keep: 
     query = attention.query(first).view(batch, 1, heads, size).transpose(1, 2)
     key = attention.key(hidden).view(batch, tokens, heads, size).transpose(1, 2)
     value = attention.value(hidden).view(batch, tokens, heads, size).transpose(1, 2)
-    context = torch.nn.functional.scaled_dot_product_attention(
-        query, key, value, attn_mask=keep[:, None, None, :], scale=attention.scaling)
+    if eager:
+        scores = (query @ key.transpose(-1, -2)) * attention.scaling
+        scores = scores.masked_fill(~keep[:, None, None, :], torch.finfo(scores.dtype).min)
+        context = torch.softmax(scores, dim=-1) @ value
+    else:
+        context = torch.nn.functional.scaled_dot_product_attention(
+            query, key, value, attn_mask=keep[:, None, None, :], scale=attention.scaling)
     attended = layer.attention.output(context.transpose(1, 2).reshape(batch, 1, heads * size), first)
     return layer.output(layer.intermediate(attended), attended)

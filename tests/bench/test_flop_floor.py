@@ -94,8 +94,8 @@ def first_token_flops(classifier, rows: int, width: int) -> tuple[int, int]:
 
 @pytest.mark.parametrize("rows,width", [(1, 7), (5, 12), (3, 40)])
 def test_first_token_formula_is_torchs_count_on_a_tiny_bert(random_classifier, rows, width):
-    """The last layer for [CLS] only: keys and values of every token, one query, one token's FFN (CI stop 26: the
-    counter missed this path and the floors were the full model's)."""
+    """The last layer for [CLS] only: keys and values of every token, one query, one token's FFN (found at the merge:
+    the counter missed this path and the floors were the full model's)."""
     shape = floor.EncoderShape.of(random_classifier.model)
     forward, both = first_token_flops(random_classifier, rows, width)
     assert shape.forward_flops(rows, width, first_token=True) == forward
