@@ -47,6 +47,7 @@ def streamlit_server(log_name: str, **env_overrides: str):
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / log_name, "w") as log:
         process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                    "--server.fileWatcherType", "none",
                                     "--server.port", str(port), "--server.address", "127.0.0.1",
                                     "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
                                    stderr=subprocess.STDOUT)
