@@ -30,7 +30,7 @@ from evaluation.registry import EVALUATORS
 from corpora import DataError
 from evaluation.faithfulness.perturbation_shift import SCHEMES
 from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
-from evaluation.runs.jobs import run_cells
+from evaluation.runs.jobs import EXECUTORS, run_cells
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 # these register the sanity metrics that --list-metrics prints
@@ -67,7 +67,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
                         help="settings of the plausibility metrics from a paper (the flags below override them)")
     add_schema_flags(parser, PlausibilityConfig, prefix=PLAUSIBILITY)
-    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help="local: one process (a GPU when there is one); processes: worker processes with one "
+                             "thread each, faster on a multi-core CPU; ray: a Ray cluster")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes of --executor processes (default EXWB_RUN_WORKERS, else the cores)")
     add_output_options(parser, "the summary", csv="one row per method x metric",
                        json="the summary, the configuration and every per-example value")
     parser.add_argument("--per-example", metavar="FILE", default=None,
@@ -177,11 +181,14 @@ def handle(args) -> int:
     options = run_options(args)
     if 0 < options["random_orderings"] < MIN_ORDERINGS:
         raise ParamError(f"--random-orderings must be 0 or at least {MIN_ORDERINGS} (a band needs enough orderings).")
+    if args.workers is not None and args.workers < 1:
+        raise ParamError("--workers must be at least 1.")
     bar, progress = job_progress("evaluating", "example")
 
     try:
         store, summary = run_evaluation(args.model, args.dataset, methods, metrics, limit=args.limit or None,
-                                        options=options, executor=args.executor, progress=progress)
+                                        options=options, executor=args.executor, progress=progress,
+                                        workers=args.workers)
     except KeyError as error:  # unknown metric or group
         raise ParamError(str(error).strip("'\"")) from None
     finally:

@@ -204,6 +204,9 @@ def _exact_from(logits: np.ndarray, n: int, target: int, score: str, logits0) ->
     return Search(low, high, terms)
 
 
+TIE_DECIMALS = 5  # partial sums equal to this many decimals are a tie
+
+
 class Beams:
     """The worst-first and the best-first beam over removed prefixes of one input (Edin et al.'s NAOPC_beam),
     advanced one removal step at a time: ``candidates`` gives the step's removed sets (the worst beam's, then the
@@ -237,7 +240,9 @@ class Beams:
             totals = np.array([c[0] for c in chosen]) + self.start - scores[offset:offset + len(chosen)]
             offset += len(chosen)
             seen, beam = set(), []
-            for j in np.argsort(-sign * totals, kind="stable"):
+            # near-ties (float32 rounding: two batchings of the same rows) go by candidate order, so the inputs a
+            # run's window batched together never change the beam (a word the model ignores ties exactly)
+            for j in np.argsort(-sign * np.round(totals, TIE_DECIMALS), kind="stable"):
                 key = chosen[j][1].tobytes()  # distinct prefix sets only: two orders of one set share a future
                 if key in seen:
                     continue

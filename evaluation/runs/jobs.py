@@ -2,6 +2,8 @@
 
 Executors:
 - ``local``: cells one after another in this process (the default; a GPU is used when there is one);
+- ``processes``: windows of cells in worker processes on this machine, one torch thread each (issue 19: on a
+  CPU the cores are used better than by one process's threads; evaluation/runs/process_executor.py);
 - ``ray``: cells as Ray tasks on a cluster (``ray_address``) or a local Ray instance, so a study can use
   many GPUs. A cell's work function must depend only on its spec (and its seed), so both executors give
   the same numbers.
@@ -22,11 +24,12 @@ from models.metering import cells_left_seconds
 
 from evaluation.runs.store import ResultStore
 from evaluation.runs.ray_executor import run_on_ray
+from evaluation.runs import process_executor
 
 Work = Callable[[dict], dict]
 Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left
 # Work shared by a window of cells, computed ahead (e.g. the IG paths of several inputs in one batch) and served
-# while the window's cells run; results are the cells' own either way (local executor only)
+# while the window's cells run; results are the cells' own either way (local and processes executors)
 BatchHook = Callable[[list[dict]], AbstractContextManager]
 BATCH_WINDOW = 32  # cells per batch-hook window: enough inputs of one length to group, few to wait for before a result
 
@@ -87,12 +90,17 @@ def _safe(work: Work, spec: dict) -> tuple[dict, float]:
             time.perf_counter() - started
 
 
+EXECUTORS = ("local", "processes", "ray")
+
+
 def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, executor: str = "local",
               progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
               ray_address: str | None = None, ray_resources: dict | None = None,
-              ray_runtime_env: dict | None = None, batch_hook: BatchHook | None = None) -> RunSummary:
+              ray_runtime_env: dict | None = None, batch_hook: BatchHook | None = None,
+              workers: int | None = None) -> RunSummary:
     """Run every unfinished cell; returns when all are done or ``should_stop()`` turns true. ``batch_hook`` (local
-    executor): entered around each window of ``BATCH_WINDOW`` cells with their specs."""
+    and processes executors): entered around each window of ``BATCH_WINDOW`` cells with their specs. ``workers``:
+    the processes executor's worker count (default ``EXWB_RUN_WORKERS``, else the usable cores)."""
     started = time.perf_counter()
     finished = {key for key, result in store.cells(run_id).items() if "error" not in result}  # failed cells rerun
     pending = [c for c in cells if c.key not in finished]
@@ -105,28 +113,37 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
     if executor == "local":
         size = BATCH_WINDOW if batch_hook is not None else max(1, len(pending))  # no hook: one window
         for start in range(0, len(pending), size):
-            window = pending[start:start + size]
-            with ExitStack() as shared:
-                if batch_hook is not None and not (should_stop is not None and should_stop()):
-                    _running.should_stop = should_stop
-                    try:
-                        shared.enter_context(batch_hook([cell.spec for cell in window]))
-                    except CellStopped:
-                        stopped = True
-                        break
-                    finally:
-                        _running.should_stop = None
-                stopped, done = _run_local(store, run_id, window, work, done, total, progress, should_stop, errors)
+            stopped, done = run_window(store, run_id, pending[start:start + size], work, batch_hook, done, total,
+                                       progress, should_stop, errors)
             if stopped:
                 break
+    elif executor == "processes":
+        stopped, done = process_executor.run_in_processes(store, run_id, pending, work, batch_hook, done, total,
+                                                          progress, should_stop, errors, workers, eta=_eta)
     elif executor == "ray":
         stopped, done = _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors,
                                     ray_address, ray_resources, ray_runtime_env)
     else:
-        raise ValueError(f"Unknown executor '{executor}'; use 'local' or 'ray'.")
+        raise ValueError(f"Unknown executor '{executor}'; use one of {', '.join(EXECUTORS)}.")
     status = "cancelled" if stopped else ("finished" if not errors else "finished with errors")
     store.set_status(run_id, status)
     return RunSummary(run_id, status, done, total, errors, time.perf_counter() - started)
+
+
+def run_window(store, run_id: str, window: list[Cell], work: Work, batch_hook: BatchHook | None, done: int,
+               total: int, progress: Progress | None, should_stop: Callable[[], bool] | None,
+               errors: dict[str, str]) -> tuple[bool, int]:
+    """One window of cells in this process, inside the batch hook; returns (stopped, done)."""
+    with ExitStack() as shared:
+        if batch_hook is not None and not (should_stop is not None and should_stop()):
+            _running.should_stop = should_stop
+            try:
+                shared.enter_context(batch_hook([cell.spec for cell in window]))
+            except CellStopped:
+                return True, done
+            finally:
+                _running.should_stop = None
+        return _run_local(store, run_id, window, work, done, total, progress, should_stop, errors)
 
 
 def _run_local(store, run_id, cells, work, done, total, progress, should_stop, errors) -> tuple[bool, int]:

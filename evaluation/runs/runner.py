@@ -187,10 +187,11 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
 
 def run_evaluation(model: str, dataset: str, methods: list[str], evaluators: list[str], limit: int | None = None,
                    options: dict | None = None, store: ResultStore | None = None, executor: str = "local",
-                   progress: Progress | None = None, should_stop=None) -> tuple[ResultStore, RunSummary]:
+                   progress: Progress | None = None, should_stop=None,
+                   workers: int | None = None) -> tuple[ResultStore, RunSummary]:
     store, run_id, cells = start_evaluation(model, dataset, methods, evaluators, limit, options, store)
     summary = run_cells(store, run_id, cells, evaluate_example, executor=executor, progress=progress,
-                        should_stop=should_stop, batch_hook=batched_gradient_passes)
+                        should_stop=should_stop, batch_hook=batched_gradient_passes, workers=workers)
     return store, summary
 
 

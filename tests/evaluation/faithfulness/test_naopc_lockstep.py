@@ -222,3 +222,17 @@ def test_a_failing_prefill_only_loses_the_speed_up(model_and_data, tmp_path, mon
                                     ResultStore(tmp_path / "broken.sqlite"))
     assert summary.status == "finished" and summary.done == 8 and not summary.errors
     assert calls == [8]  # the hook asked for the window's 8 inputs, then the cells searched their own bounds
+
+
+def test_near_tied_partial_sums_keep_the_candidates_order():
+    """Two batchings of the same rows differ by float32 rounding; a beam must not follow that noise (a word the model
+    ignores ties exactly), so sums equal to ``TIE_DECIMALS`` decimals go by candidate order, and larger gaps count."""
+    def best_first_pick(scores):
+        beams = naopc.Beams(3, start=1.0, width=1)
+        beams.candidates()  # removing word 0, 1 or 2 (both beams)
+        beams.advance(np.array(scores * 2), np.ones((6, 3), bool), np.zeros((6, 2)))
+        return int(np.flatnonzero(beams.beams[1.0][0][1])[0])
+
+    noise = 10.0 ** -(naopc.TIE_DECIMALS + 3)
+    assert best_first_pick([0.5, 0.5 - noise, 0.9]) == 0  # word 1 removes "more" by rounding noise only
+    assert best_first_pick([0.5, 0.5 - 10.0 ** -naopc.TIE_DECIMALS, 0.9]) == 1  # a real gap decides

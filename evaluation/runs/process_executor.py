@@ -1,0 +1,174 @@
+"""The processes executor of the job runner: windows of cells in worker processes on this machine.
+
+Why (issue 19): on a CPU, torch's intra-op threads share one small operation between cores and wait for each
+other; two processes with one thread each keep both cores busy (measured 0.78x the wall time of one process
+with two threads on 40 SST-2 sentences, docs/benchmarks.md).
+
+- Workers are spawned (not forked: a forked torch with threads can hang) with the parent's environment,
+  ``EXWB_THREADS`` set to the cores each may use, and load the model themselves (one copy per worker).
+- A window of cells (up to ``BATCH_WINDOW``, fewer when the run is short so every worker gets work) runs in one
+  worker inside the run's batch hook, exactly as the local executor runs it, so the numbers are the same.
+- Each finished cell travels back through a queue and is stored by the parent at once: a crash or a stop loses
+  only the cells that were running. Stopping sets an event the workers check between cells and inside them
+  (``jobs.stop_requested``); windows not started are cancelled.
+- A worker that dies (out of memory, killed) leaves its unreported cells as errors, which the next start of the
+  run computes again; the other workers' cells are kept.
+"""
+from __future__ import annotations
+
+import math
+import os
+import queue as queue_module
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+import multiprocessing
+
+PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
+
+_queue = None  # set in each worker by ``_start_worker``
+_stop = None
+
+
+def default_workers() -> int:
+    """``EXWB_RUN_WORKERS``, else the cores this process may use."""
+    value = os.environ.get("EXWB_RUN_WORKERS", "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"EXWB_RUN_WORKERS must be a whole number of at least 1, not '{value}'.")
+        return int(value)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def worker_environment(workers: int) -> dict[str, str]:
+    """The settings a worker runs with: the parent's, and its share of the cores as torch threads."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIXES)}
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    env["EXWB_THREADS"] = str(max(1, cores // workers))
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
+def window_size(pending: int, workers: int, largest: int) -> int:
+    """At most ``largest`` cells, and at least four windows per worker when there are enough cells, so no worker
+    waits long for the last one."""
+    return max(1, min(largest, math.ceil(pending / (4 * workers))))
+
+
+class _QueueStore:
+    """What ``jobs.run_window`` needs of a store, in a worker: each finished cell goes to the parent at once (for
+    progress, and so a stop or crash loses little), and again with the window's result, which arrives for sure
+    (the queue's sending thread can die with its process before it sends)."""
+
+    def __init__(self, channel):
+        self.channel = channel
+        self.results: list[tuple[str, dict, float]] = []
+
+    def put_cell(self, run_id: str, key: str, result: dict, seconds: float) -> None:
+        self.channel.put((key, result, seconds))
+        self.results.append((key, result, seconds))
+
+
+def _start_worker(env: dict[str, str], channel, stop) -> None:
+    global _queue, _stop
+    os.environ.update(env)
+    from models import runtime  # after the environment: its thread count is read now
+
+    runtime.configure_torch()
+    _queue, _stop = channel, stop
+
+
+def _run_window(run_id: str, cells: list, work, batch_hook) -> tuple[bool, list[tuple[str, dict, float]]]:
+    from evaluation.runs import jobs
+
+    store = _QueueStore(_queue)
+    stopped, _ = jobs.run_window(store, run_id, cells, work, batch_hook, 0, len(cells), None, _stop.is_set, {})
+    return stopped, store.results
+
+
+def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: int, total: int, progress,
+                     should_stop, errors: dict[str, str], workers: int | None, eta,
+                     largest_window: int = 32) -> tuple[bool, int]:
+    """Run ``pending`` cells in worker processes; returns (stopped, done) like the local executor."""
+    if not pending:
+        return False, done
+    workers = max(1, min(workers or default_workers(), len(pending)))
+    size = window_size(len(pending), workers, largest_window)
+    windows = [pending[start:start + size] for start in range(0, len(pending), size)]
+    context = multiprocessing.get_context("spawn")
+    channel, stop = context.Queue(), context.Event()
+    reported: set[str] = set()
+    stopped = False
+
+    def receive(timeout: float) -> bool:
+        try:
+            record(*channel.get(timeout=timeout))
+        except queue_module.Empty:
+            return False
+        return True
+
+    def record(key: str, result: dict, seconds: float) -> None:
+        nonlocal done
+        if key in reported:  # sent twice: through the queue and with its window's result
+            return
+        store.put_cell(run_id, key, result, seconds)
+        reported.add(key)
+        if "error" in result:
+            errors[key] = result["error"]
+        done += 1
+        if progress is not None:
+            progress(done, total, eta(store, run_id, total - done, parallel=workers))
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+                             initargs=(worker_environment(workers), channel, stop)) as pool:
+        futures = {pool.submit(_run_window, run_id, window, work, batch_hook): window for window in windows}
+        running = set(futures)
+        while running:
+            finished, running = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
+            while receive(0.0):
+                pass
+            if not stopped and should_stop is not None and should_stop():
+                stopped = True
+                stop.set()
+                for future in running:
+                    future.cancel()  # windows not started yet; running ones stop at their next check
+            for future in finished:
+                if future.cancelled():
+                    continue
+                window = futures[future]
+                try:
+                    window_stopped, results = future.result()
+                except BrokenProcessPool as error:  # a worker died: every window not finished fails with it
+                    failure = f"a worker process stopped ({error}); start the run again to compute this cell"
+                    done = _fail_unreported(store, run_id, window, reported, errors, failure, done, total, progress)
+                    continue
+                except Exception as error:  # noqa: BLE001 (the window's hook failed: its cells are recorded as failed)
+                    done = _fail_unreported(store, run_id, window, reported, errors,
+                                            f"{type(error).__name__}: {error}", done, total, progress)
+                    continue
+                stopped = stopped or window_stopped
+                for result in results:
+                    record(*result)
+        while receive(0.0):  # the last cells' copies sent through the queue
+            pass
+    return stopped, done
+
+
+def _fail_unreported(store, run_id: str, window: list, reported: set[str], errors: dict[str, str], message: str,
+                     done: int, total: int, progress) -> int:
+    """The window's cells that never came back, stored as failed (a failed cell is computed again on resume)."""
+    for cell in window:
+        if cell.key not in reported:
+            store.put_cell(run_id, cell.key, {"error": message}, 0.0)
+            reported.add(cell.key)
+            errors[cell.key] = message
+            done += 1
+            if progress is not None:
+                progress(done, total, None)
+    return done
