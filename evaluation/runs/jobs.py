@@ -133,21 +133,27 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
 def run_window(store, run_id: str, window: list[Cell], work: Work, batch_hook: BatchHook | None, done: int,
                total: int, progress: Progress | None, should_stop: Callable[[], bool] | None,
                errors: dict[str, str]) -> tuple[bool, int]:
-    """One window of cells in this process, inside the batch hook; returns (stopped, done)."""
+    """One window of cells in this process, inside the batch hook; returns (stopped, done). Each cell's stored
+    seconds include its share of the hook's work, so the time-left estimate counts the work done ahead."""
     with ExitStack() as shared:
+        share = 0.0
         if batch_hook is not None and not (should_stop is not None and should_stop()):
             _running.should_stop = should_stop
+            started = time.perf_counter()
             try:
                 shared.enter_context(batch_hook([cell.spec for cell in window]))
             except CellStopped:
                 return True, done
             finally:
                 _running.should_stop = None
-        return _run_local(store, run_id, window, work, done, total, progress, should_stop, errors)
+            share = (time.perf_counter() - started) / len(window)
+        return _run_local(store, run_id, window, work, done, total, progress, should_stop, errors, share)
 
 
-def _run_local(store, run_id, cells, work, done, total, progress, should_stop, errors) -> tuple[bool, int]:
-    """Cells one after another in this process; returns (stopped, done)."""
+def _run_local(store, run_id, cells, work, done, total, progress, should_stop, errors,
+               shared_seconds: float = 0.0) -> tuple[bool, int]:
+    """Cells one after another in this process; returns (stopped, done). ``shared_seconds``: each cell's share of
+    work its window's batch hook did ahead."""
     for cell in cells:
         if should_stop is not None and should_stop():
             return True, done
@@ -158,7 +164,7 @@ def _run_local(store, run_id, cells, work, done, total, progress, should_stop, e
             _running.should_stop = None
         if result.get(STOPPED):  # stopped inside the cell: nothing to store
             return True, done
-        store.put_cell(run_id, cell.key, result, seconds)
+        store.put_cell(run_id, cell.key, result, seconds + shared_seconds)
         if "error" in result:
             errors[cell.key] = result["error"]
         done += 1

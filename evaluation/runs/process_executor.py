@@ -6,7 +6,7 @@ with two threads on 40 SST-2 sentences, docs/benchmarks.md).
 
 - Workers are spawned (not forked: a forked torch with threads can hang) with the parent's environment,
   ``EXWB_THREADS`` set to the cores each may use, and load the model themselves (one copy per worker).
-- A window of cells (up to ``BATCH_WINDOW``, fewer when the run is short so every worker gets work) runs in one
+- A window of cells (up to ``BATCH_WINDOW``, shrinking towards the end of the run: ``window_sizes``) runs in one
   worker inside the run's batch hook, exactly as the local executor runs it, so the numbers are the same.
 - Each finished cell travels back through a queue and is stored by the parent at once: a crash or a stop loses
   only the cells that were running. Stopping sets an event the workers check between cells and inside them
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import queue as queue_module
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
@@ -55,10 +55,16 @@ def worker_environment(workers: int) -> dict[str, str]:
     return env
 
 
-def window_size(pending: int, workers: int, largest: int) -> int:
-    """At most ``largest`` cells, and at least four windows per worker when there are enough cells, so no worker
-    waits long for the last one."""
-    return max(1, min(largest, math.ceil(pending / (4 * workers))))
+def window_sizes(pending: int, workers: int, largest: int) -> list[int]:
+    """Guided windows: each a quarter of the remaining cells' share per worker, at most ``largest`` (the batch hook
+    groups a window's inputs, so larger is better) and shrinking towards the end, so no worker runs a long last window
+    while the others wait (with fixed windows of 32, one SST-2 window is a minute of one core)."""
+    sizes, left = [], pending
+    while left > 0:
+        size = max(1, min(largest, math.ceil(left / (4 * workers))))
+        sizes.append(size)
+        left -= size
+    return sizes
 
 
 class _QueueStore:
@@ -99,8 +105,10 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
     if not pending:
         return False, done
     workers = max(1, min(workers or default_workers(), len(pending)))
-    size = window_size(len(pending), workers, largest_window)
-    windows = [pending[start:start + size] for start in range(0, len(pending), size)]
+    windows, start = [], 0
+    for size in window_sizes(len(pending), workers, largest_window):
+        windows.append(pending[start:start + size])
+        start += size
     context = multiprocessing.get_context("spawn")
     channel, stop = context.Queue(), context.Event()
     reported: set[str] = set()
@@ -130,9 +138,11 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
         futures = {pool.submit(_run_window, run_id, window, work, batch_hook): window for window in windows}
         running = set(futures)
         while running:
-            finished, running = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
+            receive(0.25)  # sleeps until a cell arrives: the parent must not take the workers' cores
             while receive(0.0):
                 pass
+            finished = {future for future in running if future.done()}
+            running -= finished
             if not stopped and should_stop is not None and should_stop():
                 stopped = True
                 stop.set()

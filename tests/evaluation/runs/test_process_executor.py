@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import contextmanager
 import time
 
 import numpy as np
@@ -32,10 +33,14 @@ def cells(n: int, **extra) -> list[Cell]:
     return [Cell(f"c{i}", {"i": i, **extra}) for i in range(n)]
 
 
-def test_windows_are_sized_so_every_worker_gets_several(monkeypatch):
-    assert process_executor.window_size(872, 2, 32) == 32
-    assert process_executor.window_size(20, 2, 32) == 3  # ceil(20 / 8)
-    assert process_executor.window_size(1, 4, 32) == 1
+def test_windows_shrink_towards_the_end_so_no_worker_waits_for_a_long_last_one(monkeypatch):
+    sizes = process_executor.window_sizes(872, 2, 32)
+    assert sum(sizes) == 872 and sizes[:20] == [32] * 20 and sizes == sorted(sizes, reverse=True)
+    assert sizes[-3:] == [1, 1, 1]
+    for index, size in enumerate(sizes):  # each a quarter of what is left per worker, at most 32
+        assert size == max(1, min(32, -(-(872 - sum(sizes[:index])) // 8)))
+    assert process_executor.window_sizes(20, 2, 32)[0] == 3  # ceil(20 / 8)
+    assert process_executor.window_sizes(1, 4, 32) == [1]
     monkeypatch.setenv("EXWB_RUN_WORKERS", "3")
     assert process_executor.default_workers() == 3
     monkeypatch.setenv("EXWB_RUN_WORKERS", "zero")
@@ -151,3 +156,18 @@ def test_the_command_line_runs_with_worker_processes(tiny, capsys):
     assert cli.main(argv + ["--executor", "processes", "--workers", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "--workers" in err and "Traceback" not in err
+
+
+@contextmanager
+def slow_hook(specs):
+    time.sleep(0.1 * len(specs))  # work done ahead for the window: 0.1 s per cell
+    yield
+
+
+def test_a_cells_seconds_include_its_share_of_the_window_hook(tmp_path):
+    """The time-left estimate reads the stored seconds: work a batch hook did ahead (IG paths, NAOPC bounds) is
+    spread over the window's cells, or a run's estimate would leave it out (it was 2x short on SST-2)."""
+    store = ResultStore(tmp_path / "runs.sqlite")
+    run_id = store.create_run("test", {"n": 3}, total=3, title="squares")
+    assert run_cells(store, run_id, cells(3), square_cell, batch_hook=slow_hook).status == "finished"
+    assert len(store.cell_seconds(run_id)) == 3 and min(store.cell_seconds(run_id)) >= 0.1
