@@ -119,7 +119,8 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
                 break
     elif executor == "processes":
         stopped, done = process_executor.run_in_processes(store, run_id, pending, work, batch_hook, done, total,
-                                                          progress, should_stop, errors, workers, eta=_eta)
+                                                          progress, should_stop, errors, workers, eta=_eta,
+                                                          run_window=run_window)
     elif executor == "ray":
         stopped, done = _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors,
                                     ray_address, ray_resources, ray_runtime_env)

@@ -23,6 +23,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
+from models import runtime
+
 PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
 
 _queue = None  # set in each worker by ``_start_worker``
@@ -84,24 +86,22 @@ class _QueueStore:
 def _start_worker(env: dict[str, str], channel, stop) -> None:
     global _queue, _stop
     os.environ.update(env)
-    from models import runtime  # after the environment: its thread count is read now
-
-    runtime.configure_torch()
+    runtime.configure_torch()  # the thread count of the environment just set
     _queue, _stop = channel, stop
 
 
-def _run_window(run_id: str, cells: list, work, batch_hook) -> tuple[bool, list[tuple[str, dict, float]]]:
-    from evaluation.runs import jobs
-
+def _run_window(run_window, run_id: str, cells: list, work, batch_hook) -> tuple[bool, list[tuple[str, dict, float]]]:
+    """In a worker: ``run_window`` is ``jobs.run_window`` (passed by the caller, pickled by name: no import cycle)."""
     store = _QueueStore(_queue)
-    stopped, _ = jobs.run_window(store, run_id, cells, work, batch_hook, 0, len(cells), None, _stop.is_set, {})
+    stopped, _ = run_window(store, run_id, cells, work, batch_hook, 0, len(cells), None, _stop.is_set, {})
     return stopped, store.results
 
 
 def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: int, total: int, progress,
-                     should_stop, errors: dict[str, str], workers: int | None, eta,
+                     should_stop, errors: dict[str, str], workers: int | None, eta, run_window,
                      largest_window: int = 32) -> tuple[bool, int]:
-    """Run ``pending`` cells in worker processes; returns (stopped, done) like the local executor."""
+    """Run ``pending`` cells in worker processes; returns (stopped, done) like the local executor. ``run_window``:
+    the local executor's loop over one window (``jobs.run_window``), which each worker runs."""
     if not pending:
         return False, done
     workers = max(1, min(workers or default_workers(), len(pending)))
@@ -135,7 +135,7 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
                              initargs=(worker_environment(workers), channel, stop)) as pool:
-        futures = {pool.submit(_run_window, run_id, window, work, batch_hook): window for window in windows}
+        futures = {pool.submit(_run_window, run_window, run_id, window, work, batch_hook): window for window in windows}
         running = set(futures)
         while running:
             receive(0.25)  # sleeps until a cell arrives: the parent must not take the workers' cores
