@@ -9,7 +9,7 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_ALLOW_HUB       | 1 = models and datasets may be fetched from the Hugging Face hub | 0 (offline: a miss fails in milliseconds) |
 | EXWB_DEVICE          | auto, cpu, cuda, cuda:1, ...                                    | auto (CUDA when available)               |
 | EXWB_THREADS         | torch intra-op threads                                          | 1 when other heavy processes share the CPU, see below |
-| EXWB_RUN_WORKERS     | worker processes of `cli.py evaluate --executor processes`     | the usable cores                         |
+| EXWB_RUN_WORKERS     | worker processes of `--executor processes` (dataset commands)  | the usable cores                         |
 | EXWB_MODEL           | model the app opens with                                        | default                                  |
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |

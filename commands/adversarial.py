@@ -18,8 +18,8 @@ from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfi
 from explainers import ParamError
 from models import load_classifier
 
-from commands.common import (add_input_options, add_output_options, add_schema_flags, check_out, emit, print_json,
-                             print_run_status, schema_values, write_out)
+from commands.common import (add_executor_flag, add_input_options, add_output_options, add_schema_flags, check_out,
+                             emit, print_json, print_run_status, schema_values, write_out)
 
 MEASURE_LABELS = {"rank_change": "Rank Change", "top_k_sum_change": "Top-k Sum Change",
                   "probability_change": "Probability Change", "class_kept": "class kept",
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
                         help="paper-003: the thesis's definition with real double back-propagation; paper-003-code: "
                              "the thesis code (detached explanation gradients, U[0,1) start, logit matching)")
     add_schema_flags(parser, AttackConfig)
-    parser.add_argument("--executor", choices=["local", "ray"], default="local")
+    add_executor_flag(parser)
     add_output_options(parser, "the results", csv="the per-method summary (one input: its measures)",
                        json="the full report")
     parser.set_defaults(handler=handle)

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from corpora import DataError
 from explainers import REGISTRY, ParamError, parse_spec
 from explainers.params import schema
-from evaluation.runs.jobs import run_cells
+from evaluation.runs.jobs import EXECUTORS, run_cells
 from models import UserFacingError
 
 EXIT_USER_ERROR = 2
@@ -141,6 +141,14 @@ def schema_values(args, params_class, prefix: str = "") -> dict:
 
 
 # ----- output ----------------------------------------------------------------------------------------------
+def add_executor_flag(parser) -> None:
+    """``--executor`` of every dataset command: the same three executors everywhere (evaluation/runs/jobs.py)."""
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help="local: one process (a GPU when there is one); processes: worker processes with one "
+                             "torch thread each, faster on a multi-core CPU (EXWB_RUN_WORKERS workers, default the "
+                             "cores); ray: a Ray cluster (EXWB_RAY_ADDRESS)")
+
+
 def add_output_options(parser, what: str, csv: str | None = None, json: str | None = None) -> None:
     """The output convention: ``--out FILE`` (.csv or .json, by extension) and ``--json`` (JSON on stdout);
     ``csv`` / ``json`` say what each file format holds."""

@@ -27,7 +27,8 @@ from explainers import ParamError, label_for
 from models import load_classifier
 from models.prepare import ZOO
 
-from commands.common import check_out, help_text, job_progress, parse_method_specs, print_json, write_out
+from commands.common import (add_executor_flag, check_out, help_text, job_progress, parse_method_specs, print_json,
+                             write_out)
 
 OUT_FORMATS = (".json", ".csv")
 
@@ -66,7 +67,7 @@ def add_parser(subparsers) -> None:
                         help="dataset with human rationales (default: --dataset when it has them)")
     parser.add_argument("--random-orderings", type=int, default=defaults.random_orderings)
     parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    add_executor_flag(parser)
     parser.add_argument("--out", metavar="FILE", default=None,
                         help=help_text("write the comparison to FILE (.json: everything; .csv: the rows)"))
     parser.add_argument("--json", action="store_true", help=help_text("print the comparison as JSON on stdout"))

@@ -30,7 +30,7 @@ from evaluation.registry import EVALUATORS
 from corpora import DataError
 from evaluation.faithfulness.perturbation_shift import SCHEMES
 from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
-from evaluation.runs.jobs import EXECUTORS, run_cells
+from evaluation.runs.jobs import run_cells
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 # these register the sanity metrics that --list-metrics prints
@@ -39,8 +39,8 @@ from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.f_fidelity import FFidOptions
 from evaluation.agreement_dataset import AgreementOptions, with_settings
 
-from commands.common import (add_output_options, add_schema_flags, check_out, help_text, job_progress,
-                             parse_method_specs, print_json, schema_values, write_out)
+from commands.common import (add_executor_flag, add_output_options, add_schema_flags, check_out, help_text,
+                             job_progress, parse_method_specs, print_json, schema_values, write_out)
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",
@@ -67,9 +67,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
                         help="settings of the plausibility metrics from a paper (the flags below override them)")
     add_schema_flags(parser, PlausibilityConfig, prefix=PLAUSIBILITY)
-    parser.add_argument("--executor", choices=EXECUTORS, default="local",
-                        help="local: one process (a GPU when there is one); processes: worker processes with one "
-                             "thread each, faster on a multi-core CPU; ray: a Ray cluster")
+    add_executor_flag(parser)
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes of --executor processes (default EXWB_RUN_WORKERS, else the cores)")
     add_output_options(parser, "the summary", csv="one row per method x metric",

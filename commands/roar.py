@@ -35,10 +35,9 @@ from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
 from models import UserFacingError
 
-from commands.common import (add_output_options, add_schema_flags, check_out, emit, help_text, parse_method_options,
-                             run_resumable, schema_values, write_out)
+from commands.common import (add_executor_flag, add_output_options, add_schema_flags, check_out, emit, help_text,
+                             parse_method_options, run_resumable, schema_values, write_out)
 
-EXECUTORS = ("local", "ray")
 DEFAULT_MEASURES = ("ig", "lime", "loo", "attention")
 VARIANT_FLAGS = {"trainable": "variant"}  # Variant.trainable is --variant on the command line
 
@@ -75,7 +74,7 @@ def add_parser(subparsers) -> None:
                                                       "(default 3 on a CPU, 5 on a GPU)")
     add_schema_flags(parser, StudyConfig)
     add_schema_flags(parser, Variant, rename=VARIANT_FLAGS)
-    parser.add_argument("--executor", choices=EXECUTORS, default="local")
+    add_executor_flag(parser)
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (auto, host:port, ray://...); empty "
                                                             "= a local Ray instance")
     parser.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs per cell on Ray")

@@ -25,8 +25,8 @@ from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
 
-from commands.common import (add_input_options, add_output_options, check_out, emit, parse_method_specs, print_json,
-                             print_run_status, write_out)
+from commands.common import (add_executor_flag, add_input_options, add_output_options, check_out, emit,
+                             parse_method_specs, print_json, print_run_status, write_out)
 
 
 def add_parser(subparsers) -> None:
@@ -66,7 +66,7 @@ def add_parser(subparsers) -> None:
                              f"(default {data_randomization.DEFAULT_STEPS}; the paper trained to convergence)")
     parser.add_argument("--train-data", default=None,
                         help="data randomization: the training data (default: the one in the model's manifest)")
-    parser.add_argument("--executor", choices=["local", "ray"], default="local")
+    add_executor_flag(parser)
     add_output_options(parser, "the results", csv="the per-stage summary of a dataset; every stage and method "
                        "of one text", json="the full report")
     parser.set_defaults(handler=handle)
