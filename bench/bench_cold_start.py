@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import machine  # bench/machine.py: the script's own folder is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "the film is a charming and often affecting journey , but its plot drags in the middle ."
 HEAVY = ("ray", "sklearn", "plotly", "captum", "streamlit", "altair", "scipy")
@@ -84,6 +86,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from models.prepare import find_prepared  # after sys.path: the bench runs from anywhere
 
+    print(f"machine: {machine.describe()}", flush=True)
     folder = find_prepared(args.model)
     if folder is None:
         print(f"'{args.model}' is not prepared; run `python cli.py prepare --model {args.model}` first.")

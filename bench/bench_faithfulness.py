@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py: the script's own folder is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -102,6 +104,7 @@ def main() -> int:
 
     methods = args.methods.split(",") if args.methods else [m for m in PREFERRED if m in REGISTRY][:6]
     classifier = load_classifier(model)
+    print(f"machine: {machine.describe()}", flush=True)
     print(f"model {model} ({classifier.fingerprint}) on {classifier.device}; threads: "
           f"{os.environ.get('EXWB_THREADS', 'default')}; methods: {', '.join(methods)}; cache: {folder}")
 

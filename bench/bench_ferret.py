@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py: the script's own folder is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 FERRET_PYTHON = ROOT / ".venv-ferret" / "bin" / "python"
 # (ferret's explainer name, this project's "method:preset", compared on "tokens" or "words")
@@ -314,6 +316,7 @@ def main() -> None:
     if args.worker:
         run_ours(args.worker[0], args.worker[1], args.profile)
         return
+    print(f"machine: {machine.describe()}", flush=True)
     if not FERRET_PYTHON.exists() and not args.ours_only:
         sys.exit("No .venv-ferret: run `bash bench/ferret/setup.sh` (or `make bench-ferret`) first.")
     model = prepared_default()

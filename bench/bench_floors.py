@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py: the script's own folder is on sys.path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import settings  # noqa: E402
@@ -234,6 +236,7 @@ def main() -> int:
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--gradient-only", action="store_true", help="only the gradient rows (the encoder)")
     args = parser.parse_args()
+    print(f"machine: {machine.describe()}", flush=True)
     device = choose_device()
     rounds = 1 if args.quick else args.rounds
     methods = PERTURBATION[:2] if args.quick else PERTURBATION

@@ -55,6 +55,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from bench_ferret import PAIRS  # noqa: E402
+import machine  # noqa: E402
 from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
 from evaluation.runs import runner  # noqa: E402
@@ -511,6 +512,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="page,dataset", help="comma-separated of page, dataset; 'rates': the rates "
                         "alone (they always run)")
     args = parser.parse_args(argv)
+    print(f"machine: {machine.describe()}", flush=True)
     parts = set(args.only.split(","))
     folder = isolated_cache()
     classifier = load_classifier(args.model)

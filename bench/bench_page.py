@@ -16,6 +16,7 @@ Targets on the 2-core CPU: the 16 default methods on a 20-word sentence under 5 
 
     python bench/bench_page.py                       # this tree, default model
     python bench/bench_page.py --against /tmp/old    # interleaved with another tree
+    python bench/bench_page.py --fast --parts page   # the page with its opt-in fast mode on
     EXWB_THREADS=1 nice ... on a shared machine (report the figures as such, with the load average)
 """
 from __future__ import annotations
@@ -28,6 +29,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import machine  # bench/machine.py: the script's own folder is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "captum", "sklearn", "scipy", "plotly", "matplotlib", "pandas", "ray")
@@ -83,8 +86,9 @@ class Sections:
         return spent
 
 
-def page_runs(tree: Path, model: str, warm_up_text: str, text: str, reruns: int) -> dict:
-    """The page's cold run on ``text`` (after a warm-up visit) split into sections, then cached reruns."""
+def page_runs(tree: Path, model: str, warm_up_text: str, text: str, reruns: int, fast: bool = False) -> dict:
+    """The page's cold run on ``text`` (after a warm-up visit) split into sections, then cached reruns. ``fast``: with
+    the page's opt-in fast mode on (from the warm-up visit on)."""
     os.environ["EXWB_MODEL"] = model
     os.environ["EXWB_DISK_CACHE"] = "0"  # cold means computed
     os.environ.setdefault("EXWB_AUTORUN_SECONDS", "10000")  # every page method runs (a slow loaded machine's
@@ -116,6 +120,8 @@ def page_runs(tree: Path, model: str, warm_up_text: str, text: str, reruns: int)
     at = AppTest.from_file(str(tree / "app.py"), default_timeout=900)
     at.session_state["keep:input_source"] = "Your text"
     at.session_state["keep:text"] = warm_up_text
+    if fast:
+        at.session_state["fast-mode"] = True
     at.run()  # imports, model load, first-call costs: not counted
     while plan.METHOD_JOBS.running():
         time.sleep(0.2)
@@ -145,7 +151,7 @@ def subject(args) -> None:
     if args.part == "cold-start":
         result.update(cold_start(tree, args.model))
     else:
-        result.update(page_runs(tree, args.model, args.warm_up, args.text, args.reruns))
+        result.update(page_runs(tree, args.model, args.warm_up, args.text, args.reruns, args.fast))
     print("RESULT " + json.dumps(result))
 
 
@@ -162,9 +168,10 @@ def sentences() -> tuple[str, str]:
     return warm_up, next(e.text for e in examples if len(split_words(e.text)) == 20)
 
 
-def run_subject(tree: Path, part: str, model: str, warm_up: str, text: str, reruns: int) -> dict:
+def run_subject(tree: Path, part: str, model: str, warm_up: str, text: str, reruns: int, fast: bool = False) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--subject", str(tree), "--part", part,
-               "--model", model, "--warm-up", warm_up, "--text", text, "--reruns", str(reruns)]
+               "--model", model, "--warm-up", warm_up, "--text", text, "--reruns", str(reruns)] + \
+        (["--fast"] if fast else [])
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     line = next((l for l in done.stdout.splitlines() if l.startswith("RESULT ")), None)
     if line is None:
@@ -202,6 +209,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reruns", type=int, default=10)
     parser.add_argument("--parts", default="cold-start,page", help="which measures (comma-separated)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--fast", action="store_true", help="the page with its opt-in fast mode on (reduced "
+                        "precision where the device has native kernels for it)")
     parser.add_argument("--subject", help=argparse.SUPPRESS)
     parser.add_argument("--part", default="page", choices=("page", "cold-start"), help=argparse.SUPPRESS)
     parser.add_argument("--warm-up", help=argparse.SUPPRESS)
@@ -210,13 +219,14 @@ def main(argv=None) -> int:
     if args.subject:
         subject(args)
         return 0
+    print(f"machine: {machine.describe()}", flush=True)
     warm_up, text = sentences()
     trees = [("this tree", ROOT)] + ([("against", args.against.resolve())] if args.against else [])
     figures = []
     for round_ in range(args.rounds if args.against else 1):
         for part in args.parts.split(","):
             for name, tree in trees:
-                result = run_subject(tree, part, args.model, warm_up, text, args.reruns)
+                result = run_subject(tree, part, args.model, warm_up, text, args.reruns, args.fast)
                 result.update(name=name, round=round_ + 1, part=part)
                 figures.append(result)
                 print(f"[{name}, round {round_ + 1}] {summary(result)}", flush=True)

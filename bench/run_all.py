@@ -11,17 +11,21 @@ import sys
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py
+
 HERE = Path(__file__).resolve().parent
 ORDER = ["bench_methods.py", "bench_faithfulness.py", "bench_sanity.py", "bench_plausibility.py", "bench_mlm.py",
          "bench_mask_learning.py", "bench_errors.py", "bench_adversarial.py", "bench_roar.py", "bench_floors.py",
-         "bench_cold_start.py", "bench_report_card.py"]
+         "bench_cold_start.py", "bench_report_card.py", "bench_page.py", "bench_flop_floor.py"]
+TAKES_QUICK = set(ORDER) - {"bench_page.py", "bench_flop_floor.py"}  # these two are short already
 
 
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
     failed = []
+    print(f"machine: {machine.describe()}", flush=True)  # every figure below depends on it
     for name in ORDER:
-        command = [sys.executable, str(HERE / name)] + (["--quick"] if quick else [])
+        command = [sys.executable, str(HERE / name)] + (["--quick"] if quick and name in TAKES_QUICK else [])
         print(f"\n=== {name} {'(quick)' if quick else ''}", flush=True)
         started = time.perf_counter()
         if subprocess.run(command, cwd=HERE.parent).returncode != 0:

@@ -4,9 +4,9 @@ bfloat16 on a CPU whose oneDNN has native bf16 kernels (AVX512-BF16 / AMX); on a
 supports it, else float16. Autocast casts per operation, so the model's float32 weights stay the only copy.
 
 The mode is never the default and never used by a metric: it is a separate classifier view
-(``TextClassifier.fast_variant``) that only the explain entry point builds (``cli.py explain --fast``, or EXWB_FAST=1
-for it; the app has no toggle yet); metrics and studies load models through ``load_classifier``, always in full
-precision. Each explanation made in fast mode records, in its provenance, the measured max |dp| of its input's
+(``TextClassifier.fast_variant``) that only the explain entry points build (``cli.py explain --fast``, or EXWB_FAST=1
+for it; the Heatmaps page's "Fast mode" toggle, ``ui.views.heatmaps.fast_mode``); metrics and studies load models
+through ``load_classifier``, always in full precision. Each explanation made in fast mode records, in its provenance, the measured max |dp| of its input's
 class probabilities against full precision.
 """
 from __future__ import annotations

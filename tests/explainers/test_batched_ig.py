@@ -40,7 +40,8 @@ def test_batched_paths_equal_one_at_a_time(smooth, baseline, output, rule):
         np.testing.assert_allclose(path.attribution.sum(dim=-1).numpy(), alone.attribution.sum(dim=-1).numpy(),
                                    rtol=0, atol=_tolerance(alone))
         assert path.gap == pytest.approx(alone.gap, abs=float32_tolerance(abs(alone.f_input) + abs(alone.gap)))
-        assert path.f_input == pytest.approx(alone.f_input, abs=float32_tolerance(alone.f_input))
+        # a logit near 0 is a difference of activations of order 1: its rounding is relative to those, not to itself
+        assert path.f_input == pytest.approx(alone.f_input, abs=float32_tolerance(max(1.0, abs(alone.f_input))))
         assert path.delta == pytest.approx(alone.delta, abs=_tolerance(alone) + float32_tolerance(alone.f_input))
         assert path.batch["inputs"] == len(TEXTS)
     assert batched[0].batch["forward_passes"] == len(TEXTS) * (20 + 2)  # every path point and end, once

@@ -69,14 +69,18 @@ class ExportBundle:
                            prediction=self.prediction)
 
 
-def page_context(classifier, encoding, target: int) -> dict:
-    """Model and input facts every export starts with."""
+def page_context(classifier, encoding, target: int, explaining=None) -> dict:
+    """Model and input facts every export starts with. ``explaining``: the classifier the explanations ran on when it
+    is not ``classifier`` (the page's fast mode); the prediction is always ``classifier``'s (full precision)."""
 
     probabilities = probabilities_of(classifier, encoding)
+    dtype = getattr(explaining, "autocast_dtype", None)
     return {"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,
             "pair": encoding.pair, "predicted": classifier.labels[int(np.argmax(probabilities))],
             "explained": classifier.labels[target],
-            "probabilities": {label: float(p) for label, p in zip(classifier.labels, probabilities)}}
+            "probabilities": {label: float(p) for label, p in zip(classifier.labels, probabilities)},
+            "explanations_precision": "float32" if dtype is None else f"{str(dtype).removeprefix('torch.')} autocast "
+                                                                      f"(fast mode)"}
 
 
 def file_stem(text: str) -> str:

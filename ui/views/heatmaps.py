@@ -11,6 +11,7 @@ from explainers import FAMILIES, REGISTRY, Explanation, plan
 from explainers.aggregate import NORMALIZATION_LABELS, NORMALIZATIONS
 from explainers.plan import MethodChoice, MethodJob, Pending  # noqa: F401  (other views import them from here)
 from models import Encoding, InputError, TextClassifier
+from models.precision import fast_dtype, unavailable_note
 from models.metering import autorun_budget
 
 from ui.widgets import loaders, method_run
@@ -57,6 +58,29 @@ def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encod
     return classifier, encoding
 
 
+
+
+FAST_MODE_LABEL = "Fast mode (reduced precision)"
+
+
+def fast_mode(selection: Selection, classifier: TextClassifier, key: str = "fast-mode") -> TextClassifier:
+    """The classifier this page's explanations run on: ``classifier`` (full precision, the default) or, opt-in, its
+    fast view (issue 19: bfloat16 autocast on a CPU with native bf16 kernels, bf16 / fp16 on a GPU). The prediction
+    shown above the rows and every metric page stay in full precision; each fast row's provenance records how far
+    this input's class probabilities moved. Where the device has no fast precision the toggle is off and says why."""
+    dtype = fast_dtype(classifier.device)
+    if dtype is None:
+        st.toggle(FAST_MODE_LABEL, value=False, disabled=True, key=key, help=unavailable_note(classifier.device))
+        return classifier
+    short = str(dtype).removeprefix("torch.")
+    if not st.toggle(FAST_MODE_LABEL, key=key,
+                     help=f"Explanations under {short} autocast: about 2x faster where the hardware has native {short} "
+                          f"kernels (docs/benchmarks.md), with small deviations. Cached separately from full "
+                          f"precision. Off by default; metrics never use it."):
+        return classifier
+    st.caption(f"Fast mode: the explanations below run in {short} autocast; the prediction above is full precision. "
+               f"Each row's provenance gives the measured max |dp| of this input's class probabilities.")
+    return loaders.fast_classifier(selection.model)
 
 
 def probabilities_of(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:

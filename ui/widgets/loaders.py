@@ -13,6 +13,13 @@ def classifier(spec: str) -> TextClassifier:
     return load_classifier(spec)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def fast_classifier(spec: str) -> TextClassifier:
+    """The opt-in fast view of ``classifier(spec)`` (issue 19): the same weights under reduced-precision autocast,
+    with its own fingerprint, so cached explanations never cross precisions."""
+    return classifier(spec).fast_variant()
+
+
 @st.cache_data(show_spinner="Loading the dataset ...", max_entries=16)
 def dataset(dataset_id: str, label_names: tuple[str, ...] | None = None):
     """``label_names``: the model's labels (a user file's label names are matched to them)."""

@@ -137,7 +137,11 @@ def test_an_evaluation_gives_the_local_executors_numbers(tiny, tmp_path, monkeyp
     ours = results_frame(store, summary.run_id).sort_values(key).reset_index(drop=True)
     theirs = results_frame(local_store, local.run_id).sort_values(key).reset_index(drop=True)
     assert len(ours) == len(theirs) > 0 and ours[key].equals(theirs[key])
-    differ = ~np.isclose(ours["value"], theirs["value"], atol=1e-5, equal_nan=True)
+    # The workers' windows batch other inputs together (other padded widths), so logits differ in float32 rounding.
+    # NAOPC divides by its bounds' gap, small on this random model: its rounding grows with 1 / gap (5.6e-5 seen
+    # on an AVX-512 CPU); a beam that ranked differently moved a value by 0.015, which this still catches.
+    tolerance = np.where(ours["metric"].str.startswith("naopc"), 2e-4, 1e-5)
+    differ = ~np.isclose(ours["value"], theirs["value"], rtol=0, atol=tolerance, equal_nan=True)
     assert not differ.any(), ours[differ].assign(local=theirs["value"][differ]).to_string()
 
 
