@@ -14,10 +14,8 @@ classifier, encoding = heatmaps.classifier_and_encoding(selection)
 target = heatmaps.prediction_panel(classifier, encoding, selection)
 choices = heatmaps.method_picker(default=heatmaps.page_methods())
 normalization, absolute = heatmaps.display_options()
-explaining = heatmaps.fast_mode(selection, classifier)  # opt-in; the prediction above stays full precision
-# in fast mode the rows explain the class shown above (the fast view's own argmax could differ in a near tie)
-explained = selection.target if explaining is classifier else target
-cost = heatmaps.cost_preview(choices, explaining, encoding, explained)
+explaining = heatmaps.fast_mode(selection, classifier, encoding)  # opt-in; the prediction above stays full precision
+cost = heatmaps.cost_preview(choices, explaining, encoding, selection.target)
 human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale else None
 if human is not None:
     st.caption("Underlined words: the human rationale of this dataset example.")
@@ -25,7 +23,7 @@ if encoding.pair is not None:
     st.caption("Sentence pair: scores cover both segments; ‖ marks the boundary between them.")
 rows = heatmaps.Rows([c.method_id for c in choices], selection.level, normalization, absolute, human=human,
                      model=selection.model, classifier=explaining)  # each row drawn as soon as its method finishes
-results = heatmaps.compute(choices, explaining, encoding, explained, background=True, rows=rows)  # Stop
+results = heatmaps.compute(choices, explaining, encoding, selection.target, background=True, rows=rows)  # Stop
 heatmaps.cost_settled(cost, choices, results, explaining, encoding)
 rows.finish(results)
 
@@ -33,5 +31,6 @@ explanations = compare.finished(results)
 heatmaps.matrix_view(explanations, selection.level, absolute)
 compare.agreement_panel(explanations)
 compare.top_words_panel(explanations, absolute)
-context = export.page_context(classifier, encoding, target, explaining)
+context = export.page_context(classifier, encoding, heatmaps.explained_class(explaining, encoding, selection, target),
+                             explaining)
 export.export_panel(export.ExportBundle(explanations, selection.level, normalization, absolute, context))

@@ -77,6 +77,7 @@ def test_fast_mode_is_opt_in_and_explains_in_reduced_precision(page_env, monkeyp
     assert list(fast.context["probabilities"].values()) == pytest.approx(expected.tolist(), abs=1e-7)
     view = quick.fast_variant(torch.bfloat16)
     target = int(np.argmax(expected))
+    assert fast.context["explained"] == quick.labels[target]  # no near tie here: both precisions predict it
     for explanation in fast.explanations:
         recorded = explanation.provenance["input"]["precision"]
         assert recorded["mode"] == "fast" and recorded["autocast"] == "bfloat16"

@@ -63,7 +63,8 @@ def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encod
 FAST_MODE_LABEL = "Fast mode (reduced precision)"
 
 
-def fast_mode(selection: Selection, classifier: TextClassifier, key: str = "fast-mode") -> TextClassifier:
+def fast_mode(selection: Selection, classifier: TextClassifier, encoding: Encoding,
+              key: str = "fast-mode") -> TextClassifier:
     """The classifier this page's explanations run on: ``classifier`` (full precision, the default) or, opt-in, its
     fast view (issue 19: bfloat16 autocast on a CPU with native bf16 kernels, bf16 / fp16 on a GPU). The prediction
     shown above the rows and every metric page stay in full precision; each fast row's provenance records how far
@@ -74,13 +75,27 @@ def fast_mode(selection: Selection, classifier: TextClassifier, key: str = "fast
         return classifier
     short = str(dtype).removeprefix("torch.")
     if not st.toggle(FAST_MODE_LABEL, key=key,
-                     help=f"Explanations under {short} autocast: about 2x faster where the hardware has native {short} "
-                          f"kernels (docs/benchmarks.md), with small deviations. Cached separately from full "
-                          f"precision. Off by default; metrics never use it."):
+                     help=f"Explanations under {short} autocast, with small deviations. Where the hardware has native "
+                          f"{short} kernels the sampling methods (LIME, the SHAP family) take about half the time and "
+                          f"the whole page about three quarters (the gradient methods gain nothing on a CPU; "
+                          f"docs/benchmarks.md). Cached separately from full precision. Off by default; metrics never "
+                          f"use it."):
         return classifier
     st.caption(f"Fast mode: the explanations below run in {short} autocast; the prediction above is full precision. "
                f"Each row's provenance gives the measured max |dp| of this input's class probabilities.")
-    return loaders.fast_classifier(selection.model)
+    fast = loaders.fast_classifier(selection.model)
+    full_class, fast_class = (int(np.argmax(c.logits_of(encoding))) for c in (classifier, fast))
+    if selection.target is None and fast_class != full_class:  # a near tie that reduced precision tips over
+        st.warning(f"In fast mode the model predicts **{classifier.labels[fast_class]}** for this input (full "
+                   f"precision: {classifier.labels[full_class]}): the rows below explain "
+                   f"{classifier.labels[fast_class]}. Turn fast mode off to explain the full-precision prediction.")
+    return fast
+
+
+def explained_class(explaining: TextClassifier, encoding: Encoding, selection: Selection, target: int) -> int:
+    """The class the rows explain: the chosen one, else ``explaining``'s prediction (in fast mode a near tie can
+    make it differ from the full-precision prediction shown above)."""
+    return target if selection.target is not None else int(np.argmax(explaining.logits_of(encoding)))
 
 
 def probabilities_of(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
