@@ -289,6 +289,16 @@ def without_each_word(classifier: TextClassifier, encoding: Encoding, operator: 
     return compute_pass(removal_settings(operator), classifier, encoding, -1, compute)
 
 
+def known_without_each_word(classifier: TextClassifier, encoding: Encoding,
+                            operator: Operator | str) -> np.ndarray | None:
+    """``without_each_word``'s logits if a method (leave-one-out, occlusion of window 1) computed them in this
+    ``sharing()`` block, else None: a removal curve's rows without one word are those rows (issue 19)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return None
+    return memo.values.get(memo_key(removal_settings(operator), classifier, encoding, -1))
+
+
 # ----- groups -----------------------------------------------------------------------------------------------------
 def pass_groups(explainers: Sequence[Explainer]) -> list[list[int]]:
     """Indices of the explainers that share a pass (groups of two or more, in order; the first computes it)."""

@@ -31,6 +31,7 @@ import numpy as np
 from explainers.mask_learning.length_groups import FORWARD_OVERHEAD_TOKENS
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
+from explainers.shared_passes import known_without_each_word
 from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, TokenBatch, UserFacingError
 from models.mlm import load_filler as load_masked_lm
 from models.perturb import perturb
@@ -350,8 +351,17 @@ def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray,
         return logits
     unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
     rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
-    scored = distinct_logits(classifier, encoding, perturb(classifier, encoding, rows, operator,
-                                                            filler_for(operator, filler_options)), logits0)
+    filler = filler_for(operator, filler_options)
+    scored = np.zeros((len(rows), len(logits0)))
+    run = np.ones(len(rows), dtype=bool)
+    known = known_without_each_word(classifier, encoding, operator) if filler is None else None
+    if known is not None:  # a row without one word is leave-one-out's row, already run in this sharing() block
+        one_out = np.flatnonzero(rows.sum(axis=1) == encoding.n_words - 1)
+        scored[one_out] = known[np.argmin(rows[one_out], axis=1)]
+        run[one_out] = False
+    if run.any():
+        scored[run] = distinct_logits(classifier, encoding, perturb(classifier, encoding, rows[run], operator, filler),
+                                      logits0)
     logits[todo] = scored[np.asarray(inverse).reshape(-1)]
     return logits
 
