@@ -151,7 +151,9 @@ def test_a_two_node_cluster_runs_a_study_and_a_killed_worker_loses_no_cell(clust
     assert summary.status == "finished" and not summary.errors
     assert set(stored) == {cell.key for cell in cells} and not any("error" in c for c in stored.values())
     workers = {c["worker"]["pid"] for c in stored.values()}
-    assert os.getpid() not in workers and len(workers) >= 2  # both nodes worked, never the driver
+    # two worker processes ran cells, never the driver: the killed one was running a cell, and on a fast CPU the
+    # other node can finish every remaining cell while Ray restarts the killed one's worker
+    assert os.getpid() not in workers and len(workers | set(killed)) >= 2
     # the killed worker is gone (it may have stored cells before it died): every cell finished all the same
     with pytest.raises(ProcessLookupError):
         os.kill(killed[0], 0)
