@@ -177,7 +177,7 @@ class TextClassifier:
                 variant.warnings = (*self.warnings, precision.unavailable_note(self.device))
             return variant
         variant = copy.copy(self)  # shares the model, tokenizer and architecture; new caches below
-        short = str(dtype).removeprefix("torch.")
+        short = precision.dtype_name(dtype)
         variant.autocast_dtype = dtype
         variant.full_precision = self
         variant.name = f"{self.name} [fast: {short}]"
@@ -234,12 +234,12 @@ class TextClassifier:
     def precision_details(self, encoding: Encoding) -> dict:
         """Full precision, or the fast mode's dtype and its measured max |dp| against full precision on this input
         (both probability vectors come from each classifier's one cached forward pass)."""
-        details = {"mode": "full", "dtype": str(self.dtype).removeprefix("torch."),
+        details = {"mode": "full", "dtype": precision.dtype_name(self.dtype),
                    "attention": self.attention_implementation or "model default", "last_layer": self.first_token.note}
         if self.autocast_dtype is None:
             return details
         deviation = float(np.abs(self.proba_of(encoding) - self.full_precision.proba_of(encoding)).max())
-        return {**details, "mode": "fast", "autocast": str(self.autocast_dtype).removeprefix("torch."),
+        return {**details, "mode": "fast", "autocast": precision.dtype_name(self.autocast_dtype),
                 "max_abs_dp_vs_full": deviation}
 
     def input_warnings(self, encoding: Encoding) -> list[str]:

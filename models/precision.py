@@ -6,8 +6,8 @@ supports it, else float16. Autocast casts per operation, so the model's float32 
 The mode is never the default and never used by a metric: it is a separate classifier view
 (``TextClassifier.fast_variant``) that only the explain entry points build (``cli.py explain --fast``, or EXWB_FAST=1
 for it; the Heatmaps page's "Fast mode" toggle, ``ui.views.heatmaps.fast_mode``); metrics and studies load models
-through ``load_classifier``, always in full precision. Each explanation made in fast mode records, in its provenance, the measured max |dp| of its input's
-class probabilities against full precision.
+through ``load_classifier``, always in full precision. Each explanation made in fast mode records, in its
+provenance, the measured max |dp| of its input's class probabilities against full precision.
 """
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ def fast_dtype(device: torch.device) -> torch.dtype | None:
     if device.type == "cpu" and cpu_has_bf16():
         return torch.bfloat16
     return None
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """'bfloat16' for torch.bfloat16: how provenance, warnings and the page name a precision."""
+    return str(dtype).removeprefix("torch.")
 
 
 def cpu_has_bf16() -> bool:

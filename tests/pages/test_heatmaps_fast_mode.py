@@ -10,10 +10,9 @@ import torch
 
 pytestmark = pytest.mark.integration
 
-from conftest import ROOT
+from test_heatmaps_page import open_page
 
 METHODS = ["leave_one_out", "saliency"]
-SHORT_EXAMPLE = 2  # "not bad at all , actually ." (assets/examples.json)
 
 
 @pytest.fixture()
@@ -26,19 +25,6 @@ def page_env(quick_classifier, monkeypatch):
     cache.DEFAULT_CACHE.clear()
     yield quick_classifier
     cache.DEFAULT_CACHE.clear()
-
-
-def open_page():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
-    at.session_state["keep:example_index"] = SHORT_EXAMPLE
-    at.session_state["keep:methods"] = METHODS
-    at.run()
-    at.switch_page("app_pages/1_Heatmaps.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def finished_bundle(at):
@@ -58,7 +44,7 @@ def test_fast_mode_is_opt_in_and_explains_in_reduced_precision(page_env, monkeyp
 
     quick = page_env
     monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)  # the toggle as a CPU with native bf16 shows it
-    at = open_page()
+    at = open_page(methods=METHODS)
     toggle = at.toggle(key="fast-mode")
     assert toggle.value is False and not toggle.disabled  # off by default
     full = finished_bundle(at)
@@ -91,7 +77,7 @@ def test_without_a_fast_precision_the_toggle_is_disabled_and_says_why(page_env, 
     from models import precision
 
     monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
-    at = open_page()
+    at = open_page(methods=METHODS)
     toggle = at.toggle(key="fast-mode")
     assert toggle.disabled and toggle.value is False
     assert "no native bfloat16 kernels" in toggle.help

@@ -10,6 +10,7 @@ import streamlit as st
 from evaluation.agreement import agreement_report
 from explainers import Explanation
 from explainers.export import scores_csv, scores_json
+from models.precision import dtype_name
 
 from ui.widgets.heatmap import export_html
 from ui.figures.heatmap_png import heatmap_png
@@ -79,8 +80,7 @@ def page_context(classifier, encoding, target: int, explaining=None) -> dict:
             "pair": encoding.pair, "predicted": classifier.labels[int(np.argmax(probabilities))],
             "explained": classifier.labels[target],
             "probabilities": {label: float(p) for label, p in zip(classifier.labels, probabilities)},
-            "explanations_precision": "float32" if dtype is None else f"{str(dtype).removeprefix('torch.')} autocast "
-                                                                      f"(fast mode)"}
+            "explanations_precision": "float32" if dtype is None else f"{dtype_name(dtype)} autocast (fast mode)"}
 
 
 def file_stem(text: str) -> str:

@@ -11,7 +11,7 @@ from explainers import FAMILIES, REGISTRY, Explanation, plan
 from explainers.aggregate import NORMALIZATION_LABELS, NORMALIZATIONS
 from explainers.plan import MethodChoice, MethodJob, Pending  # noqa: F401  (other views import them from here)
 from models import Encoding, InputError, TextClassifier
-from models.precision import fast_dtype, unavailable_note
+from models.precision import dtype_name, fast_dtype, unavailable_note
 from models.metering import autorun_budget
 
 from ui.widgets import loaders, method_run
@@ -73,7 +73,7 @@ def fast_mode(selection: Selection, classifier: TextClassifier, encoding: Encodi
     if dtype is None:
         st.toggle(FAST_MODE_LABEL, value=False, disabled=True, key=key, help=unavailable_note(classifier.device))
         return classifier
-    short = str(dtype).removeprefix("torch.")
+    short = dtype_name(dtype)
     if not st.toggle(FAST_MODE_LABEL, key=key,
                      help=f"Explanations under {short} autocast, with small deviations. Where the hardware has native "
                           f"{short} kernels the sampling methods (LIME, the SHAP family) take about half the time and "
