@@ -70,6 +70,9 @@ def _assert_same_attack(batched, alone, delta_tolerance, measure_tolerance, step
     else:  # one Adam step: see test_the_batched_attack_equals_one_at_a_time_on_the_quick_model
         apart = np.abs(batched.delta - alone.delta)
         assert np.mean(apart > delta_tolerance) <= 1e-3 and apart.max() <= 2 * step_size
+        # those few elements moved the attacked input, so its measures agree to that, not to float32 (2.0e-5 seen
+        # on an AVX-512 CPU with a freshly prepared model)
+        measure_tolerance = max(measure_tolerance, 1e-4)
     np.testing.assert_array_equal(batched.original_shares, alone.original_shares)  # the clean pass is per input
     assert batched.top_k_sum_change == pytest.approx(alone.top_k_sum_change, rel=0, abs=measure_tolerance)
     assert batched.probability_change == pytest.approx(alone.probability_change, rel=0, abs=measure_tolerance)
