@@ -5,6 +5,7 @@ feature, faithfulness against the random band, layer randomization and plausibil
     python cli.py compare-models --models default,minilm-l2 --checks known_feature --out cmp.json
     python cli.py compare-models --models ./my-model --known-feature-model ./my-model=./my-kf-model
     python cli.py compare-models --checks adversarial --attack-limit 16 --attack-steps 500   # the thesis's sizes
+    python cli.py compare-models --checks faithfulness,sanity --protocol paper-003   # the thesis's protocol
     python cli.py compare-models --models default,minilm-causal --text "a gripping , funny film" \
         --methods saliency,leave_one_out                                              # one input, side by side
 
@@ -22,6 +23,7 @@ from corpora import normalize_typed_text
 from evaluation import model_comparison_dataset as mcd
 from evaluation.model_comparison import ModelComparison, compare_models
 from evaluation.adversarial.attack import ATTACKED_METHODS
+from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import default_methods
 from explainers import ParamError, label_for
 from models import load_classifier
@@ -49,6 +51,10 @@ def add_parser(subparsers) -> None:
                         help="one input instead of a dataset: each model's prediction, every method's word scores "
                              "side by side (aligned by word) and the agreement between models per method")
     parser.add_argument("--pair", default=None, help="second segment of the one input (sentence pairs)")
+    parser.add_argument("--protocol", default=defaults.protocol, choices=list(PROTOCOLS),
+                        help="default: ERASER AOPC (words deleted) on --dataset and layer randomization with the "
+                             "model's initializer; paper-003: paper 003's Def. 2.1/2.2 (5/10/20/50 %%, ceil, [MASK], "
+                             "mean |delta p|) on each model's known-feature twin and layer randomization from N(0, 1)")
     for name in ("known-feature", "sanity", "plausibility"):
         parser.add_argument(f"--{name}-limit", type=int, default=None, help=f"examples of the {name} check")
     parser.add_argument("--attack-limit", type=int, default=defaults.attack_limit,
@@ -96,7 +102,7 @@ def config_from_args(args) -> mcd.ComparisonConfig:
                              + (f" (not {', '.join(wrong)})." if wrong else "."))
     return mcd.ComparisonConfig(checks=checks, **sizes, attack_methods=attacked, known_feature_dataset=args.known_feature_dataset,
                                 plausibility_dataset=args.plausibility_dataset,
-                                random_orderings=args.random_orderings, seed=args.seed)
+                                random_orderings=args.random_orderings, seed=args.seed, protocol=args.protocol)
 
 
 def twins_from_args(values: list[str]) -> dict:
@@ -112,6 +118,7 @@ def twins_from_args(values: list[str]) -> dict:
 
 def print_summary(comparison: mcd.Comparison) -> None:
     rows = comparison.rows
+    print(f"Protocol: {comparison.protocol}. Checks: " + "; ".join(comparison.check_names.values()))
     for model in comparison.models:
         print(f"{model['model']}: {model['parameters'] / 1e6:.1f} M parameters, {model['blocks']} blocks, "
               f"{model['architecture']}")

@@ -5,6 +5,7 @@ pass / fail / inconclusive verdict by a written rule, then the ordering of the m
     python cli.py report-card --model default --limit 100
     python cli.py report-card --model default --methods saliency,integrated_gradients --out card.html
     python cli.py report-card --model default --quick --json          # tiny sizes, to try it in a minute
+    python cli.py report-card --model default --protocol paper-003     # paper 003's Def. 2.1/2.2 and N(0, 1)
 
 Every study is stored in the result store, so a rerun reopens the card without recomputing anything.
 """
@@ -16,6 +17,7 @@ from dataclasses import replace
 from tqdm import tqdm
 
 from explainers import ParamError
+from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
 from evaluation.report_card_html import card_html, interval_text, reference_text
 
@@ -35,6 +37,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--methods", default=None,
                         help="comma-separated method[:preset] (default: paper 003's methods)")
     parser.add_argument("--checks", default=",".join(RULES), help=f"comma-separated, from: {', '.join(RULES)}")
+    parser.add_argument("--protocol", default=defaults.protocol, choices=list(PROTOCOLS),
+                        help="default: ERASER AOPC (words deleted) on --dataset and layer randomization with the "
+                             "model's initializer; paper-003: paper 003's Def. 2.1/2.2 (5/10/20/50 %%, ceil, [MASK], "
+                             "mean |delta p|) on the known-feature task and layer randomization from N(0, 1)")
     parser.add_argument("--sanity-limit", type=int, default=defaults.sanity_limit, help="examples of the sanity check")
     parser.add_argument("--attack-limit", type=int, default=defaults.attack_limit,
                         help="examples attacked (paper 003: 16; the default 8 keeps the card within 30 minutes on a "
@@ -72,7 +78,7 @@ def config_from_args(args) -> CardConfig:
         raise ParamError(f"--{bad[0].replace('_', '-')} must be at least 1.")
     config = CardConfig(checks=checks, **sizes, seed=args.seed, known_feature_model=args.known_feature_model,
                         known_feature_dataset=args.known_feature_dataset,
-                        plausibility_dataset=args.plausibility_dataset)
+                        plausibility_dataset=args.plausibility_dataset, protocol=args.protocol)
     if args.quick:  # the quick sizes, keeping every other choice
         quick = CardConfig.quick()
         config = replace(config, **{name: getattr(quick, name) for name in sizes})
@@ -102,7 +108,7 @@ def handle(args) -> int:
     if args.json:
         print_json(card)
         return 0
-    print(f"Report card of {card['model']} on {card['dataset']} (run {card['run_id']}):")
+    print(f"Report card of {card['model']} on {card['dataset']}, {card['protocol_label']} (run {card['run_id']}):")
     for rule in card["rules"]:
         print(f"\n{rule['label']} [{rule['metric']}]: {rule['text']}")
         for row in (r for r in card["rows"] if r["check"] == rule["check"]):

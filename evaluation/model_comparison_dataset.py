@@ -11,9 +11,11 @@ Checks (paper 003 s. 3.1, 2.2.3.2, 3.3; its figures in s. 4.1 and 4.2):
   model trained on it: each built-in model has a known-feature twin of the same shape (blocks, causal attention),
   trained in the cell when it is missing (``evaluation.faithfulness.known_feature.recipe_for``); any other model
   needs its twin named in ``known_feature_models``;
-- ``faithfulness``: ERASER comprehensiveness and sufficiency with the random orderings' band;
-- ``sanity``: Spearman rho with the original explanation under cascading layer randomization, the whole curve and
-  its chance band;
+- ``faithfulness``: comprehensiveness and sufficiency with the random orderings' band: ERASER AOPC with deleted words
+  on the comparison's dataset (protocol ``default``), or paper 003's Def. 2.1 / 2.2 (5/10/20/50 %, ceil, [MASK],
+  mean |delta p|) on each model's known-feature twin (protocol ``paper-003``; ``evaluation/protocols.py``);
+- ``sanity``: Spearman rho with the original explanation under cascading layer randomization (the model's own
+  initializer, or N(0, 1) under ``paper-003``), the whole curve and its chance band;
 - ``plausibility``: AUPRC against human rationales (datasets that have them);
 - ``adversarial``: Rank Change, Top-k Sum Change and Probability Change under the class-keeping attack on the
   differentiable methods (paper 003 s. 3.5), with the report card's settings (200 steps, IG attacked through an
@@ -33,7 +35,8 @@ from models import ModelError, cached_classifier, randomize
 
 from evaluation.adversarial import dataset as adversarial
 from evaluation.faithfulness import known_feature
-from evaluation.report_card import RULES, CardConfig, check_cell, default_methods, run_study, sanity_rows
+from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL, get_protocol
+from evaluation.report_card import CardConfig, check_cell, check_name, default_methods, rule_for, run_study, sanity_rows
 from evaluation.runs import runner
 from evaluation.runs.jobs import Cell, Progress, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
@@ -41,7 +44,8 @@ from evaluation.sanity import dataset as sanity
 
 KIND = "model-comparison"
 CHECKS = ("known_feature", "faithfulness", "sanity", "plausibility", "adversarial")
-# per check, the metrics shown (the report card keeps the first; the others come from the same study)
+# per check, the metrics shown (the report card keeps the first; the others come from the same study); the
+# faithfulness metrics are the protocol's (``metrics_of``)
 METRICS = {
     "known_feature": ("known-feature.precision@k", "known-feature.rank-fraction"),
     "faithfulness": ("comprehensiveness-eraser", "sufficiency-eraser"),
@@ -51,13 +55,23 @@ METRICS = {
 }
 METRIC_LABELS = {
     "known-feature.precision@k": "Ground-truth overlap", "known-feature.rank-fraction": "Mean rank %",
-    "comprehensiveness-eraser": "Comprehensiveness", "sufficiency-eraser": "Sufficiency",
+    "comprehensiveness-eraser": "Comprehensiveness (ERASER AOPC, words deleted)",
+    "sufficiency-eraser": "Sufficiency (ERASER AOPC, words deleted)",
+    "comprehensiveness-003-code": "Comprehensiveness (paper 003 Def. 2.2: [MASK], mean |delta p|)",
+    "sufficiency-003-code": "Sufficiency (paper 003 Def. 2.1: [MASK], mean |delta p|)",
     "sanity_spearman": "Spearman rho after randomizing every layer", "plaus_auprc": "AUPRC vs human rationales",
     "rank_change": "Rank Change under the attack", "top_k_sum_change": "Top-k Sum Change under the attack",
     "probability_change": "Probability Change under the attack",
 }
 CAUSAL_MODEL_TYPES = ("gpt2", "gpt_neo", "gptj", "llama", "mistral", "opt", "bloom", "qwen2", "phi")
 ENCODER, CAUSAL = "encoder", "causal"
+
+
+def metrics_of(check: str, protocol: str | None = None) -> tuple[str, ...]:
+    """The metrics a check shows under ``protocol`` (the faithfulness check's are the protocol's)."""
+    if check == "faithfulness":
+        return get_protocol(protocol).faithfulness_metrics
+    return METRICS[check]
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,7 @@ class ComparisonConfig:
     known_feature_dataset: str | None = None  # None: the known-feature task's dev split
     random_orderings: int = 10
     seed: int = 0
+    protocol: str = DEFAULT_PROTOCOL          # evaluation/protocols.py: "default" or "paper-003"
 
     @classmethod
     def quick(cls, **overrides) -> "ComparisonConfig":
@@ -89,6 +104,8 @@ class ComparisonConfig:
             del out["attack_methods"]
         else:
             out["attack_methods"] = list(self.attack_methods)
+        if self.protocol == DEFAULT_PROTOCOL:  # absent unless chosen: comparisons stored before it keep their run ids
+            del out["protocol"]
         return out
 
     @classmethod
@@ -105,7 +122,7 @@ class ComparisonConfig:
                           plausibility_dataset=self.plausibility_dataset, random_orderings=self.random_orderings,
                           attack_limit=self.attack_limit, attack_steps=self.attack_steps,
                           attack_loop_ig_steps=self.attack_loop_ig_steps, attack_methods=self.attack_methods,
-                          seed=self.seed)
+                          seed=self.seed, protocol=self.protocol)
 
 
 @dataclass
@@ -119,6 +136,8 @@ class Comparison:
     errors: dict = field(default_factory=dict)
     pending: list = field(default_factory=list)
     computed: dict = field(default_factory=dict)
+    protocol: str = DEFAULT_PROTOCOL
+    check_names: dict = field(default_factory=dict)  # check -> what it runs (``report_card.check_name``)
 
 
 def model_info(model: str) -> dict:
@@ -145,12 +164,18 @@ def _cell_key(info: dict, check: str) -> str:
     return f"{info['model']}@{info['fingerprint'][:12]}|{check}"
 
 
+def _needs_twin(check: str, protocol: str) -> bool:
+    """Whether the check runs on the model's known-feature twin (paper 003's faithfulness runs there too)."""
+    return check == "known_feature" or (check == "faithfulness" and get_protocol(protocol).faithfulness_on_known_feature)
+
+
 def start_comparison(models: list[str], dataset: str, methods: list[str] | None = None,
                      config: ComparisonConfig | None = None, known_feature_models: dict | None = None,
                      store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
     """Create (or find, to extend or resume) the comparison run: one cell per (model, check)."""
     config = config or ComparisonConfig()
     methods = list(methods or default_methods())
+    protocol = get_protocol(config.protocol)  # an unknown protocol fails here, before any work
     models = list(dict.fromkeys(m.strip() for m in models if m.strip()))
     unknown = [c for c in config.checks if c not in CHECKS]
     if unknown:
@@ -159,17 +184,18 @@ def start_comparison(models: list[str], dataset: str, methods: list[str] | None 
         raise ModelError("Choose at least one model.")
     if not methods:
         raise ModelError("Choose at least one method.")
-    sanity.validate(models[0], methods, "layers", "cascading", "model")  # unknown methods fail before any work
+    sanity.validate(models[0], methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail here
     store = store or ResultStore()
     infos = [model_info(m) for m in models]
     run_id = store.create_run(KIND, {"dataset": dataset, "methods": methods, "comparison": config.to_dict()},
                               total=len(models) * len(config.checks),
-                              title=f"model comparison on {dataset} ({len(methods)} methods)")
+                              title=f"model comparison on {dataset} ({len(methods)} methods"
+                                    + ("" if protocol.id == DEFAULT_PROTOCOL else f", {protocol.label}") + ")")
     cells = []
     for info in infos:
         twin = known_feature_model_for(info["model"], known_feature_models)
         for check in config.checks:
-            key = _cell_key(info, check) + (f"|{twin}" if check == "known_feature" and twin else "")
+            key = _cell_key(info, check) + (f"|{twin}" if _needs_twin(check, protocol.id) and twin else "")
             cells.append(Cell(key=key, spec={"check": check, "model": info["model"], "info": info,
                                              "dataset": dataset, "methods": methods, "config": config.to_dict(),
                                              "known_feature_model": twin, "store": str(store.path)}))
@@ -181,12 +207,13 @@ def comparison_cell(spec: dict) -> dict:
     sanity check, the whole randomization curve."""
     config = ComparisonConfig.from_dict(spec["config"])
     check, model, methods, twin = spec["check"], spec["model"], spec["methods"], spec.get("known_feature_model")
-    if check == "known_feature" and twin is not None and known_feature.recipe_for(model) is not None \
+    on_twin = _needs_twin(check, config.protocol)
+    if on_twin and twin is not None and known_feature.recipe_for(model) is not None \
             and twin == str(known_feature.model_dir(known_feature.recipe_for(model))):
         # a built-in model's twin: train it now when it is missing (minutes; stops with the run)
         known_feature.prepare_known_feature_model(known_feature.recipe_for(model), should_stop=current_stop_check(),
                                                   log=lambda message: None)
-    if check == "known_feature" and twin is None:
+    if on_twin and twin is None:
         return {"info": spec["info"], "rows": [], "curves": [], "computed": 0, "run_id": None,
                 "not_applicable": f"{model} has no known-feature twin; name one trained on the known-feature task "
                                   f"(`--known-feature-model {model}=FOLDER`)"}
@@ -195,19 +222,21 @@ def comparison_cell(spec: dict) -> dict:
         # the curve needs every stage of the cascade; the card's row (the last stage) is read from the same study,
         # so the card's last-stage-only study is not run beside it
         result = _sanity_study(store, model, spec["dataset"], methods, config)
-        return {"info": spec["info"], "rows": [{**row, "metric": METRICS[check][0]} for row in result["rows"]],
+        return {"info": spec["info"], "rows": [{**row, "metric": metrics_of(check)[0]} for row in result["rows"]],
                 "curves": _curves(store, result["run_id"], model, config.seed), "computed": result["computed"],
                 "run_id": result["run_id"], "not_applicable": None}
     result = check_cell({**spec, "config": config.card(twin).to_dict()})
-    return {"info": spec["info"], "rows": _rows(store, result, check, methods, config.seed), "curves": [],
+    return {"info": spec["info"], "rows": _rows(store, result, check, methods, config.seed, config.protocol),
+            "curves": [],
             "computed": result["computed"], "run_id": result["run_id"], "not_applicable": None}
 
 
 def _sanity_study(store: ResultStore, model: str, dataset: str, methods: list[str], config: ComparisonConfig) -> dict:
     """Run (or reopen) the full cascading study; the original model's explanations are shared with the
     faithfulness check through the explanation cache (the same first examples and methods)."""
+    init = get_protocol(config.protocol).sanity_init  # the model's initializer, or N(0, 1) (paper 003 s. 3.3)
     run_id, computed = run_study(lambda s: sanity.start_sanity(model, dataset, methods, config.sanity_limit, "layers",
-                                                               "cascading", "model", config.seed, store=s,
+                                                               "cascading", init, config.seed, store=s,
                                                                share_original=True),
                                  sanity.sanity_cell, store)
     last = randomize.stage_names(cached_classifier(model))[-1]
@@ -215,10 +244,11 @@ def _sanity_study(store: ResultStore, model: str, dataset: str, methods: list[st
             "computed": computed}
 
 
-def _rows(store: ResultStore, result: dict, check: str, methods: list[str], seed: int) -> list[dict]:
+def _rows(store: ResultStore, result: dict, check: str, methods: list[str], seed: int,
+          protocol: str = DEFAULT_PROTOCOL) -> list[dict]:
     """Every metric of the check: the card's rows (its first metric), the others from the same stored study."""
-    rows = [{**row, "metric": METRICS[check][0]} for row in result["rows"]]
-    extra = METRICS[check][1:]
+    rows = [{**row, "metric": metrics_of(check, protocol)[0]} for row in result["rows"]]
+    extra = metrics_of(check, protocol)[1:]
     if not extra or not result["run_id"]:
         return rows
     if check == "adversarial":  # the attack's study is keyed by the bare method names
@@ -279,6 +309,7 @@ def results(store: ResultStore, run_id: str, cells: list[Cell]) -> Comparison:
     """The stored results of these cells (a comparison run may hold more models than are asked for now)."""
     stored = store.cells(run_id)
     rows, curves, errors, pending, computed, models = [], [], {}, [], {}, {}
+    config = ComparisonConfig.from_dict(cells[0].spec["config"]) if cells else ComparisonConfig()
     for cell in cells:
         models.setdefault(cell.spec["model"], cell.spec["info"])
         result = stored.get(cell.key)
@@ -292,19 +323,26 @@ def results(store: ResultStore, run_id: str, cells: list[Cell]) -> Comparison:
         computed[where] = result.get("computed", 0)
         info = {k: result["info"][k] for k in ("model", "parameters", "blocks", "architecture")}
         if result.get("not_applicable"):
-            rows += [{**info, "check": cell.spec["check"], "metric": METRICS[cell.spec["check"]][0], "method": m,
+            rows += [{**info, "check": cell.spec["check"], "metric": metrics_of(cell.spec["check"], config.protocol)[0],
+                      "method": m,
                       "not_applicable": result["not_applicable"]} for m in cell.spec["methods"]]
         rows += [{**info, **row} for row in result["rows"]]
         curves += [{"model": info["model"], **curve} for curve in result["curves"]]
+    dataset = cells[0].spec["dataset"] if cells else ""
     return Comparison(list(models.values()), pd.DataFrame(rows, columns=ROW_COLUMNS),
-                      pd.DataFrame(curves, columns=CURVE_COLUMNS), errors, pending, computed)
+                      pd.DataFrame(curves, columns=CURVE_COLUMNS), errors, pending, computed, config.protocol,
+                      {check: check_name(check, config.protocol, dataset) for check in config.checks})
 
 
 def export(comparison: Comparison) -> dict:
     """A JSON-ready record of a comparison."""
-    return {"models": comparison.models, "rows": _records(comparison.rows), "curves": _records(comparison.curves),
-            "errors": comparison.errors, "pending": comparison.pending, "computed_examples": comparison.computed,
-            "rules": {check: asdict(RULES[check]) for check in CHECKS}}
+    return {"protocol": comparison.protocol, "protocol_label": get_protocol(comparison.protocol).label,
+            "checks": comparison.check_names, "models": comparison.models, "rows": _records(comparison.rows),
+            "curves": _records(comparison.curves), "errors": comparison.errors, "pending": comparison.pending,
+            "computed_examples": comparison.computed,
+            "rules": {check: {**asdict(rule_for(check, comparison.protocol)),
+                              "label": comparison.check_names.get(check, rule_for(check).label)}
+                      for check in CHECKS}}
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:

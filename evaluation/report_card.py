@@ -4,15 +4,19 @@ The card composes the dataset-level studies the project already has, each stored
 (a second build recomputes nothing):
 
 - ``known_feature``: ground-truth overlap on the known-feature task (paper 003 s. 3.1) vs random word scores;
-- ``faithfulness``: ERASER comprehensiveness vs the random orderings' band (``evaluation/runs/runner.py``);
+- ``faithfulness``: comprehensiveness vs the random orderings' band (``evaluation/runs/runner.py``): ERASER AOPC with
+  deleted words on the card's dataset (protocol ``default``), or paper 003's Def. 2.2 on the known-feature task
+  (protocol ``paper-003``, ``evaluation/protocols.py``);
 - ``sanity``: rank correlation with the original explanation after cascading randomization of every layer,
-  vs a random permutation's (``evaluation/sanity/dataset.py``, paper 003 s. 3.3);
+  vs a random permutation's (``evaluation/sanity/dataset.py``, paper 003 s. 3.3); the layers re-initialized with
+  the model's initializer (``default``) or N(0, 1) (``paper-003``);
 - ``adversarial``: Rank Change of the top-k words under the class-keeping attack (``evaluation/adversarial``);
 - ``plausibility``: AUPRC against human rationales vs random word scores (datasets with rationales only);
 - ``agreement``: mean Spearman rho with the other methods' word scores (``evaluation/agreement.py``); shown,
   never counted in the ordering: agreement is not faithfulness.
 
-The card itself is a run (kind ``report-card``) with one cell per check; a cell runs (or reopens) its study and
+Each check is displayed by what it runs under the card's protocol (``check_name``). The card itself is a run
+(kind ``report-card``) with one cell per check; a cell runs (or reopens) its study and
 stores the per-method intervals. Verdicts and the ordering are computed from those intervals with the rules in
 ``RULES`` (one table, each rule's text shown next to its verdict), so a changed rule needs no recomputation.
 """
@@ -30,6 +34,7 @@ from evaluation.adversarial import dataset as adversarial
 from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
 from evaluation.agreement import cosine_matrix, spearman_features
 from evaluation.faithfulness import known_feature
+from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL, check_runs, get_protocol
 from evaluation.runs import runner
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
@@ -59,12 +64,13 @@ class Rule:
     threshold: float | None = None  # the fixed reference value of ``below`` / ``above`` rules (None: from the data)
 
 
+# ``label``: the question a check answers; the displayed name adds what it runs (``check_name``)
 RULES = {rule.check: rule for rule in (
     Rule("known_feature", "Known feature found", "known-feature.precision@k", "above_band",
          "random word scores (band of the random draws)",
          "pass: the 95 % CI of ground-truth overlap lies above the random scores' band; fail: below its lower bound; "
          "inconclusive: they overlap"),
-    Rule("faithfulness", "Faithful (comprehensiveness)", "comprehensiveness-eraser", "above_band",
+    Rule("faithfulness", "Faithful", "comprehensiveness-eraser", "above_band",
          "random word orderings (band of the per-ordering dataset means)",
          "pass: the 95 % CI of comprehensiveness lies above the random band's upper bound; fail: below its lower "
          "bound; inconclusive: they overlap"),
@@ -84,6 +90,35 @@ RULES = {rule.check: rule for rule in (
          "inconclusive: it contains 0. Not counted in the ordering: agreement is not faithfulness (paper 001).",
          counts=False, threshold=0.0),
 )}
+
+# paper 003's protocol: the same rules on its checks' values. Its comprehensiveness is a mean |delta p|, which a
+# random ordering also raises, so "faithful" stays "above the random orderings' band" (a band of the same |delta p|);
+# its randomization draws N(0, 1) weights, and "changed" stays "below the chance band's upper bound".
+PROTOCOL_RULES = {
+    ("paper-003", "faithfulness"): replace(
+        RULES["faithfulness"], metric="comprehensiveness-003-code",
+        reference="random word orderings scored the same way (band of the per-ordering dataset means)",
+        text="pass: the 95 % CI of comprehensiveness (mean |p(x) - p(x')| over the top 5/10/20/50 % of the words "
+             "replaced by [MASK], paper 003 Def. 2.2 as plotted) lies above the random orderings' band; fail: below "
+             "its lower bound; inconclusive: they overlap"),
+    ("paper-003", "sanity"): replace(
+        RULES["sanity"],
+        text="pass: the 95 % CI of Spearman rho with the original explanation after re-drawing every layer from "
+             "N(0, 1) lies below the chance band's upper bound; fail: its lower bound is above it; inconclusive: it "
+             "contains it"),
+}
+
+
+def rule_for(check: str, protocol: str | None = None) -> Rule:
+    """The rule of ``check`` under ``protocol`` (the same kind of rule, on that protocol's value)."""
+    return PROTOCOL_RULES.get((get_protocol(protocol).id, check), RULES[check])
+
+
+def check_name(check: str, protocol: str | None, dataset: str) -> str:
+    """The displayed name of a check: the question it answers, then what it runs (issue 31)."""
+    return f"{RULES[check].label}: {check_runs(check, protocol, dataset)}"
+
+
 ORDERING_RULE = ("Methods are ordered by the number of passes on the counted checks, then by fewer fails; methods "
                  "equal on both share a rank (ties stay ties). Inconclusive and not-applicable checks count neither "
                  "way.")
@@ -115,6 +150,7 @@ class CardConfig:
     plausibility_dataset: str | None = None   # None: the card's dataset, when it has human rationales
     random_orderings: int = 10
     seed: int = 0
+    protocol: str = DEFAULT_PROTOCOL          # evaluation/protocols.py: "default" or "paper-003"
 
     @classmethod
     def quick(cls, **overrides) -> "CardConfig":
@@ -127,6 +163,8 @@ class CardConfig:
             del out["attack_methods"]
         else:
             out["attack_methods"] = list(self.attack_methods)
+        if self.protocol == DEFAULT_PROTOCOL:  # absent unless chosen: the cards stored before it keep their run ids
+            del out["protocol"]
         return out
 
     @classmethod
@@ -165,7 +203,7 @@ def ordering(rows: list[dict], methods: list[str]) -> list[dict]:
     tallies = []
     for method in methods:
         mine = [r for r in rows if r["method"] == method and RULES[r["check"]].counts]
-        count = {v: [RULES[r["check"]].label for r in mine if r["verdict"] == v]
+        count = {v: [r.get("label") or RULES[r["check"]].label for r in mine if r["verdict"] == v]
                  for v in (PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE)}
         tallies.append({"method": method, "passes": len(count[PASS]), "fails": len(count[FAIL]),
                         "inconclusive": len(count[INCONCLUSIVE]), "not_applicable": len(count[NOT_APPLICABLE]),
@@ -264,28 +302,38 @@ def check_cell(spec: dict) -> dict:
     """The work of one check (depends only on ``spec``): run or reopen its study, keep each method's interval."""
     store = ResultStore(spec.get("store"))
     check, model, methods, config = spec["check"], spec["model"], spec["methods"], CardConfig.from_dict(spec["config"])
+    protocol = get_protocol(config.protocol)
     options = {"random_orderings": config.random_orderings, "seed": config.seed}
+    kf_model = config.known_feature_model or (str(known_feature.model_dir()) if known_feature.is_prepared() else None)
+    kf_data = config.known_feature_dataset or f"known-feature:dev:{known_feature.RECIPE.label_seed}"
+    kf_note = None if kf_model == model else f"on {kf_model}: the known-feature task needs a model trained on it"
+    on_known_feature = check == "known_feature" or (check == "faithfulness" and protocol.faithfulness_on_known_feature)
+    if on_known_feature and kf_model is None:
+        return {"rows": [_row(m, check, reason="the known-feature model is not trained; train it with `python "
+                              "cli.py known-feature --prepare`") for m in methods], "run_id": None, "computed": 0}
     if check == "agreement" and len(methods) < 2:
         return {"rows": [_row(m, check, reason="agreement needs at least two methods") for m in methods],
                 "run_id": None, "computed": 0}
-    if check in ("faithfulness", "agreement"):
+    if check == "faithfulness" and protocol.faithfulness_on_known_feature:
+        # paper 003 s. 2.2.3.2 on its s. 3.1 task: Def. 2.1 / 2.2 at 5/10/20/50 %, ceil, [MASK], |delta| as plotted
+        settings = {**options, **dict(protocol.faithfulness_options)}
+        run_id, computed = run_study(lambda s: runner.start_evaluation(kf_model, kf_data, methods,
+                                                                       [protocol.faithfulness_evaluator],
+                                                                       config.limit, settings, s),
+                                     runner.evaluate_example, store)
+        rows = [{**r, "note": kf_note} for r in _evaluation_rows(store, run_id, methods, check,
+                                                                   rule_for(check, protocol.id).metric)]
+    elif check in ("faithfulness", "agreement"):
         run_id, computed = run_study(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
                                                                        config.limit, options, s),
                                      runner.evaluate_example, store)
         rows = (_evaluation_rows(store, run_id, methods, check, RULES[check].metric) if check == "faithfulness"
                 else _agreement_rows(store, run_id, methods))
     elif check == "known_feature":
-        kf_model = config.known_feature_model or (str(known_feature.model_dir()) if known_feature.is_prepared()
-                                                  else None)
-        if kf_model is None:
-            return {"rows": [_row(m, check, reason="the known-feature model is not trained; train it with `python "
-                                  "cli.py known-feature --prepare`") for m in methods], "run_id": None, "computed": 0}
-        kf_data = config.known_feature_dataset or f"known-feature:dev:{known_feature.RECIPE.label_seed}"
         run_id, computed = run_study(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
                                                                        config.known_feature_limit, options, s),
                                      runner.evaluate_example, store)
-        note = None if kf_model == model else f"on {kf_model}: the known-feature task needs a model trained on it"
-        rows = [{**r, "note": note} for r in _evaluation_rows(store, run_id, methods, check, RULES[check].metric)]
+        rows = [{**r, "note": kf_note} for r in _evaluation_rows(store, run_id, methods, check, RULES[check].metric)]
     elif check == "plausibility":
         data = config.plausibility_dataset or spec["dataset"]
         if not any(e.rationale is not None for e in load_dataset(data, limit=config.plausibility_limit)):
@@ -301,8 +349,9 @@ def check_cell(spec: dict) -> dict:
         # cell); the original model's explanations are the faithfulness check's (same first examples, same
         # methods), served from the explanation cache when that check ran first
         run_id, computed = run_study(lambda s: sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
-                                                                   "layers", "cascading", "model", config.seed,
-                                                                   store=s, only_stages=[last], share_original=True),
+                                                                   "layers", "cascading", protocol.sanity_init,
+                                                                   config.seed, store=s, only_stages=[last],
+                                                                   share_original=True),
                                      sanity.sanity_cell, store)
         rows = sanity_rows(store, run_id, methods, last, config.seed)
     elif check == "adversarial":
@@ -342,18 +391,20 @@ def start_report_card(model: str, dataset: str, methods: list[str] | None = None
     """Create (or find, to resume) the card's run: one cell per check."""
     config = config or CardConfig()
     methods = list(methods or default_methods())
+    protocol = get_protocol(config.protocol)  # an unknown protocol fails here, before any work
     unknown = [c for c in config.checks if c not in RULES]
     if unknown:
         raise ModelError(f"Unknown check(s) {', '.join(unknown)}. Choose from: {', '.join(RULES)}.")
     if not methods:
         raise ModelError("Choose at least one method.")
-    sanity.validate(model, methods, "layers", "cascading", "model")  # unknown methods fail here, before any work
+    sanity.validate(model, methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail here
     store = store or ResultStore()
     classifier = cached_classifier(model)
     run_config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
                   "methods": methods, "card": config.to_dict()}
     run_id = store.create_run(KIND, run_config, total=len(config.checks),
-                              title=f"report card of {model} on {dataset} ({len(methods)} methods)")
+                              title=f"report card of {model} on {dataset} ({len(methods)} methods"
+                                    + ("" if protocol.id == DEFAULT_PROTOCOL else f", {protocol.label}") + ")")
     cells = [Cell(key=check, spec={"check": check, "model": model, "dataset": dataset, "methods": methods,
                                    "config": config.to_dict(), "store": str(store.path)})
              for check in config.checks]
@@ -388,6 +439,9 @@ def card_from_store(store: ResultStore, run_id: str) -> dict:
     if run is None:
         raise KeyError(f"No run '{run_id}'.")
     config = run["config"]
+    protocol = config["card"].get("protocol", DEFAULT_PROTOCOL)
+    rules = {c: replace(rule_for(c, protocol), label=check_name(c, protocol, config["dataset"]))
+             for c in config["card"]["checks"]}
     cells = store.cells(run_id)
     got = _Assembly()
     for check in config["card"]["checks"]:
@@ -399,7 +453,7 @@ def card_from_store(store: ResultStore, run_id: str) -> dict:
             continue
         got.runs[check], got.computed[check] = cell.get("run_id"), cell.get("computed", 0)
         for row in cell["rows"]:
-            rule = RULES[check]
+            rule = rules[check]
             if row["not_applicable"]:
                 result = NOT_APPLICABLE
             else:
@@ -409,8 +463,9 @@ def card_from_store(store: ResultStore, run_id: str) -> dict:
                              "rule": row["not_applicable"] or rule.text, "counts": rule.counts})
     methods = config["methods"]
     return {"model": config["model"], "model_fingerprint": config["model_fingerprint"], "dataset": config["dataset"],
-            "methods": methods, "config": config["card"], "run_id": run_id, "status": run["status"],
-            "rules": [asdict(RULES[c]) for c in config["card"]["checks"]], "rows": got.rows,
+            "methods": methods, "config": config["card"], "protocol": protocol,
+            "protocol_label": get_protocol(protocol).label, "run_id": run_id, "status": run["status"],
+            "rules": [asdict(rules[c]) for c in config["card"]["checks"]], "rows": got.rows,
             "ordering": ordering(got.rows, methods), "ordering_rule": ORDERING_RULE, "runs": got.runs,
             "computed_cells": got.computed, "errors": got.errors,
             "pending": [c for c in config["card"]["checks"] if c not in cells]}

@@ -108,3 +108,17 @@ def test_one_input_bad_input_gets_one_line(tiny, random_classifier, isolated_cac
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_protocol_paper_003_compares_the_thesis_measures_on_the_twin(tiny, isolated_cache, capsys):
+    """--protocol paper-003: faithfulness is the thesis's Def. 2.1 / 2.2 (|delta p|) on the model's twin; the
+    protocol and the name of each check are in the export and the printed summary."""
+    folder, argv = tiny
+    args = [a if a != "known_feature,plausibility" else "faithfulness" for a in argv] + ["--protocol", "paper-003"]
+    assert cli.main(args + ["--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["protocol"] == "paper-003" and "Def. 2.2" in printed["checks"]["faithfulness"]
+    assert {r["metric"] for r in printed["rows"]} == {"comprehensiveness-003-code", "sufficiency-003-code"}
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "Protocol: paper-003." in out and "Comprehensiveness (paper 003 Def. 2.2" in out

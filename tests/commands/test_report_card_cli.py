@@ -55,3 +55,28 @@ def test_bad_input_gets_one_line(tiny, isolated_cache, extra, message, capsys):
     assert cli.main(tiny + extra) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_protocol_paper_003_runs_the_thesis_checks_and_says_so(tiny, isolated_cache, capsys):
+    """--protocol paper-003: the thesis's comprehensiveness on the known-feature task, named by what it runs, the
+    protocol in the card (JSON and text)."""
+    model, data = tiny[2], tiny[4]
+    args = ["report-card", "--model", model, "--dataset", data, "--quick", "--methods", "saliency",
+            "--checks", "faithfulness", "--protocol", "paper-003", "--known-feature-model", model,
+            "--known-feature-dataset", data]
+    assert cli.main(args + ["--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["protocol"] == "paper-003" and card["config"]["protocol"] == "paper-003"
+    (rule,) = card["rules"]
+    assert rule["metric"] == "comprehensiveness-003-code" and "Def. 2.2" in rule["label"]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "paper 003's protocol" in out and "known-feature task" in out
+
+
+def test_an_unknown_protocol_is_refused_with_the_choices(tiny, isolated_cache, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(tiny + ["--protocol", "paper-999"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "invalid choice: 'paper-999'" in err and "paper-003" in err
+    assert "Traceback" not in err

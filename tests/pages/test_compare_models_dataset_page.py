@@ -65,3 +65,19 @@ def test_a_twin_written_wrong_gets_a_message(setup):
     first, second, data = setup
     at = _open(first, second, data, "just-a-folder")
     assert any("MODEL=FOLDER" in w.value for w in at.warning)
+
+
+def test_the_paper_003_protocol_is_chosen_in_a_selectbox(setup):
+    first, second, data = setup
+    at = _open(first, second, data, f"{first}={first}, {second}={second}")
+    at.selectbox(key="cmpd-protocol").set_value("paper-003").run()
+    assert any("Def. 2.2" in o and "known-feature task" in o for o in at.multiselect(key="cmpd-checks").options)
+    at.multiselect(key="cmpd-checks").set_value(["faithfulness"]).run()
+    at.button(key="cmpd-start").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    JOBS.wait(at.session_state["model_comparison_run"], timeout=240)
+    at.run()
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if "architecture" in df.value.columns)
+    assert set(table["metric"]) == {"comprehensiveness-003-code", "sufficiency-003-code"}
+    assert any("Protocol `paper-003`" in c.value and "N(0, 1)" not in c.value for c in at.caption)

@@ -60,10 +60,11 @@ def test_the_card_is_built_in_the_background_and_shown_with_its_rules(keyword_se
     table = at.dataframe[0]
     frame = table.value
     assert list(frame.index) == ["saliency", "leave_one_out"]
-    assert list(frame.columns) == [rc.RULES[c].label for c in CHECKS]
+    names = {c: rc.check_name(c, "default", data) for c in CHECKS}  # each check named by what it runs
+    assert list(frame.columns) == [names[c] for c in CHECKS] and "ERASER AOPC" in names["faithfulness"]
     by = {(r["method"], r["check"]): r for r in card["rows"]}
-    assert frame.loc["leave_one_out", rc.RULES["adversarial"].label] == rc.NOT_APPLICABLE
-    assert frame.loc["saliency", rc.RULES["plausibility"].label].startswith(by[("saliency", "plausibility")]["verdict"])
+    assert frame.loc["leave_one_out", names["adversarial"]] == rc.NOT_APPLICABLE
+    assert frame.loc["saliency", names["plausibility"]].startswith(by[("saliency", "plausibility")]["verdict"])
     styles = table.proto.arrow_data.styler.styles  # the colour of each verdict
     assert COLOURS[rc.NOT_APPLICABLE] in styles
     captions = "\n".join(c.value for c in at.caption)
@@ -89,3 +90,20 @@ def test_two_models_cards_side_by_side(keyword_setup, random_classifier, tmp_pat
     assert not at.exception, at.exception
     side = [df.value for df in at.dataframe if list(df.value.columns) == ["rank", "method", "passes", "fails"]]
     assert len(side) == 2 and all(set(frame["method"]) == {"saliency", "leave_one_out"} for frame in side)
+
+
+def test_the_paper_003_protocol_is_chosen_in_a_selectbox_and_names_its_checks(keyword_setup):
+    folder, data = keyword_setup
+    at = _open(data)
+    at.selectbox(key="card-protocol").set_value("paper-003").run()
+    options = at.multiselect(key="card-checks").options
+    assert any("Def. 2.2" in o and "known-feature task" in o for o in options)
+    assert any("N(0, 1)" in o for o in options)
+    at.multiselect(key="card-checks").set_value(["faithfulness"]).run()
+    at.text_input(key="card-kf-model").input(folder).run()
+    at.text_input(key="card-kf-data").input(data).run()
+    run_id = _build(at)
+    card = rc.card_from_store(rc.ResultStore(), run_id)
+    assert card["protocol"] == "paper-003" and card["rules"][0]["metric"] == "comprehensiveness-003-code"
+    assert list(at.dataframe[0].value.columns) == [rc.check_name("faithfulness", "paper-003", data)]
+    assert any("protocol `paper-003`" in c.value for c in at.caption)

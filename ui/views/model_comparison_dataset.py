@@ -9,13 +9,14 @@ import json
 import streamlit as st
 
 from evaluation import model_comparison_dataset as mcd
-from evaluation.report_card import RULES, default_methods
+from evaluation.report_card import check_name, default_methods
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, is_known_spec
 from models import BUILT_IN
 from models.prepare import ZOO
 
 from ui.figures import model_comparison as figures
+from ui.views.report_card import protocol_control
 from ui.widgets import loaders
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_progress import run_progress
@@ -48,9 +49,10 @@ def settings(current: str | None) -> tuple[list[str], str, list[str], mcd.Compar
                             help="the faithfulness and sanity checks' data (name:split or file:PATH)").strip()
     choices = default_methods() + [m for m in REGISTRY if m not in default_methods()]
     methods = c2.multiselect("Methods", choices, default=default_methods(), key="cmpd-methods")
+    protocol = protocol_control("cmpd-protocol")
     c1, c2 = st.columns([3, 1])
     checks = c1.multiselect("Checks", list(mcd.CHECKS), default=list(mcd.CHECKS), key="cmpd-checks",
-                            format_func=lambda c: RULES[c].label)
+                            format_func=lambda c: check_name(c, protocol, dataset))
     limit = int(c2.number_input("Examples per check", 1, 100_000, 16, key="cmpd-limit"))
     with st.expander("Known-feature data and twins of models that are not built in"):
         kf_data = st.text_input("Known-feature dataset (empty: known-feature:dev:0)", key="cmpd-kf-data").strip()
@@ -66,7 +68,7 @@ def settings(current: str | None) -> tuple[list[str], str, list[str], mcd.Compar
             st.warning(f"'{item}': write MODEL=FOLDER (the model, then its twin trained on the known-feature task).")
     config = mcd.ComparisonConfig(checks=tuple(checks), limit=limit, known_feature_limit=limit, sanity_limit=limit,
                                   plausibility_limit=limit, known_feature_dataset=kf_data or None,
-                                  plausibility_dataset=plaus or None)
+                                  plausibility_dataset=plaus or None, protocol=protocol)
     return models, dataset, [m for m in methods if is_known_spec(m)], config, twins
 
 
@@ -90,6 +92,7 @@ def run(models: list[str], dataset: str, methods: list[str], config: mcd.Compari
 
 
 def show(comparison: mcd.Comparison) -> None:
+    st.caption(f"Protocol `{comparison.protocol}`. Checks: " + "; ".join(comparison.check_names.values()))
     for where, error in comparison.errors.items():
         st.warning(f"{where} failed: {error}")
     if comparison.pending:

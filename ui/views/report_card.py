@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluation import report_card as rc
+from evaluation.protocols import PROTOCOLS
 from evaluation.report_card_html import COLOURS, card_html, interval_text, reference_text
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, is_known_spec
@@ -34,8 +35,9 @@ def settings_controls() -> tuple[str, list[str], rc.CardConfig]:
     options = rc.default_methods() + [m for m in REGISTRY if m not in rc.default_methods()]
     methods = c2.multiselect("Methods", options, default=rc.default_methods(), key="card-methods",
                              help="method or method:preset")
+    protocol = protocol_control("card-protocol")
     checks = st.multiselect("Checks", list(rc.RULES), default=list(rc.RULES), key="card-checks",
-                            format_func=lambda c: rc.RULES[c].label)
+                            format_func=lambda c: rc.check_name(c, protocol, dataset))
     quick = st.toggle("Quick (a few examples and attack steps, to try it out)", key="card-quick")
     c1, c2, c3, c4 = st.columns(4)
     sizes = {"limit": c1.number_input("Faithfulness examples", 1, 100_000, defaults.limit, key="card-limit"),
@@ -51,12 +53,20 @@ def settings_controls() -> tuple[str, list[str], rc.CardConfig]:
                               key="card-plaus-data")
     config = rc.CardConfig(checks=tuple(checks), **{k: int(v) for k, v in sizes.items()},
                            known_feature_model=kf_model.strip() or None, known_feature_dataset=kf_data.strip() or None,
-                           plausibility_dataset=plaus.strip() or None)
+                           plausibility_dataset=plaus.strip() or None, protocol=protocol)
     if quick:
         q = rc.CardConfig.quick()
         config = rc.CardConfig.quick(**{**config.to_dict(), "checks": config.checks,
                                         **{k: getattr(q, k) for k in sizes}})
     return dataset, [m for m in methods if is_known_spec(m)], config
+
+
+def protocol_control(key: str) -> str:
+    """The protocol of the checks (evaluation/protocols.py); each check's name then says what it runs."""
+    return st.selectbox("Protocol", list(PROTOCOLS), key=key, format_func=lambda p: f"{p}: {PROTOCOLS[p].label}",
+                        help="default: ERASER AOPC (words deleted) on the dataset, layer randomization with the "
+                             "model's initializer. paper-003: the thesis's Def. 2.1/2.2 (5/10/20/50 %, ceil, "
+                             "[MASK], mean |delta p|) on the known-feature task, layer randomization from N(0, 1).")
 
 
 def run_controls(model: str, dataset: str, methods: list[str], config: rc.CardConfig) -> str | None:
@@ -94,10 +104,11 @@ def show_card(store: ResultStore, run_id: str) -> dict | None:
     except KeyError:
         st.error("This report card is no longer in the store.")
         return None
-    st.caption(f"Model `{card['model']}` ({card['model_fingerprint']}) · dataset `{card['dataset']}` · "
-               f"{card['status']}")
+    st.caption(f"Model `{card['model']}` ({card['model_fingerprint']}) · dataset `{card['dataset']}` · protocol "
+               f"`{card['protocol']}` ({card['protocol_label']}) · {card['status']}")
+    names = {r["check"]: r["label"] for r in card["rules"]}
     for check, error in card["errors"].items():
-        st.warning(f"The {rc.RULES[check].label.lower()} check failed: {error}. Build again to retry it.")
+        st.warning(f"The check '{names[check]}' failed: {error}. Build again to retry it.")
     st.subheader("Verdicts")
     st.dataframe(verdict_table(card).style.map(_colour), key=f"card-table-{run_id}")
     st.subheader("The rules")
