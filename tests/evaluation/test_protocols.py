@@ -5,6 +5,7 @@ every check is named by what it runs; the two protocols never share a card, a co
 from __future__ import annotations
 
 import math
+from html import escape
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from corpora import load_dataset
 from evaluation import model_comparison_dataset as mcd
 from evaluation import report_card as rc
 from evaluation.protocols import PROTOCOLS, check_runs, get_protocol
+from evaluation.report_card_html import card_html
 from evaluation.runs.store import ResultStore
 from models import ModelError, cached_classifier, randomize
 from roar_fixtures import save_keyword_model
@@ -157,6 +159,8 @@ def test_every_check_is_named_by_what_it_runs(cards, card_data):
     for protocol, card in built.items():
         for row in card["rows"]:  # every row (the table, the exports) carries the protocol's name of its check
             assert row["label"] == rc.check_name(row["check"], protocol, card_data)
+    page = card_html(built["paper-003"])  # the HTML export says which protocol and names each check
+    assert "protocol <code>paper-003</code>" in page and escape(paper["faithfulness"]) in page
     for check in rc.RULES:  # a name for every check under every protocol
         for protocol in PROTOCOLS:
             assert rc.check_name(check, protocol, "sst2:dev").startswith(rc.RULES[check].label + ": ")
