@@ -166,7 +166,8 @@ def _cell_key(info: dict, check: str) -> str:
 
 def _needs_twin(check: str, protocol: str) -> bool:
     """Whether the check runs on the model's known-feature twin (paper 003's faithfulness runs there too)."""
-    return check == "known_feature" or (check == "faithfulness" and get_protocol(protocol).faithfulness_on_known_feature)
+    on_task = get_protocol(protocol).faithfulness_on_known_feature
+    return check == "known_feature" or (check == "faithfulness" and on_task)
 
 
 def start_comparison(models: list[str], dataset: str, methods: list[str] | None = None,
