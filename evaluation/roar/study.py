@@ -157,7 +157,8 @@ _PAPER_001_MASKING = {"measures": ("attention", "gradient", "ixg", "ig"), "ratio
                       "seeds": (0, 1, 2, 3, 4), "mode": "both", "operator": "mask", "target": "gold",
                       "count_rule": "floor", "settings": "paper"}
 # Paper 001 App. F (Fig. 7): the exact Recursive ROAR masks one token per step, up to 10 tokens ("count" strategy);
-# the 0 % / 100 % anchors are not on that axis, so the score is normalized by random at 10 words.
+# the 0 % / 100 % anchors are not on that axis, so there is no Eq. 3 score (it needs the 100 % floor): the curves and
+# the Welch tests compare the measures (evaluation/roar/scores.py).
 _ONE_TOKEN = {"ratios": tuple(range(1, 11)), "count_rule": "tokens", "mode": "recursive", "anchors": False}
 PRESETS = {
     "cpu-small": {"description": "the small CPU study: ROAR at 10/20/30 %, 1 seed, frozen encoder + head, "

@@ -314,8 +314,9 @@ def results(store: ResultStore, run_id: str) -> None:
                         key=f"roar-curves-{run_id}-{metric}", width="stretch")
         if in_words:
             st.caption("Count rule 'tokens' (paper 001 App. F): step k removes exactly k words, one more per step, "
-                       "importance recomputed by the previous step's model; the score is normalized by random at "
-                       "the last step (there are no 0 % / 100 % anchors on this axis).")
+                       "importance recomputed by the previous step's model. There are no 0 % / 100 % anchors on "
+                       "this axis, so there is no Eq. 3 score (it is relative to the 100 %-masked floor): compare "
+                       "the curves and the Welch tests.")
         st.caption("Mean over seeds with a 95 % confidence ribbon (t-interval in logit space, paper 001). Lower than "
                    "random = the measure found words the task needs. Dotted: the 100 %-masked floor (dataset bias: "
                    "class prior, length).")
