@@ -11,8 +11,9 @@ Welch t-tests between measures (paper 000), and the class-leakage check.
   100 % anchor (``anchors=False``, the one-word-per-step count rule) gets no score, because normalizing by
   random at its last ratio instead divides by a drop that can be near 0 (ratios like 5.75 came out, clipped
   to +100 %). With the floor, a per-seed value outside [-1, 1] (a curve below the floor) is clipped for the
-  interval as the paper's code does, and the verdict says so with the raw values. Under plain ROAR a score near 0 is *inconclusive* (redundancy can hide a faithful
-  measure); under Recursive ROAR it means not faithful (paper 001 section 5.2.1).
+  interval as the paper's code does, and the verdict says so with the raw values. Under plain ROAR a score near 0
+  is *inconclusive* (redundancy can hide a faithful measure); under Recursive ROAR it means not faithful (paper 001
+  section 5.2.1).
 - Welch's unequal-variance t-test between two measures' accuracies at each ratio (paper 000 Table 2d).
 - Leakage (paper 001 App. A): performance that *rises* as more is masked can only come from the masking
   pattern itself; every rise larger than ``tolerance`` is reported next to the score with a one-sided
