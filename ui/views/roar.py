@@ -8,6 +8,7 @@ import html
 import json
 import logging
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -325,7 +326,8 @@ def results(store: ResultStore, run_id: str) -> None:
         st.markdown("##### Faithfulness (paper 001 Eq. 3: area between the curve and random, relative to the best "
                     "possible; higher = more faithful)")
         shown = summary.assign(**{"score (%)": (summary["score"] * 100).round(1), "95 % CI (%)": [
-            f"[{lo * 100:.1f}, {hi * 100:.1f}]" for lo, hi in zip(summary["low"], summary["high"])],
+            f"[{lo * 100:.1f}, {hi * 100:.1f}]" if np.isfinite(lo) else "—"  # no score: the verdict says why
+            for lo, hi in zip(summary["low"], summary["high"])],
             "measure": [labels.get(m) or label_for(m) for m in summary["measure"]]})
         show_table(shown[["mode", "measure", "score (%)", "95 % CI (%)", "seeds", "verdict", "leakage", "floor_100"]],
                    f"roar-scores-{run_id}-{metric}",
