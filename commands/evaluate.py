@@ -26,6 +26,7 @@ from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.metric import METRICS, RunOptions
+from evaluation import paper_targets, targets
 from evaluation.registry import EVALUATORS
 from corpora import DataError
 from evaluation.faithfulness.perturbation_shift import SCHEMES
@@ -177,6 +178,15 @@ def handle(args) -> int:
     if not metrics:
         raise ParamError("No metrics given; pass --metrics (see --list-metrics).")
     options = run_options(args)
+    if "target" not in {**schema_values(args, RunOptions), **schema_values(args, RemovalOptions)}:
+        try:
+            options["target"] = paper_targets.default_target(metrics)  # paper 002 alone: its gold label
+        except KeyError as error:  # unknown metric or group
+            raise ParamError(str(error).strip("'\"")) from None
+    for metric in paper_targets.differing(metrics, options["target"]):
+        print(f"note: {metric} reads the gold label in paper 002 (Eq. 10-11); this run measures the "
+              f"{targets.label(options['target'])} (one target per run; --target gold for the paper's)",
+              file=sys.stderr)
     if 0 < options["random_orderings"] < MIN_ORDERINGS:
         raise ParamError(f"--random-orderings must be 0 or at least {MIN_ORDERINGS} (a band needs enough orderings).")
     if args.workers is not None and args.workers < 1:

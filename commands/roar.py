@@ -169,8 +169,9 @@ def print_report(data: dict) -> None:
         for s in scores:
             leak = (f"  LEAKAGE: {s['leakage']}" if s["leakage_significant"] else f"  rises: {s['leakage']}") \
                 if s["leakage"] else ""
-            print(f"  {s['mode']:9s} {s['measure']:14s} {s['score']:+.1%} [{s['low']:+.1%}, {s['high']:+.1%}] "
-                  f"({s['seeds']} seeds) {s['verdict']}{leak}")
+            score = (f"{s['score']:+.1%} [{s['low']:+.1%}, {s['high']:+.1%}] ({s['seeds']} seeds) "
+                     if s["seeds"] else "")  # no score: the verdict says why (no 100 % floor, too few seeds)
+            print(f"  {s['mode']:9s} {s['measure']:14s} {score}{s['verdict']}{leak}")
     welch = [w for w in data["accuracy"]["welch"] if w["n_a"] >= 2 and w["n_b"] >= 2]
     if welch:
         print("\nWelch t-test p-values (paper 000 Table 2d)")

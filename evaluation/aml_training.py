@@ -190,10 +190,12 @@ def search_lambdas(classifier: TextClassifier, train: list, validation: list, re
                    log: Callable[[str], None] = print) -> dict:
     """Paper 004's lambda search: Optuna TPE (seed 42), integers 1-100, each trial 1 epoch on 400 inputs."""
     try:
-        import optuna  # optional heavy dependency, only for this search
+        import optuna  # deferred: a heavy import only this search needs (requirements.txt pins it)
     except ImportError:
-        raise UserFacingError("The lambda search needs Optuna (`pip install optuna`); without it, prepare-aml uses "
-                              "the fixed lambdas (--lambdas P,A,INV sets them).") from None
+        raise UserFacingError("The lambda search (--search-trials) needs Optuna, which requirements.txt pins but this "
+                              "Python environment lacks: run `make run` again or `pip install -r requirements.txt` "
+                              "(or `pip install optuna`). Without --search-trials, prepare-aml uses the fixed "
+                              "lambdas (--lambdas P,A,INV sets them).") from None
     metric = metric_named(recipe.tune)
 
     def objective(trial) -> float:

@@ -11,7 +11,9 @@ so an explanation and the score that judges it always refer to the same class.
 |                         |                                                  | is an error                                   |
 
 The fallback is deliberate: a dataset without labels (a user's file, typed text) can still be run with
-"gold" (the paper-002 preset) and gets the predicted class, which ``how`` reports per input.
+"gold" and gets the predicted class, which ``how`` reports per input. The one exception is a metric whose paper
+reads the gold label (paper 002's): ``evaluation/paper_targets.py`` refuses such a run rather than report the
+predicted class under the paper's name.
 """
 from __future__ import annotations
 

@@ -9,11 +9,14 @@ import pandas as pd
 
 from models import OPERATORS, Operator
 
-from evaluation.runs.runner import random_orderings_frame, results_frame, summarize
+from evaluation.runs.runner import summarize
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.faithfulness.selection_bias import with_selection_columns
-from evaluation.metric import METRICS, RANDOM_METHOD
+from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
+from evaluation.plausibility.dataset import binarized_frames
+from evaluation.plausibility.metrics import config_from_options
+from explainers.params import options_from
 from evaluation.statistics import bootstrap_ci
 from evaluation.runs.store import ResultStore
 
@@ -41,11 +44,13 @@ def run_table(store: ResultStore, run_id: str) -> pd.DataFrame:
     run = store.get_run(run_id)
     if run is None:
         raise KeyError(f"No run '{run_id}'.")
-    frame = results_frame(store, run_id)
+    options = run["config"].get("options", {})
+    # the run's plausibility binarization, as the Plausibility page applies it (paper 002's top-p in place of top-k)
+    frame, orderings = binarized_frames(store, run_id, config_from_options(options)[0],
+                                        options_from(RunOptions, options))
     if frame.empty:
         return pd.DataFrame()
-    table = summarize(frame, random_orderings_frame(store, run_id))
-    options = run["config"].get("options", {})
+    table = summarize(frame, orderings)
     labels, arrows, provenance = [], [], []
     for metric_id in table["metric"]:
         info = METRICS.get(metric_id)

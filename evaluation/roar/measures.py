@@ -6,7 +6,8 @@ gradient, ...), optionally with a preset (``ig:paper-001``). ``random`` is ROAR'
 - ``cheap`` (the CPU default): the paper preset with fewer samples/steps where a method is expensive
   (IG 10 right-Riemann steps instead of 50, LIME and Kernel SHAP 50 samples), so a small study finishes in minutes;
 - ``paper``: the paper presets unchanged (paper 001 section 4 for the gradient measures, as its ROAR code ran
-  them: Input x Gradient and IG with |.|, the ``paper-001-code`` presets; paper 000 for LOO and LIME).
+  them: Input x Gradient and IG with |.|, the ``paper-001-code`` presets; paper 000 for LOO (LOOempty), IM
+  (IM-top10), LIME and LIME-BERT).
 Importance is computed once per (model, example, measure, target) through the explanation cache, so every
 ratio, seed and cell (and a restarted study) reuses it.
 """
@@ -29,6 +30,7 @@ ALIASES = {
     "ig": "integrated_gradients", "loo": "leave_one_out", "gradient": "saliency", "grad": "saliency",
     "ixg": "input_x_gradient", "input-x-gradient": "input_x_gradient", "x-gradient": "input_x_gradient",
     "shap": "kernel_shap", "rollout": "attention_rollout", "smoothgrad": "smoothgrad", "occlusion": "occlusion",
+    "im": "input_marginalization", "lime-bert": "lime_bert", "limebert": "lime_bert",  # paper 000's names
 }
 SETTINGS = ("cheap", "paper")
 # method id -> (preset, parameter overrides); overrides a method does not have are dropped
@@ -36,11 +38,13 @@ PAPER_SETTINGS = {
     "integrated_gradients": ("paper-001-code", {}), "saliency": ("paper-001", {}),
     "input_x_gradient": ("paper-001-code", {}),
     "leave_one_out": ("paper-000-empty", {}), "lime": ("paper-000", {}),
+    "input_marginalization": ("paper-000-top10", {}), "lime_bert": ("paper-000", {}),
 }
 CHEAP_SETTINGS = {
     **PAPER_SETTINGS,
     "integrated_gradients": ("paper-001-code", {"n_steps": 10}),
     "lime": (None, {"n_samples": 50}),
+    "lime_bert": ("paper-000", {"n_samples": 50}),
     "kernel_shap": (None, {"n_samples": 50}),
     "shapley_sampling": (None, {"n_samples": 10}),
 }

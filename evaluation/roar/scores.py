@@ -7,8 +7,13 @@ Welch t-tests between measures (paper 000), and the class-leakage check.
       sum_i 1/2 dx_i (dp_i + dp_{i+1}) / sum_i 1/2 dx_i (db_i + db_{i+1}),  dp_i = b_i - p_i,  db_i = b_i - b_I.
   Computed per seed (measure seed s against random seed s, with that seed's 0 % / 100 % anchors); the CI maps
   [-1, 1] to [0, 1], takes the logit-space t-interval and maps back (paper 001 code). Higher = more faithful;
-  <= 0 = not faithful. Under plain ROAR a score near 0 is *inconclusive* (redundancy can hide a faithful
-  measure); under Recursive ROAR it means not faithful (paper 001 section 5.2.1).
+  <= 0 = not faithful. Eq. 3 is defined against b_I, random at 100 % masked (the floor): a study without the
+  100 % anchor (``anchors=False``, the one-word-per-step count rule) gets no score, because normalizing by
+  random at its last ratio instead divides by a drop that can be near 0 (ratios like 5.75 came out, clipped
+  to +100 %). With the floor, a per-seed value outside [-1, 1] (a curve below the floor) is clipped for the
+  interval as the paper's code does, and the verdict says so with the raw values. Under plain ROAR a score near 0
+  is *inconclusive* (redundancy can hide a faithful measure); under Recursive ROAR it means not faithful (paper 001
+  section 5.2.1).
 - Welch's unequal-variance t-test between two measures' accuracies at each ratio (paper 000 Table 2d).
 - Leakage (paper 001 App. A): performance that *rises* as more is masked can only come from the masking
   pattern itself; every rise larger than ``tolerance`` is reported next to the score with a one-sided
@@ -26,6 +31,9 @@ from evaluation.statistics import t_interval, welch_t_test
 
 METRICS = {"accuracy": "test accuracy", "macro_f1": "test macro-F1"}
 EPS = 1e-6
+FLOOR_RATIO = 100.0  # b_I of Eq. 3: random at 100 % masked, the shared anchor
+NO_FLOOR = ("no score: Eq. 3 is relative to the 100 %-masked floor, which this study does not have (run with the "
+            "0 % / 100 % anchors; the curves and the Welch tests still compare the measures)")
 COLUMNS = ["kind", "measure", "measure_label", "ratio", "seed", "step", "accuracy", "macro_f1", "n_test", "variant",
            "operator", "target", "importance_model", "masked_train", "masked_test"]
 
@@ -116,7 +124,8 @@ def curves(frame: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
 
 def per_seed_scores(frame: pd.DataFrame, mode: str, measure: str, metric: str = "accuracy",
                     max_ratio: float | None = None) -> dict[int, float]:
-    """Eq. 3 for each seed that has the measure's and random's points at the same ratios."""
+    """Eq. 3 for each seed that has the measure's and random's points at the same ratios, the 100 % floor among
+    them (without it the denominator is not Eq. 3's; see the module docstring). Values are raw (not clipped)."""
     own = _curve_points(frame, mode, measure)
     random = _curve_points(frame, mode, "random")
     out = {}
@@ -126,6 +135,8 @@ def per_seed_scores(frame: pd.DataFrame, mode: str, measure: str, metric: str = 
         ratios = sorted(set(p.index) & set(b.index))
         if max_ratio is not None:
             ratios = [r for r in ratios if r <= max_ratio]
+        elif FLOOR_RATIO not in ratios:
+            continue
         if len(ratios) < 2:
             continue
         value = relative_area(np.array(ratios) / 100, p[ratios].to_numpy(), b[ratios].to_numpy())
@@ -178,11 +189,22 @@ def verdict(mode: str, low: float, mean: float, n: int) -> str:
     return "inconclusive (redundancy may hide it)" if mode == "roar" else "not faithful"
 
 
+def _clipped_note(values) -> str:
+    """Per-seed Eq. 3 values outside [-1, 1] (the curve went below the floor), which the interval clips."""
+    outside = [v for v in values if abs(v) > 1]
+    if not outside:
+        return ""
+    return (f"; {len(outside)} of {len(values)} seeds outside [-100 %, +100 %] (raw "
+            f"{', '.join(f'{v:+.0%}' for v in outside)}: the curve dips below the 100 % floor), clipped to +-100 % "
+            f"for the interval as paper 001's code does")
+
+
 def summary(frame: pd.DataFrame, metric: str = "accuracy", tolerance: float = 0.01) -> pd.DataFrame:
-    """Per (mode, measure): Eq. 3 score with CI, verdict, the 100 % floor and the leakage check."""
+    """Per (mode, measure): Eq. 3 score with CI, verdict, the 100 % floor and the leakage check. Without the
+    100 % anchor there is no score and the verdict says why (``NO_FLOOR``)."""
     rows = []
     anchors = frame[frame["kind"] == "anchor"]
-    floor = anchors[anchors["ratio"] == 100.0][metric]
+    floor = anchors[anchors["ratio"] == FLOOR_RATIO][metric]
     for mode in curve_modes(frame):
         for measure in measures_of(frame):
             if measure == "random":
@@ -193,9 +215,10 @@ def summary(frame: pd.DataFrame, metric: str = "accuracy", tolerance: float = 0.
             interval = signed_logit_interval(list(seeds.values())) if seeds else \
                 {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
             rises = leakage(frame, mode, measure, metric, tolerance)
+            judged = NO_FLOOR if floor.empty else \
+                verdict(mode, interval["low"], interval["mean"], interval["n"]) + _clipped_note(list(seeds.values()))
             rows.append({"mode": mode, "measure": measure, "score": interval["mean"], "low": interval["low"],
-                         "high": interval["high"], "seeds": interval["n"],
-                         "verdict": verdict(mode, interval["low"], interval["mean"], interval["n"]),
+                         "high": interval["high"], "seeds": interval["n"], "verdict": judged,
                          "leakage": "; ".join(f"+{r['rise']:.1%} from {r['from']:g} % to {r['to']:g} % "
                                               + (f"(significant, p = {r['p_value']:.3f})" if r["significant"]
                                                  else f"(within noise, p = {r['p_value']:.2f})") for r in rises),

@@ -22,7 +22,7 @@ from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_
 from models import cached_classifier
 from models.metering import WorkStopped, metered
 
-from evaluation import targets
+from evaluation import paper_targets, targets
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits
 from evaluation.faithfulness.random_band import band, compare_with_random
@@ -175,6 +175,7 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     options_from(RunOptions, options)  # a bad setting fails here, before any work
     classifier = cached_classifier(model)
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
+    paper_targets.check_gold_labels(evaluators, options.get("target"), [e.label for e in examples], dataset)
     config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
               "limit": len(examples), "methods": methods, "evaluators": evaluators, "options": options or {}}
     run_id = store.create_run(KIND, config, total=len(examples),

@@ -122,7 +122,7 @@ def test_roar_flags_override_a_preset(monkeypatch):
     assert seen["variant"] == Variant(trainable="last-k", train_size=40)
     assert seen["mode"] == "both" and seen["target"] == "gold" and seen["count_rule"] == "floor"  # from the preset
     assert seen["operator"] == "delete" and seen["anchors"] is False and seen["seeds"] == [0, 1]
-    assert seen["settings"] == "paper" and seen["measures"] == ["attention", "gradient", "ixg", "ig"]
+    assert seen["settings"] == "paper" and seen["measures"] == ["gradient", "ixg", "ig"]  # Table 2, RoBERTa
 
 
 def test_a_reader_that_stops_early_gets_no_traceback():

@@ -2,14 +2,19 @@
 batched validation score is the mean of the per-input metric, and Optuna's lambda search runs and is recorded."""
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from evaluation.aml_training import AMLRecipe, ValidationSet, prepare_aml, split_inputs, train_attribution_model, \
-    validation_score
+from conftest import ROOT
+from models import UserFacingError
+from evaluation.aml_training import AMLRecipe, ValidationSet, prepare_aml, search_lambdas, split_inputs, \
+    train_attribution_model, validation_score
 from explainers.mask_learning.aml_model import AttributionModel
 from explainers.mask_learning.aml_store import read_manifest
 from explainers.mask_learning.length_groups import length_groups
@@ -80,7 +85,7 @@ def test_batched_validation_score_is_the_mean_of_the_per_input_metric(keyword_cl
 
 
 def test_lambda_search_runs_its_trials_and_the_manifest_records_them(keyword_classifier, isolated_cache):
-    pytest.importorskip("optuna")  # requirements-test.txt installs it; prepare-aml works without it
+    pytest.importorskip("optuna")  # requirements.txt installs it; prepare-aml works without it
     texts, _ = keyword_sentences(60, seed=5)
     recipe = AMLRecipe(train_size=40, validation_size=12, epochs=1.0, lr=1e-3)
     lines = []
@@ -99,3 +104,19 @@ def test_lambda_search_runs_its_trials_and_the_manifest_records_them(keyword_cla
     assert search["best_value"] == max(t["value"] for t in search["history"])  # AOPC comprehensiveness: higher
     assert manifest["lambdas"] == {k: float(v) for k, v in best.items()}  # the final G trained with the best
     assert manifest["recipe"]["lambda_p"] == best["lambda_p"]
+
+
+def test_the_lambda_search_package_is_installed_by_make_run(monkeypatch, keyword_classifier):
+    """Paper 004's lambda search is a user feature: Optuna is pinned in requirements.txt (what `make run` installs),
+    not only in requirements-test.txt, at the version this environment runs; where it is missing anyway the
+    message says how to install it."""
+    def pins(name: str) -> dict:
+        lines = (Path(ROOT) / name).read_text().splitlines()
+        return dict(line.split("==") for line in lines if "==" in line and not line.startswith("#"))
+
+    assert pins("requirements.txt").get("optuna") == version("optuna")
+    assert "optuna" not in pins("requirements-test.txt")
+    assert "requirements.txt" in (Path(ROOT) / "Makefile").read_text()  # the file `make run` installs
+    monkeypatch.setitem(sys.modules, "optuna", None)  # an environment without it: import fails
+    with pytest.raises(UserFacingError, match=r"pip install -r requirements.txt"):
+        search_lambdas(keyword_classifier, [], [], AMLRecipe(), trials=1)

@@ -358,3 +358,18 @@ def test_f_fidelity_offers_to_build_its_copy_and_measures_with_the_random_band(m
     assert table.loc["FFid+ (F-Fidelity) ↑", loo].startswith(f"{expected:.3f}")
     assert "[" in table.loc["FFid- (F-Fidelity) ↓", "random baseline"]  # the band
     assert any(b.proto.label == "Download F-Fidelity (CSV)" for b in at.get("download_button"))
+
+
+def test_paper_002_says_it_reads_the_gold_label_when_the_page_measures_another_class(monkeypatch, quick_classifier,
+                                                                                      page_cache):
+    """Issue 31: paper 002's metrics read the gold label (Eq. 10-11); the page has one target, so where it measures
+    the predicted class it says what paper 002 would read, and the note goes once 'gold label' is picked."""
+    note = "Paper 002's comprehensiveness and sufficiency read the gold label's probability"
+    at = _open(monkeypatch, metrics=("paper-002",))
+    assert any(c.value.startswith(note) and "predicted class" in c.value for c in at.caption)
+    at.radio(key="faith-target").set_value("gold").run()
+    assert not at.exception, at.exception
+    assert not any(c.value.startswith(note) for c in at.caption)
+    at.session_state["faith-metrics"] = ["eraser"]
+    at.radio(key="faith-target").set_value("sidebar").run()
+    assert not any(c.value.startswith(note) for c in at.caption)  # ERASER reads the predicted class, as here

@@ -175,14 +175,15 @@ def test_the_synthetic_tab_draws_paper_001_fig_3_and_checks_its_statements(app_c
 
 def test_the_one_token_presets_on_the_page_quick_and_paper_protocol(app_cache):
     """Paper 001 App. F in the UI (issue 18): the quick preset's one-word steps (1..10 words, recursive, no anchors:
-    (4 measures + random) x 10 steps x 5 seeds retrains), and the paper-named preset's whole-model protocol."""
+    (3 measures of Table 2's RoBERTa column + random) x 10 steps x 5 seeds retrains), and the paper-named preset's
+    whole-model protocol."""
     at = _open()
     at.selectbox(key="roar-preset").set_value("paper-001-one-token-quick")  # a form: applied on submit
     next(b for b in at.button if b.label.startswith("Apply settings")).click().run()
     assert not at.exception, at.exception
     assert at.selectbox(key="roar-ratios-paper-001-one-token-quick").value.startswith("paper 001 App. F")
     markdown = " ".join(m.value for m in at.markdown)
-    assert "Cost before starting: 250 retrains" in markdown
+    assert "Cost before starting: 200 retrains" in markdown
     captions = " ".join(c.value for c in at.caption)
     assert "variant: " in captions and "every train / every test" not in captions
     at.selectbox(key="roar-preset").set_value("paper-001-one-token")

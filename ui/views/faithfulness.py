@@ -17,7 +17,7 @@ from evaluation.faithfulness.perturbation_shift import MAGNITUDE
 from evaluation.faithfulness.perturbation_shift_run import PAPER_DATASETS, table_a1_reference
 from evaluation.runs.runner import KIND, evaluate_example, results_frame, \
     start_evaluation
-from evaluation import targets
+from evaluation import paper_targets, targets
 from evaluation.faithfulness.curves import RemovalOptions, load_filler
 from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
 from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
@@ -102,6 +102,9 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     evaluators = [e for e in EVALUATOR_METRICS]
     chosen = st.multiselect("Metrics (paper presets)", evaluators, default=list(DEFAULT_EVALUATORS),
                             key=f"{key}-metrics", format_func=lambda e: PRESETS[e])
+    if paper_targets.differing(chosen, choice):  # one target per page; paper 002 reads the gold label
+        st.caption(f"Paper 002's comprehensiveness and sufficiency read the gold label's probability (Eq. 10-11); "
+                   f"here they read the {targets.label(choice)}. Pick 'gold label' above for paper 002's protocol.")
     if chosen:  # what each chosen metric computes, assumes and how it misleads (assets/cards)
         for column, evaluator in zip(st.columns(min(len(chosen), 4)), chosen[:4]):
             with column:

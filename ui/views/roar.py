@@ -8,6 +8,7 @@ import html
 import json
 import logging
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -314,8 +315,9 @@ def results(store: ResultStore, run_id: str) -> None:
                         key=f"roar-curves-{run_id}-{metric}", width="stretch")
         if in_words:
             st.caption("Count rule 'tokens' (paper 001 App. F): step k removes exactly k words, one more per step, "
-                       "importance recomputed by the previous step's model; the score is normalized by random at "
-                       "the last step (there are no 0 % / 100 % anchors on this axis).")
+                       "importance recomputed by the previous step's model. There are no 0 % / 100 % anchors on "
+                       "this axis, so there is no Eq. 3 score (it is relative to the 100 %-masked floor): compare "
+                       "the curves and the Welch tests.")
         st.caption("Mean over seeds with a 95 % confidence ribbon (t-interval in logit space, paper 001). Lower than "
                    "random = the measure found words the task needs. Dotted: the 100 %-masked floor (dataset bias: "
                    "class prior, length).")
@@ -324,7 +326,8 @@ def results(store: ResultStore, run_id: str) -> None:
         st.markdown("##### Faithfulness (paper 001 Eq. 3: area between the curve and random, relative to the best "
                     "possible; higher = more faithful)")
         shown = summary.assign(**{"score (%)": (summary["score"] * 100).round(1), "95 % CI (%)": [
-            f"[{lo * 100:.1f}, {hi * 100:.1f}]" for lo, hi in zip(summary["low"], summary["high"])],
+            f"[{lo * 100:.1f}, {hi * 100:.1f}]" if np.isfinite(lo) else "—"  # no score: the verdict says why
+            for lo, hi in zip(summary["low"], summary["high"])],
             "measure": [labels.get(m) or label_for(m) for m in summary["measure"]]})
         show_table(shown[["mode", "measure", "score (%)", "95 % CI (%)", "seeds", "verdict", "leakage", "floor_100"]],
                    f"roar-scores-{run_id}-{metric}",

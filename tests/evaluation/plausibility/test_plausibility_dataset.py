@@ -172,3 +172,20 @@ def test_top_p_binarization_replaces_the_top_k_scores_in_the_report(keyword_fold
     assert ("leave_one_out", "plaus_token_f1_topk") not in report  # replaced, not shown twice
     assert (RANDOM_METHOD, "plaus_token_f1_topp") in report  # the random baseline is fitted the same way
     assert report[("leave_one_out", "plaus_auprc")]["mean"] == 1  # other metrics are untouched
+
+
+def test_the_command_lines_table_applies_top_p_as_the_page_does(keyword_folder, tmp_path, isolated_cache):
+    # `evaluate --plausibility-preset paper002-top-p` reported the top-k token scores: its table (run_table) must
+    # give the page's top-p numbers (run_report) and no top-k token rows
+    from evaluation.faithfulness.report import run_table
+    from evaluation.runs.runner import run_evaluation
+
+    data = _keyword_file(tmp_path / "keyword.jsonl")
+    store, summary = run_evaluation(keyword_folder, f"file:{data}", ["leave_one_out"], ["plausibility"],
+                                    store=ResultStore(tmp_path / "cli.sqlite"),
+                                    options={"random_orderings": 5, "plausibility": {"preset": "paper002-top-p"}})
+    table = run_table(store, summary.run_id).set_index(["method", "metric"])
+    page = {(row["method"], row["metric"]): row for row in run_report(store, summary.run_id)["metrics"]}
+    assert page[("leave_one_out", "plaus_token_f1_topp")]["mean"] == pytest.approx(
+        table.loc[("leave_one_out", "plaus_token_f1_topp"), "mean"], rel=1e-12)
+    assert not table.index.get_level_values("metric").str.endswith("_topk").any()

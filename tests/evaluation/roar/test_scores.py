@@ -143,3 +143,30 @@ def test_failed_cells_are_left_out_of_the_frame():
     frame = roar_scores.cells_frame({"a": {"error": "boom"}, "b": _cell("anchor", "anchor", 0.0, 0, 0.9)})
     assert list(frame["accuracy"]) == [0.9]
     assert isinstance(frame, pd.DataFrame)
+
+
+def _without_anchors(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["kind"] != "anchor"].reset_index(drop=True)
+
+
+def test_eq3_is_refused_without_the_100_percent_floor():
+    # random 0.85 -> 0.80 and a measure 0.80 -> 0.60 at 10 / 50 %, no anchors. Normalizing by random at 50 %
+    # instead of the floor (what was printed before as +100 % [+100 %, +100 %]) gives, by hand,
+    # numerator 1/2 * 0.4 * (0.05 + 0.20) = 0.05 over denominator 1/2 * 0.4 * (0.05 + 0) = 0.01: 5.0, not Eq. 3
+    frame = _without_anchors(_study([0.85, 0.80], {("roar", "ig"): [0.80, 0.60]}))
+    assert relative_area([0.1, 0.5], [0.80, 0.60], [0.85, 0.80]) == pytest.approx(5.0)
+    assert roar_scores.per_seed_scores(frame, "roar", "ig") == {}
+    row = roar_scores.summary(frame).set_index(["mode", "measure"]).loc[("roar", "ig")]
+    assert math.isnan(row["score"]) and row["seeds"] == 0
+    assert row["verdict"] == roar_scores.NO_FLOOR and "100 %-masked floor" in row["verdict"]
+
+
+def test_a_seed_beyond_plus_100_percent_is_named_with_its_raw_value_not_hidden_by_the_clip():
+    # the curve dips below the floor: x = 0, .1, .5, 1; b = .9, .85, .7, .5; p = .9, .3, .3, .5; by hand
+    # numerator .05 * .55 + .2 * .95 + .25 * .4 = .3175, denominator .05 * .75 + .2 * .55 + .25 * .2 = .1975
+    expected = 0.3175 / 0.1975
+    frame = _study([0.85, 0.7], {("roar", "ig"): [0.3, 0.3]})
+    assert roar_scores.per_seed_scores(frame, "roar", "ig") == pytest.approx({0: expected, 1: expected})
+    row = roar_scores.summary(frame).set_index(["mode", "measure"]).loc[("roar", "ig")]
+    assert row["score"] == pytest.approx(1.0, abs=1e-5)  # clipped for the interval, as paper 001's code does
+    assert f"2 of 2 seeds outside [-100 %, +100 %] (raw {expected:+.0%}, {expected:+.0%}" in row["verdict"]
