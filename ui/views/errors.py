@@ -22,7 +22,7 @@ from ui.figures.errors import confusion_figure
 from ui.widgets import loaders, sidebar
 from ui.widgets.state import kept
 from ui.widgets.tables import show_table
-from ui.widgets.uploads import save_upload
+from ui.widgets.uploads import accept_upload
 
 YOUR_FILE = sidebar.YOUR_FILE
 EVERY_CELL = "every cell"
@@ -44,8 +44,8 @@ def dataset_picker() -> str | None:
             return f"{name}:{split}"
         upload = st.file_uploader("A .csv / .tsv / .jsonl file: a 'text' column, optional 'label', 'pair', "
                                   "'rationale'", type=sidebar.FILE_TYPES, key="errors_upload")
-    if upload is not None:
-        st.session_state["keep:dataset_file"] = f"file:{save_upload(upload)}"
+    if upload is not None and (uploaded := accept_upload(upload)) is not None:
+        st.session_state["keep:dataset_file"] = uploaded
     dataset_id = st.session_state.get("keep:dataset_file")
     if dataset_id is None:
         st.info("Upload a file to analyse its predictions.")
@@ -243,7 +243,7 @@ def slice_panel(classifier: TextClassifier, examples: list[Example], table: Pred
                        file_name="slice_top_words.csv", mime="text/csv", key="errors-slice-csv")
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=8, ttl=loaders.DATASET_TTL)  # released as the datasets are
 def _shortcuts(run_id: str, texts: tuple[str, ...], errors: tuple[bool, ...], min_count: int) -> pd.DataFrame:
     return shortcut_words(list(texts), list(errors), min_count=min_count)
 
