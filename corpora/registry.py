@@ -60,6 +60,8 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
 def check_dataset_id(dataset_id: str) -> None:
     """Refuse, before any job starts, a dataset id that cannot be loaded: an unknown name or split, or a
     ``file:`` path ``file_access`` does not allow (DataError with the message). Reads no dataset."""
+    if not dataset_id or not dataset_id.strip():
+        raise DataError("No dataset given: choose a dataset (name:split, e.g. sst2:dev) or a file.")
     name, split = parse_dataset_id(dataset_id.strip())
     if name == "file":
         file_access.readable_file(split)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from corpora import load_dataset
+from corpora import check_dataset_id, load_dataset
 from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
@@ -348,6 +348,9 @@ def start_report_card(model: str, dataset: str, methods: list[str] | None = None
     if not methods:
         raise ModelError("Choose at least one method.")
     sanity.validate(model, methods, "layers", "cascading", "model")  # unknown methods fail here, before any work
+    # an unknown or unreadable dataset stops here, before any job (issue 30); the optional ones when given
+    for data in [dataset] + [d for d in (config.known_feature_dataset, config.plausibility_dataset) if d]:
+        check_dataset_id(data)
     store = store or ResultStore()
     classifier = cached_classifier(model)
     run_config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
