@@ -85,7 +85,8 @@ def load_dataset(dataset_id: str, limit: int | None = None,
     """
     name, split = parse_dataset_id(dataset_id)
     if name == "file":
-        examples = load_user_file(file_access.readable_file(split), label_names=tuple(label_names) if label_names is not None else None)
+        examples = load_user_file(file_access.readable_file(split),
+                                  label_names=tuple(label_names) if label_names is not None else None)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples
