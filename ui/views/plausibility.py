@@ -178,7 +178,8 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
     name = c1.selectbox("Dataset with human rationales", names, key="plaus-ds",
                         format_func=lambda n: n if n == file_choice else f"{n}: {DATASETS[n].title}")
     if name == file_choice:
-        dataset_id = file_field("plaus-file", c2)  # checked before the run can start
+        # checked before the run can start; shared mode's choice and uploader take the page's width
+        dataset_id = file_field("plaus-file", st if settings.shared_mode() else c2)
     else:
         split = c2.selectbox("Split", DATASETS[name].splits, DATASETS[name].splits.index(DATASETS[name].default_split),
                              key=f"plaus-split-{name}")

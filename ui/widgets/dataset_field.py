@@ -22,12 +22,13 @@ UPLOAD_HELP = ("A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (
                "indices), 'pair', 'rationale'")
 
 
-def checked(dataset_id: str, container=st) -> str | None:
-    """``dataset_id`` when it may be loaded; None, with the reason shown, otherwise."""
+def checked(dataset_id: str) -> str | None:
+    """``dataset_id`` when it may be loaded; None, with the reason shown (full width, under the field's row),
+    otherwise."""
     try:
         check_dataset_id(dataset_id)
     except DataError as error:
-        container.error(str(error))
+        st.error(str(error))
         return None
     return dataset_id
 
@@ -44,7 +45,7 @@ def built_in_ids() -> list[str]:
 
 
 def _upload(key: str, container) -> str | None:
-    upload = container.file_uploader(UPLOAD_HELP, type=FILE_TYPES, key=f"{key}-upload")
+    upload = container.file_uploader("Your file", type=FILE_TYPES, key=f"{key}-upload", help=UPLOAD_HELP)
     return accept_upload(upload) if upload is not None else None
 
 
@@ -56,7 +57,7 @@ def file_field(key: str, container=st) -> str | None:
         choice = container.selectbox("File", options, key=f"{key}-shared", format_func=_label)
         return _upload(key, container) if choice == UPLOAD else choice
     path = container.text_input("Path", key=key, placeholder="/data/mine.jsonl").strip()
-    return checked(f"file:{path}", container) if path else None
+    return checked(f"file:{path}") if path else None
 
 
 def dataset_field(label: str, default: str, key: str, help: str | None = None, optional: bool = False,
@@ -76,5 +77,5 @@ def dataset_field(label: str, default: str, key: str, help: str | None = None, o
     text = container.text_input(label, default, key=key, help=help).strip()
     if not text:
         return None, optional
-    dataset_id = checked(text, container)
+    dataset_id = checked(text)
     return dataset_id, dataset_id is not None
