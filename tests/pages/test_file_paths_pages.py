@@ -117,3 +117,18 @@ def test_compare_models_refuses_a_dataset_it_cannot_read_and_starts_nothing(keyw
     with pytest.raises(DataError):
         mcd.start_comparison([keyword_model], "file:/etc/passwd", ["saliency"])
     assert ResultStore().list_runs(mcd.KIND) == []
+
+
+def test_shared_mode_offers_no_model_folder_and_refuses_a_study_naming_one(keyword_model, monkeypatch):
+    from ui.views.roar import check_imported
+    from ui.widgets.sidebar import OTHER_MODEL
+
+    monkeypatch.setenv("EXWB_SHARED", "1")
+    at = _page(REPORT_CARD)
+    model = next(box for box in at.selectbox if box.label == "Model")
+    assert OTHER_MODEL not in model.options and keyword_model in model.options  # the admin's EXWB_MODEL only
+    check_imported({"model": "default", "train_data": "sst2:train", "test_data": "sst2:dev"})
+    with pytest.raises(DataError):
+        check_imported({"model": "default", "train_data": "file:/etc/passwd.csv"})
+    with pytest.raises(ValueError, match="built-in"):
+        check_imported({"model": keyword_model, "train_data": "sst2:train"})
