@@ -132,3 +132,22 @@ def test_shared_mode_offers_no_model_folder_and_refuses_a_study_naming_one(keywo
         check_imported({"model": "default", "train_data": "file:/etc/passwd.csv"})
     with pytest.raises(ValueError, match="built-in"):
         check_imported({"model": keyword_model, "train_data": "sst2:train"})
+
+
+def test_the_sidebars_your_file_offers_the_admins_files_in_shared_mode(keyword_model, tmp_path, monkeypatch):
+    from corpora import load_dataset
+
+    shared = tmp_path / "class"
+    (shared / "week2").mkdir(parents=True)
+    data = write_rationale_csv(shared / "week2" / "reviews.csv", 4, seed=3)
+    monkeypatch.setenv("EXWB_SHARED", "1")
+    monkeypatch.setenv("EXWB_DATA_FOLDERS", str(shared))
+    at = _page(REPORT_CARD)
+    at.radio(key="input_source").set_value("Dataset").run()
+    at.selectbox(key="dataset_name").set_value("your file").run()
+    pick = at.selectbox(key="dataset_file_pick")
+    assert pick.options == ["upload a file", "shared file: class/week2/reviews.csv"]
+    pick.set_value(data).run()
+    assert not at.exception and not at.error, (at.exception, _errors(at))
+    first = load_dataset(data)[0]
+    assert any(first.id in c.value for c in at.sidebar.caption)  # the shared file's first row is the input

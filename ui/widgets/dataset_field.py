@@ -13,8 +13,10 @@ import settings
 from corpora import DATASETS, DataError, check_dataset_id
 from corpora.file_access import shared_files, shown_name
 
+from ui.widgets.state import kept
 from ui.widgets.uploads import accept_upload
 
+SESSION_FILE = "keep:dataset_file"  # the session's user file, shared by the sidebar and Error analysis
 UPLOAD = "upload a file"
 NONE = "(none)"
 FILE_TYPES = ["csv", "tsv", "jsonl"]
@@ -47,6 +49,23 @@ def built_in_ids() -> list[str]:
 def _upload(key: str, container) -> str | None:
     upload = container.file_uploader("Your file", type=FILE_TYPES, key=f"{key}-upload", help=UPLOAD_HELP)
     return accept_upload(upload) if upload is not None else None
+
+
+def session_file(pick_key: str, upload_key: str, upload_label: str = UPLOAD_HELP) -> str | None:
+    """The session's user file (the sidebar's and Error analysis's "your file"): in shared mode with folders the
+    admin opened, a file of theirs picked by name; otherwise (or "upload a file") the last upload."""
+    files = [f"file:{p}" for p in shared_files()] if settings.shared_mode() else []
+    if files:
+        choice = kept(st.selectbox, "File", pick_key, UPLOAD, [UPLOAD] + files, format_func=_label)
+        if choice != UPLOAD:
+            st.session_state[SESSION_FILE] = choice
+            return choice
+        if st.session_state.get(SESSION_FILE) in files:  # back to uploads: the picked file is no longer the input
+            st.session_state.pop(SESSION_FILE)
+    upload = st.file_uploader(upload_label, type=FILE_TYPES, key=upload_key)
+    if upload is not None and (dataset_id := accept_upload(upload)) is not None:
+        st.session_state[SESSION_FILE] = dataset_id
+    return st.session_state.get(SESSION_FILE)
 
 
 def file_field(key: str, container=st) -> str | None:

@@ -20,12 +20,11 @@ from ui.widgets.heatmap import palette_picker
 
 from ui.widgets import state
 from ui.widgets.state import kept
-from ui.widgets.uploads import accept_upload
+from ui.widgets.dataset_field import session_file
 
 OTHER_MODEL = "other: a folder or hub id"
 SOURCES = ("Example", "Your text", "Sentence pair", "Dataset")
 YOUR_FILE = "your file"
-FILE_TYPES = ["csv", "tsv", "jsonl"]
 
 
 def _model_picker() -> str | None:
@@ -54,12 +53,11 @@ def _model_picker() -> str | None:
 
 
 def _user_file() -> str | None:
-    """A dataset id for an uploaded file; the last upload is kept across pages (the uploader itself is not)."""
-    upload = st.file_uploader("A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (the model's label "
-                              "names or class indices), 'pair', 'rationale'", type=FILE_TYPES, key="dataset_upload")
-    if upload is not None and (dataset_id := accept_upload(upload)) is not None:
-        st.session_state["keep:dataset_file"] = dataset_id
-    return st.session_state.get("keep:dataset_file")
+    """A dataset id for an uploaded file (or, in shared mode, a file the admin shared); kept across pages (the
+    uploader itself is not)."""
+    return session_file("dataset_file_pick", "dataset_upload",
+                        "A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (the model's label names or "
+                        "class indices), 'pair', 'rationale'")
 
 
 def _dataset_picker(labels: list[str] | None):
