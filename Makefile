@@ -2,6 +2,7 @@
 #   make run    create .venv, install requirements.txt, prepare the default model if needed, start the app
 #   make test   also install the test tools and Debian's chromium, prepare the quick model, run every test
 #   make dev    like `make run`, but the app reloads when a source file changes (for working on the code)
+#   make serve  like `make run`, for a class or a lab sharing one server (EXWB_SHARED=1, see README.md)
 # Everything works offline as long as the package registries are reachable.
 
 PYTHON ?= python3
@@ -18,7 +19,7 @@ endif
 
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: run dev test bench bench-ferret prepare prepare-mlm chromium clean-venv
+.PHONY: run dev serve test bench bench-ferret prepare prepare-mlm chromium clean-venv
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,14 @@ STREAMLIT = EXWB_MODEL=$(MODEL) $(PY) -m streamlit run app.py --server.port $(PO
 # inotify handles for nothing.
 run: prepare
 	$(STREAMLIT) --server.fileWatcherType none
+
+# A server a class or a lab shares (issue 30): shared mode (no server path from a browser: built-in datasets,
+# uploads, EXWB_DATA_FOLDERS), Streamlit's upload cap set to the app's EXWB_UPLOAD_MB, no file watcher, errors
+# shown to browsers without details (they go to the server's log), the toolbar without developer options.
+serve: prepare
+	EXWB_SHARED=1 $(STREAMLIT) --server.fileWatcherType none --client.showErrorDetails none \
+		--client.toolbarMode viewer \
+		--server.maxUploadSize $$(EXWB_SHARED=1 $(PY) -c "import math, settings; print(math.ceil(settings.upload_mb()))")
 
 # Watch only the project's own folders for changes (Streamlit's `folderWatchBlacklist` keeps .venv and caches out).
 dev: prepare

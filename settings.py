@@ -14,6 +14,12 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
 |                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
+| EXWB_SHARED          | 1 = shared-server mode (a class or a lab on one server): no server path from the browser; | 0 (a single user's machine)   |
+|                      | datasets come from the built-in list, an upload, or EXWB_DATA_FOLDERS (corpora/file_access.py) |                   |
+| EXWB_DATA_FOLDERS    | folders (os.pathsep-separated) whose .csv/.tsv/.jsonl/.json files, recursively, browser users may pick | none   |
+| EXWB_UPLOAD_MB       | largest user dataset file, uploaded or read by path, in MB      | 25 in shared mode, 500 otherwise         |
+| EXWB_UPLOAD_ROWS     | most rows read from a user dataset file                         | 50,000 in shared mode, 1,000,000 otherwise |
+| EXWB_UPLOAD_SESSION_MB | total MB one browser session may upload                       | 100 in shared mode, no limit otherwise   |
 """
 from __future__ import annotations
 
@@ -54,12 +60,56 @@ def fast_mode() -> bool:
     return _flag("EXWB_FAST")
 
 
+def shared_mode() -> bool:
+    """Shared-server mode (EXWB_SHARED): many browsers on one server, none of them may name a server path."""
+    return _flag("EXWB_SHARED")
+
+
+def data_folders() -> list[Path]:
+    """The folders an admin opens to browser users (EXWB_DATA_FOLDERS, separated by os.pathsep)."""
+    text = os.environ.get("EXWB_DATA_FOLDERS", "")
+    return [Path(part).expanduser() for part in text.split(os.pathsep) if part.strip()]
+
+
+def _positive_number(name: str, default: float | None) -> float | None:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number; got {text!r}.")
+    return value
+
+
+def upload_mb() -> float:
+    """The largest user dataset file (an upload or a file read by path), in MB."""
+    return _positive_number("EXWB_UPLOAD_MB", 25.0 if shared_mode() else 500.0)
+
+
+def upload_rows() -> int:
+    """The most rows read from one user dataset file."""
+    return int(_positive_number("EXWB_UPLOAD_ROWS", 50_000 if shared_mode() else 1_000_000))
+
+
+def upload_session_mb() -> float | None:
+    """The MB one browser session may upload in all (None: no limit)."""
+    return _positive_number("EXWB_UPLOAD_SESSION_MB", 100.0 if shared_mode() else None)
+
+
 def cache_dir() -> Path:
     explicit = os.environ.get("EXWB_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "explanation-workbench"
+
+
+def uploads_dir() -> Path:
+    """Where uploaded files are kept (ui/widgets/uploads.py); dataset runs read them by path."""
+    return cache_dir() / "uploads"
 
 
 def data_dir_candidates() -> list[Path]:

@@ -25,7 +25,8 @@ def load_eraser_movies(split: str = "validation") -> list[Example]:
             row = json.loads(line)
             sentence, label, evidence = row["sentence"], int(row["label"]), row["evidence"]["text"]
         except (ValueError, KeyError, TypeError) as error:
-            raise DataError(f"{path}, line {number}: not an ERASER row ({error}).") from error
+            raise DataError(f"{path}, line {number}: not an ERASER row (a JSON object with sentence, an integer "
+                            f"label and evidence.text).") from error
         if not isinstance(evidence, str):
             raise DataError(f"{path}, line {number}: the evidence text is not a string.")
         entry = grouped.setdefault(sentence, {"label": label, "evidence": [], "docid": row["evidence"].get("docid")})

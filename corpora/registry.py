@@ -5,8 +5,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+from corpora import file_access
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
-from corpora.known_feature import NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split
+from corpora.known_feature import (NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split,
+                                   parse_known_feature_id)
 from corpora.mr import MR_SPLITS, load_mr
 from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
@@ -55,6 +57,20 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
     return name, split or DATASETS[name].default_split
 
 
+def check_dataset_id(dataset_id: str) -> None:
+    """Refuse, before any job starts, a dataset id that cannot be loaded: an unknown name or split, or a
+    ``file:`` path ``file_access`` does not allow (DataError with the message). Reads no dataset."""
+    if not dataset_id or not dataset_id.strip():
+        raise DataError("No dataset given: choose a dataset (name:split, e.g. sst2:dev) or a file.")
+    name, split = parse_dataset_id(dataset_id.strip())
+    if name == "file":
+        file_access.readable_file(split)
+    elif name == KNOWN_FEATURE:
+        parse_known_feature_id(f"{name}:{split}")
+    elif split not in DATASETS[name].splits:
+        raise DataError(f"Unknown split '{split}' of {name}; choose one of {', '.join(DATASETS[name].splits)}.")
+
+
 @lru_cache(maxsize=32)
 def _load_cached(name: str, split: str) -> tuple[Example, ...]:
     return tuple(DATASETS[name].loader(split))
@@ -69,7 +85,8 @@ def load_dataset(dataset_id: str, limit: int | None = None,
     """
     name, split = parse_dataset_id(dataset_id)
     if name == "file":
-        examples = load_user_file(split, label_names=tuple(label_names) if label_names is not None else None)
+        examples = load_user_file(file_access.readable_file(split),
+                                  label_names=tuple(label_names) if label_names is not None else None)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

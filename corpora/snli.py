@@ -73,7 +73,8 @@ def load_esnli_highlights(split: str = "train") -> list[Example]:
             h_marked = set(parse_highlight_indices(row["Sentence2_Highlighted_1"], len(h_words)))
             label = NLI_LABELS.index(row["gold_label"].strip())
         except (KeyError, ValueError) as error:
-            raise DataError(f"{path}, row {number}: malformed e-SNLI highlight row ({error}).") from error
+            raise DataError(f"{path}, row {number}: malformed e-SNLI highlight row (it needs Sentence1, Sentence2, "
+                            f"their highlighted word indices and a gold_label of {', '.join(NLI_LABELS)}).") from error
         mask = tuple(int(i in p_marked) for i in range(len(p_words))) + \
             tuple(int(i in h_marked) for i in range(len(h_words)))
         examples.append(Example(id=f"esnli-highlights:{row['pairID']}", text=premise, pair=hypothesis, label=label,

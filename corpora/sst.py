@@ -26,7 +26,7 @@ def load_sst2(split: str = "dev") -> list[Example]:
             continue
         label, _, text = line.partition(" ")
         if label not in {"0", "1"} or not text.strip():
-            raise DataError(f"{path}, line {number}: expected '<0|1> <sentence>', got {line[:60]!r}.")
+            raise DataError(f"{path}, line {number}: expected '<0|1> <sentence>'.")
         examples.append(Example(id=f"sst2:{split}:{len(examples)}", text=text.strip(), label=int(label),
                                 label_names=SENTIMENT_LABELS, dataset="sst2"))
     return examples

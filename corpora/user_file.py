@@ -9,6 +9,9 @@ the file's own names, sorted, are the classes.
 ``text`` then ``pair``) or the text with the human words between asterisks (``a *great* film``).
 Every malformed row is reported with its row and line number; nothing is silently dropped. A CSV quote
 that is never closed (which would merge the rows after it into one example) is refused with its line.
+No message quotes the file's content (a header, a cell, a label): a path the server can read must not become
+a way to read it (issue 30); row and line numbers say where to look. A file of more than ``max_rows`` rows
+(``settings.upload_rows()``, EXWB_UPLOAD_ROWS) is refused while it is read.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import json
 import re
 from pathlib import Path
 
+import settings
 from corpora.records import DataError, Example, split_words
 
 MAX_REPORTED_ERRORS = 10
@@ -40,19 +44,28 @@ def _parse_rationale(value, n_words: int, text: str, pair: str | None) -> tuple[
         value = json.loads(value) if value.startswith("[") else [v for v in value.split(",") if v.strip()]
     if not isinstance(value, list):
         raise ValueError("rationale must be a list of word indices or marked text")
-    indices = {int(v) for v in value}
-    bad = [i for i in indices if not 0 <= i < n_words]
-    if bad:
-        raise ValueError(f"rationale word index {bad[0]} outside the {n_words} words")
+    try:
+        indices = {int(v) for v in value}
+    except (ValueError, TypeError):  # int()'s own message would quote the cell
+        raise ValueError("rationale must be word indices (whole numbers) or marked text") from None
+    if any(not 0 <= i < n_words for i in indices):
+        raise ValueError(f"a rationale word index is outside the {n_words} words (counted from 0)")
     return tuple(int(i in indices) for i in range(n_words))
 
 
 # ----- reading rows (with the line each row starts on) ----------------------------------------------------
-def _jsonl_rows(name: str, content: str) -> list[tuple[int, dict]]:
+def _too_many_rows(name: str, max_rows: int) -> DataError:
+    return DataError(f"{name}: more than {max_rows:,} rows; this server reads at most {max_rows:,} rows of a file "
+                     f"(EXWB_UPLOAD_ROWS). Keep the first {max_rows:,} rows, or split the file.")
+
+
+def _jsonl_rows(name: str, content: str, max_rows: int) -> list[tuple[int, dict]]:
     rows = []
     for number, line in enumerate(content.splitlines(), start=1):
         if not line.strip():
             continue
+        if len(rows) >= max_rows:
+            raise _too_many_rows(name, max_rows)
         try:
             row = json.loads(line)
         except ValueError as error:
@@ -70,7 +83,7 @@ def _looks_like_rows(field: str, delimiter: str, n_columns: int) -> bool:
     return any(len(next(csv.reader([line], delimiter=delimiter), [])) >= max(2, n_columns) for line in later)
 
 
-def _csv_rows(name: str, content: str, delimiter: str) -> tuple[list[str], list[tuple[int, dict]]]:
+def _csv_rows(name: str, content: str, delimiter: str, max_rows: int) -> tuple[list[str], list[tuple[int, dict]]]:
     """The header and the rows as dicts keyed by it. A quote never closed, a quoted field that swallowed whole
     rows, or a row of more fields than the header is an error naming the line where that row starts."""
     reader = csv.reader(io.StringIO(content, newline=""), delimiter=delimiter, strict=True)
@@ -94,6 +107,8 @@ def _csv_rows(name: str, content: str, delimiter: str) -> tuple[list[str], list[
         if header is None:
             header = [h.strip() for h in fields]
             continue
+        if len(rows) >= max_rows:
+            raise _too_many_rows(name, max_rows)
         end = reader.line_num
         if end > start and (len(fields) < len(header) or any(_looks_like_rows(f, delimiter, len(header))
                                                                for f in fields if "\n" in f or "\r" in f)):
@@ -111,14 +126,14 @@ def _unclosed(where: str) -> str:
             f"Close the quote (a quote inside quoted text is written twice: \"\") and load again.")
 
 
-def _rows(path: Path, content: str) -> tuple[list[str], list[tuple[int, dict]]]:
+def _rows(path: Path, content: str, max_rows: int) -> tuple[list[str], list[tuple[int, dict]]]:
     """(column names, [(line, row)]) of a CSV/TSV or JSONL file."""
     suffix = path.suffix.lower()
     if suffix in {".jsonl", ".json"}:
-        rows = _jsonl_rows(path.name, content)
+        rows = _jsonl_rows(path.name, content, max_rows)
         return (list(rows[0][1]) if rows else []), rows
     if suffix in {".csv", ".tsv"}:
-        return _csv_rows(path.name, content, "\t" if suffix == ".tsv" else ",")
+        return _csv_rows(path.name, content, "\t" if suffix == ".tsv" else ",", max_rows)
     raise DataError(f"{path.name}: unsupported file type; use .csv, .tsv or .jsonl.")
 
 
@@ -148,26 +163,28 @@ def label_index(value, names: tuple[str, ...], from_model: bool) -> int | None:
     if _is_index(value):
         index = int(value)
         if not 0 <= index < len(names):
-            raise ValueError(f"label {index} outside 0..{len(names) - 1} ({choices.split('; ')[0]})")
+            raise ValueError(f"a label index outside 0..{len(names) - 1} ({choices.split('; ')[0]})")
         return index
     text = str(value).strip()
     if from_model:
         folded = [n.casefold() for n in names]
         if text.casefold() in folded:
             return folded.index(text.casefold())
-        raise ValueError(f"label {text!r} matches none of the model's labels ({choices})")
+        raise ValueError(f"the label matches none of the model's labels ({choices})")
     if text in names:
         return names.index(text)
-    raise ValueError(f"unknown label {text!r}")
+    raise ValueError("unknown label")
 
 
 # ----- the file ---------------------------------------------------------------------------------------------
 def load_user_file(path: str | Path, content: str | None = None,
-                   label_names: tuple[str, ...] | list[str] | None = None) -> list[Example]:
+                   label_names: tuple[str, ...] | list[str] | None = None,
+                   max_rows: int | None = None) -> list[Example]:
     """Read and validate a user file (``content`` lets an upload be read without touching disk).
 
     ``label_names``: the labels of the model the file is used with (give them whenever a model is known:
-    gold labels are then that model's class indices); None reads the file on its own.
+    gold labels are then that model's class indices); None reads the file on its own. ``max_rows``: the most
+    rows read (None: ``settings.upload_rows()``). Who may read which path is ``file_access``'s to decide.
     """
     path = Path(path)
     if content is None:
@@ -175,11 +192,12 @@ def load_user_file(path: str | Path, content: str | None = None,
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
-    columns, rows = _rows(path, content)
+    columns, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows)
     if not rows:
         raise DataError(f"{path.name}: no rows found.")
     if "text" not in columns:
-        raise DataError(f"{path.name}: a 'text' column is required (found: {', '.join(map(str, columns))}).")
+        raise DataError(f"{path.name}: a 'text' column is required, and none of the {len(columns)} column(s) of "
+                        f"the first row is named 'text'. Name the column that holds the texts 'text' (lower case).")
     from_model = label_names is not None
     names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
+from corpora import check_dataset_id
 from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
@@ -185,7 +186,10 @@ def start_comparison(models: list[str], dataset: str, methods: list[str] | None 
         raise ModelError("Choose at least one model.")
     if not methods:
         raise ModelError("Choose at least one method.")
-    sanity.validate(models[0], methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail here
+    sanity.validate(models[0], methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail before any work
+    # an unknown or unreadable dataset stops here, before any job (issue 30); the optional ones when given
+    for data in [dataset] + [d for d in (config.known_feature_dataset, config.plausibility_dataset) if d]:
+        check_dataset_id(data)
     store = store or ResultStore()
     infos = [model_info(m) for m in models]
     run_id = store.create_run(KIND, {"dataset": dataset, "methods": methods, "comparison": config.to_dict()},

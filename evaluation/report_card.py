@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from corpora import load_dataset
+from corpora import check_dataset_id, load_dataset
 from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
@@ -397,7 +397,10 @@ def start_report_card(model: str, dataset: str, methods: list[str] | None = None
         raise ModelError(f"Unknown check(s) {', '.join(unknown)}. Choose from: {', '.join(RULES)}.")
     if not methods:
         raise ModelError("Choose at least one method.")
-    sanity.validate(model, methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail here
+    sanity.validate(model, methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail here, before any work
+    # an unknown or unreadable dataset stops here, before any job (issue 30); the optional ones when given
+    for data in [dataset] + [d for d in (config.known_feature_dataset, config.plausibility_dataset) if d]:
+        check_dataset_id(data)
     store = store or ResultStore()
     classifier = cached_classifier(model)
     run_config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,

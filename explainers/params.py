@@ -22,13 +22,15 @@ NUMBERS = (int, float)
 
 def param(default: Any, label: str, help: str = "", choices: tuple | None = None, min: float | None = None,
           max: float | None = None, step: float | None = None, type: type | None = None,
-          parse: Callable[[Any], Any] | None = None):
+          parse: Callable[[Any], Any] | None = None, server_path: bool = False):
     """A dataclass field that is a user-facing option. ``type`` is needed only when the default is None
     (None then means "not set": e.g. "the preset's own operator"). ``parse`` reads an option with a syntax of
-    its own (the target policy's "predicted" | "gold" | class index); it raises ValueError on a bad value."""
+    its own (the target policy's "predicted" | "gold" | class index); it raises ValueError on a bad value.
+    ``server_path``: the value may name a folder on the server (a checkpoint, a masked LM): a shared server's
+    pages show it but let no one type it (issue 30)."""
     return dataclasses.field(default=default, metadata={"label": label, "help": help, "choices": choices,
                                                          "min": min, "max": max, "step": step, "type": type,
-                                                         "parse": parse})
+                                                         "parse": parse, "server_path": server_path})
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class ParamSpec:
     max: float | None
     step: float | None
     parse: Callable[[Any], Any] | None = None
+    server_path: bool = False
 
     @property
     def optional(self) -> bool:
@@ -71,7 +74,8 @@ def schema(params_class) -> tuple[ParamSpec, ...]:
             continue
         specs.append(ParamSpec(name=f.name, default=f.default, type=_value_type(params_class, f), label=meta["label"],
                                help=meta.get("help", ""), choices=meta.get("choices"), min=meta.get("min"),
-                               max=meta.get("max"), step=meta.get("step"), parse=meta.get("parse")))
+                               max=meta.get("max"), step=meta.get("step"), parse=meta.get("parse"),
+                               server_path=meta.get("server_path", False)))
     return tuple(specs)
 
 

@@ -30,3 +30,12 @@ def test_make_dev_watches_the_project_but_not_the_venv():
     line = _streamlit_line("dev")
     assert "--server.fileWatcherType auto" in line and "--server.runOnSave true" in line
     assert "--server.folderWatchBlacklist .venv" in line
+
+
+def test_make_serve_runs_shared_mode_with_the_apps_upload_cap():
+    """Issue 30: the shared server takes no server path from a browser, caps uploads at EXWB_UPLOAD_MB (Streamlit's
+    own cap, before the app sees the file), shows no error details and watches no files."""
+    line = _streamlit_line("serve")
+    assert line.startswith("EXWB_SHARED=1 ")
+    assert "--server.fileWatcherType none" in line and "--client.showErrorDetails none" in line
+    assert "--server.maxUploadSize $(EXWB_SHARED=1 " in line and "settings.upload_mb()" in line

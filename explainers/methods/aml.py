@@ -63,7 +63,8 @@ class AML(Explainer):
                                        "conditions on that class.", choices=PREDICTION_TARGETS)
         mask_token: str = param("mask", "Mask token", "The embedding masked words move toward ([MASK] in the paper; "
                                 "[UNK] where a tokenizer has no [MASK]).", choices=MASK_TOKENS)
-        checkpoint: str = param("", "Checkpoint folder", "Empty: the one prepared for this model and metric.")
+        checkpoint: str = param("", "Checkpoint folder", "Empty: the one prepared for this model and metric.",
+                                server_path=True)
         source_fingerprint: str = param("", "Trained for (fingerprint)", "Use the attribution model trained for this "
                                         "model fingerprint (e.g. the original of a randomized copy); the explanation "
                                         "says so.")

@@ -121,7 +121,7 @@ class InputMarginalization(MaskedLMMethod):
 
     @dataclass(frozen=True)
     class Params:
-        masked_lm: str = param(BUILT_IN_MLM, "Masked LM", MASKED_LM_HELP)
+        masked_lm: str = param(BUILT_IN_MLM, "Masked LM", MASKED_LM_HELP, server_path=True)
         candidates: str = param("top-k", "Candidates", "top-k: the k most likely words, weights renormalized "
                                 "(paper 000); threshold: every word with probability >= threshold (Kim et al. "
                                 "2020).", choices=CANDIDATE_SETS)

@@ -32,7 +32,7 @@ class LeaveOneOutFill(MaskedLMMethod):
 
     @dataclass(frozen=True)
     class Params:
-        masked_lm: str = param(BUILT_IN_MLM, "Masked LM", MASKED_LM_HELP)
+        masked_lm: str = param(BUILT_IN_MLM, "Masked LM", MASKED_LM_HELP, server_path=True)
         exclude_original: bool = param(False, "Exclude the original word", "Fill with the best word other than "
                                        "the original (otherwise a predictable word is replaced by itself).")
         score: str = param("log2-odds", "Score", "Difference of log2-odds (paper 000) or of probabilities.",

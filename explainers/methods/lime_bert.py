@@ -72,7 +72,7 @@ class LimeBert(MaskedLMMethod, LimeExplainer):
         operator: str = param("mlm", "Removal operator", "LIME-BERT always fills removed words with the masked LM.",
                               choices=("mlm",))
         score: str = _like("score", "probability")
-        masked_lm: str = param(BUILT_IN_MLM, "Masked LM", MASKED_LM_HELP)
+        masked_lm: str = param(BUILT_IN_MLM, "Masked LM", MASKED_LM_HELP, server_path=True)
         fill_mode: str = param("joint", "Fill mode", "joint: every removed word of a sample predicted at once; "
                                "sequential: left to right, conditioned on the earlier fills (paper 000's code).",
                                choices=FILL_MODES)

@@ -104,8 +104,8 @@ def test_dataset_run_with_progress_table_sweep_and_export(app):
     # bad input: a file that does not exist
     app.selectbox(key="plaus-ds").set_value("file: a CSV/JSONL path").run()
     app.text_input(key="plaus-file").input("/nonexistent/rationales.jsonl").run()
-    app.button(key="plaus-start").click().run()
-    assert not app.exception and any("Cannot read /nonexistent/rationales.jsonl" in e.value for e in app.error)
+    assert not app.exception and any("No file at /nonexistent/rationales.jsonl" in e.value for e in app.error)
+    assert app.button(key="plaus-start").disabled  # checked before any job starts (issue 30)
 
 
 def test_a_started_run_is_the_run_shown(app):

@@ -15,6 +15,7 @@ import streamlit as st
 from models import Encoding, TextClassifier, UserFacingError
 from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, MaskedLMFiller, WordCandidates,
                         find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm)
+from settings import shared_mode
 
 from evaluation.errors import Flip, minimal_flip, mlm_candidates
 from evaluation.errors.counterfactual import BUDGET, REMOVE, REPLACE
@@ -64,7 +65,8 @@ def _prepare_in_page() -> None:
 def masked_lm_picker(key: str = "cf") -> tuple[MaskedLMFiller | None, str | None]:
     """Choose the masked LM; show what it is (the offline one is a small stand-in for BERT) and its accuracy."""
     left, right = st.columns([2, 3])
-    choice = left.selectbox("Masked LM", [BUILT_IN_MLM, "bert-base-uncased", OTHER], key=f"{key}-mlm",
+    others = [] if shared_mode() else [OTHER]  # no server folder from the browser in shared mode (issue 30)
+    choice = left.selectbox("Masked LM", [BUILT_IN_MLM, "bert-base-uncased", *others], key=f"{key}-mlm",
                             format_func=lambda o: {BUILT_IN_MLM: "mlm: offline stand-in for BERT (built here)",
                                                    "bert-base-uncased": "bert-base-uncased (paper 000; needs the hub "
                                                                         "or a local copy)"}.get(o, o))

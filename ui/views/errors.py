@@ -22,7 +22,7 @@ from ui.figures.errors import confusion_figure
 from ui.widgets import loaders, sidebar
 from ui.widgets.state import kept
 from ui.widgets.tables import show_table
-from ui.widgets.uploads import save_upload
+from ui.widgets.dataset_field import session_file
 
 YOUR_FILE = sidebar.YOUR_FILE
 EVERY_CELL = "every cell"
@@ -42,11 +42,8 @@ def dataset_picker() -> str | None:
             info = DATASETS[name]
             split = kept(st.selectbox, "Split", f"errors_split_{name}", info.default_split, info.splits)
             return f"{name}:{split}"
-        upload = st.file_uploader("A .csv / .tsv / .jsonl file: a 'text' column, optional 'label', 'pair', "
-                                  "'rationale'", type=sidebar.FILE_TYPES, key="errors_upload")
-    if upload is not None:
-        st.session_state["keep:dataset_file"] = f"file:{save_upload(upload)}"
-    dataset_id = st.session_state.get("keep:dataset_file")
+        dataset_id = session_file("errors_file_pick", "errors_upload", "A .csv / .tsv / .jsonl file: a 'text' "
+                                  "column, optional 'label', 'pair', 'rationale'")
     if dataset_id is None:
         st.info("Upload a file to analyse its predictions.")
     return dataset_id
@@ -243,7 +240,7 @@ def slice_panel(classifier: TextClassifier, examples: list[Example], table: Pred
                        file_name="slice_top_words.csv", mime="text/csv", key="errors-slice-csv")
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=8, ttl=loaders.DATASET_TTL)  # released as the datasets are
 def _shortcuts(run_id: str, texts: tuple[str, ...], errors: tuple[bool, ...], min_count: int) -> pd.DataFrame:
     return shortcut_words(list(texts), list(errors), min_count=min_count)
 

@@ -37,7 +37,7 @@ from ui.widgets.controls import schema_controls
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
-from ui.widgets.uploads import save_upload
+from ui.widgets.uploads import accept_upload
 from ui.views import faithfulness_measures, heatmaps
 from ui.widgets import method_run
 from ui.views.heatmaps import MethodChoice
@@ -268,13 +268,15 @@ def bias_section(classifier, encoding, explanations: dict[str, Explanation], con
 
 # ----- dataset runs ---------------------------------------------------------------------------------------
 def _save_upload(upload) -> str | None:
-    path = save_upload(upload)  # under the user's file name, so messages name it
+    dataset_id = accept_upload(upload)  # under the user's file name, so messages name it; within the limits
+    if dataset_id is None:
+        return None
     try:
-        load_user_file(path)
+        load_user_file(dataset_id.removeprefix("file:"))
     except DataError as error:
         st.error(str(error))
         return None
-    return f"file:{path}"
+    return dataset_id
 
 
 def dataset_picker(key: str = "faith-ds") -> str | None:

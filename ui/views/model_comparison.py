@@ -14,6 +14,7 @@ from evaluation.model_comparison import ModelComparison, compare_models
 from explainers import label_for
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
+from settings import shared_mode
 
 from ui.widgets import loaders
 from ui.widgets.heatmap import CSS, explanation_row_html
@@ -36,7 +37,8 @@ def model_picker(current: str, key: str = "cmp") -> list[str]:
     missing = [name for name in BUILT_IN if name != current and not loaders.is_prepared(name)]
     chosen = st.multiselect("Compare with", prepared, default=prepared[:1], key=f"{key}-models",
                             format_func=lambda n: f"{n}: {RECIPES[n].description}")
-    extra = st.text_input("More models (folders or hub ids, comma-separated)", key=f"{key}-extra").strip()
+    extra = "" if shared_mode() else st.text_input("More models (folders or hub ids, comma-separated)",
+                                                   key=f"{key}-extra").strip()  # no server folder in shared mode
     chosen += [spec.strip() for spec in extra.split(",") if spec.strip()]
     if missing:
         st.caption("Not built on this machine yet: " + ", ".join(missing) + " (`python cli.py prepare --model "

@@ -14,10 +14,12 @@ from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, is_known_spec
 from models import BUILT_IN
 from models.prepare import ZOO
+from settings import shared_mode
 
 from ui.figures import model_comparison as figures
 from ui.views.report_card import protocol_control
 from ui.widgets import loaders
+from ui.widgets.dataset_field import dataset_field
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_progress import run_progress
 
@@ -33,20 +35,23 @@ def banner() -> None:
                 "methods do not. Each (model, check) is a stored cell: adding a model computes only its cells.")
 
 
-def settings(current: str | None) -> tuple[list[str], str, list[str], mcd.ComparisonConfig, dict]:
+def settings(current: str | None) -> tuple[list[str], str | None, list[str], mcd.ComparisonConfig, dict]:
+    """The comparison's settings; the dataset is None (and nothing can start) while a dataset field is refused.
+    In shared mode no field takes a server folder (issue 30)."""
     prepared = [name for name in BUILT_IN if loaders.is_prepared(name)]
     options = list(dict.fromkeys(prepared + ([current] if current else [])))
     default = [name for name in ZOO if name in prepared] or options[:1]
     models = st.multiselect("Models", options, default=default, key="cmpd-models")
-    extra = st.text_input("More models (folders or hub ids, comma-separated)", key="cmpd-extra").strip()
+    extra = "" if shared_mode() else st.text_input("More models (folders or hub ids, comma-separated)",
+                                                   key="cmpd-extra").strip()
     models += [spec.strip() for spec in extra.split(",") if spec.strip()]
     missing = [name for name in ZOO if name not in prepared]
     if missing:
         st.caption("Zoo models not built on this machine yet: " + ", ".join(missing)
                    + " (`python cli.py prepare --model NAME`).")
     c1, c2 = st.columns([2, 3])
-    dataset = c1.text_input("Dataset", "sst2:dev", key="cmpd-dataset",
-                            help="the faithfulness and sanity checks' data (name:split or file:PATH)").strip()
+    dataset, usable = dataset_field("Dataset", "sst2:dev", "cmpd-dataset", container=c1,
+                                    help="the faithfulness and sanity checks' data (name:split or file:PATH)")
     choices = default_methods() + [m for m in REGISTRY if m not in default_methods()]
     methods = c2.multiselect("Methods", choices, default=default_methods(), key="cmpd-methods")
     protocol = protocol_control("cmpd-protocol")
@@ -55,10 +60,11 @@ def settings(current: str | None) -> tuple[list[str], str, list[str], mcd.Compar
                             format_func=lambda c: check_name(c, protocol, dataset))
     limit = int(c2.number_input("Examples per check", 1, 100_000, 16, key="cmpd-limit"))
     with st.expander("Known-feature data and twins of models that are not built in"):
-        kf_data = st.text_input("Known-feature dataset (empty: known-feature:dev:0)", key="cmpd-kf-data").strip()
-        twins_text = st.text_input("Twins, MODEL=FOLDER (comma-separated)", key="cmpd-twins")
-        plaus = st.text_input("Dataset with human rationales (empty: the dataset above, when it has them)",
-                              key="cmpd-plaus-data").strip()
+        kf_data, kf_usable = dataset_field("Known-feature dataset (empty: known-feature:dev:0)", "", "cmpd-kf-data",
+                                           optional=True)
+        twins_text = "" if shared_mode() else st.text_input("Twins, MODEL=FOLDER (comma-separated)", key="cmpd-twins")
+        plaus, plaus_usable = dataset_field("Dataset with human rationales (empty: the dataset above, when it has "
+                                            "them)", "", "cmpd-plaus-data", optional=True)
     twins = {}
     for item in (i.strip() for i in twins_text.split(",") if i.strip()):
         model, sep, folder = item.partition("=")
@@ -69,10 +75,11 @@ def settings(current: str | None) -> tuple[list[str], str, list[str], mcd.Compar
     config = mcd.ComparisonConfig(checks=tuple(checks), limit=limit, known_feature_limit=limit, sanity_limit=limit,
                                   plausibility_limit=limit, known_feature_dataset=kf_data or None,
                                   plausibility_dataset=plaus or None, protocol=protocol)
-    return models, dataset, [m for m in methods if is_known_spec(m)], config, twins
+    usable = usable and kf_usable and plaus_usable
+    return models, dataset if usable else None, [m for m in methods if is_known_spec(m)], config, twins
 
 
-def run(models: list[str], dataset: str, methods: list[str], config: mcd.ComparisonConfig,
+def run(models: list[str], dataset: str | None, methods: list[str], config: mcd.ComparisonConfig,
         twins: dict) -> mcd.Comparison | None:
     """Start / resume / stop the background run; the comparison of the models last started (None before)."""
     def start():
@@ -80,7 +87,8 @@ def run(models: list[str], dataset: str, methods: list[str], config: mcd.Compari
         st.session_state[CELLS_KEY] = cells
         return store, run_id, cells
 
-    run_id = start_stop("cmpd", RUN_KEY, start, disabled=not models or not methods or not config.checks,
+    run_id = start_stop("cmpd", RUN_KEY, start,
+                        disabled=not models or not methods or not config.checks or dataset is None,
                         work=mcd.comparison_cell)
     cells = st.session_state.get(CELLS_KEY)
     if run_id is None or cells is None:

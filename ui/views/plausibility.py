@@ -26,6 +26,8 @@ from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, label_for
 from explainers.export import tuned_for
 
+import settings
+from ui.widgets.dataset_field import file_field
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.method_run import pending_row
@@ -42,6 +44,7 @@ DEFAULT_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leav
 METRIC_LABELS = {m.id: f"{m.label} {m.arrow}" for m in METRIC_RECORDS + TOP_P_RECORDS}
 RUN_KEY = "plausibility_run"
 FILE_CHOICE = "file: a CSV/JSONL path"
+SHARED_FILE_CHOICE = "your file: an upload or a shared file"  # shared mode: no path is typed (issue 30)
 
 
 def banner() -> None:
@@ -169,13 +172,14 @@ def _method_specs(choices) -> list[str]:
 
 
 def dataset_section(selection, choices, options: dict, config, preset: str) -> None:
-    names = [n for n, info in DATASETS.items() if info.has_rationales] + [FILE_CHOICE]
+    file_choice = SHARED_FILE_CHOICE if settings.shared_mode() else FILE_CHOICE
+    names = [n for n, info in DATASETS.items() if info.has_rationales] + [file_choice]
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
     name = c1.selectbox("Dataset with human rationales", names, key="plaus-ds",
-                        format_func=lambda n: n if n == FILE_CHOICE else f"{n}: {DATASETS[n].title}")
-    if name == FILE_CHOICE:
-        path = c2.text_input("Path", key="plaus-file", placeholder="/data/mine.jsonl").strip()
-        dataset_id = f"file:{path}" if path else None
+                        format_func=lambda n: n if n == file_choice else f"{n}: {DATASETS[n].title}")
+    if name == file_choice:
+        # checked before the run can start; shared mode's choice and uploader take the page's width
+        dataset_id = file_field("plaus-file", st if settings.shared_mode() else c2)
     else:
         split = c2.selectbox("Split", DATASETS[name].splits, DATASETS[name].splits.index(DATASETS[name].default_split),
                              key=f"plaus-split-{name}")

@@ -14,6 +14,8 @@ from evaluation.report_card_html import COLOURS, card_html, interval_text, refer
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, is_known_spec
 
+import settings
+from ui.widgets.dataset_field import dataset_field
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 
@@ -27,11 +29,12 @@ def banner() -> None:
                 "behind the card is stored, so reopening a card recomputes nothing.")
 
 
-def settings_controls() -> tuple[str, list[str], rc.CardConfig]:
+def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
+    """The card's settings; the dataset is None (and the card cannot start) while a dataset field is refused."""
     defaults = rc.CardConfig()
     c1, c2 = st.columns([2, 3])
-    dataset = c1.text_input("Dataset", "sst2:dev", key="card-dataset",
-                            help="name:split (sst2:dev, eraser-movies:validation, ...) or file:PATH").strip()
+    dataset, usable = dataset_field("Dataset", "sst2:dev", "card-dataset", container=c1,
+                                    help="name:split (sst2:dev, eraser-movies:validation, ...) or file:PATH")
     options = rc.default_methods() + [m for m in REGISTRY if m not in rc.default_methods()]
     methods = c2.multiselect("Methods", options, default=rc.default_methods(), key="card-methods",
                              help="method or method:preset")
@@ -47,18 +50,21 @@ def settings_controls() -> tuple[str, list[str], rc.CardConfig]:
                                              key="card-attack-limit", help="paper 003 attacked 16"),
              "attack_steps": c4.number_input("Attack steps", 1, 5000, defaults.attack_steps, key="card-attack-steps")}
     with st.expander("Data of the known-feature and plausibility checks"):
-        kf_model = st.text_input("Known-feature model (empty: the project's, when trained)", key="card-kf-model")
-        kf_data = st.text_input("Known-feature dataset (empty: known-feature:dev:0)", key="card-kf-data")
-        plaus = st.text_input("Dataset with human rationales (empty: the dataset above, when it has them)",
-                              key="card-plaus-data")
+        kf_model = ("" if settings.shared_mode() else  # no server folder from the browser (issue 30)
+                    st.text_input("Known-feature model (empty: the project's, when trained)", key="card-kf-model"))
+        kf_data, kf_usable = dataset_field("Known-feature dataset (empty: known-feature:dev:0)", "", "card-kf-data",
+                                           optional=True)
+        plaus, plaus_usable = dataset_field("Dataset with human rationales (empty: the dataset above, when it has "
+                                            "them)", "", "card-plaus-data", optional=True)
     config = rc.CardConfig(checks=tuple(checks), **{k: int(v) for k, v in sizes.items()},
-                           known_feature_model=kf_model.strip() or None, known_feature_dataset=kf_data.strip() or None,
-                           plausibility_dataset=plaus.strip() or None, protocol=protocol)
+                           known_feature_model=kf_model.strip() or None, known_feature_dataset=kf_data,
+                           plausibility_dataset=plaus, protocol=protocol)
     if quick:
         q = rc.CardConfig.quick()
         config = rc.CardConfig.quick(**{**config.to_dict(), "checks": config.checks,
                                         **{k: getattr(q, k) for k in sizes}})
-    return dataset, [m for m in methods if is_known_spec(m)], config
+    usable = usable and kf_usable and plaus_usable
+    return dataset if usable else None, [m for m in methods if is_known_spec(m)], config
 
 
 def protocol_control(key: str) -> str:
@@ -69,11 +75,11 @@ def protocol_control(key: str) -> str:
                              "[MASK], mean |delta p|) on the known-feature task, layer randomization from N(0, 1).")
 
 
-def run_controls(model: str, dataset: str, methods: list[str], config: rc.CardConfig) -> str | None:
-    """Start / resume / stop the card's background run; returns the run to show."""
+def run_controls(model: str, dataset: str | None, methods: list[str], config: rc.CardConfig) -> str | None:
+    """Start / resume / stop the card's background run (not while ``dataset`` is None); the run to show."""
     store = ResultStore()
     run_id = start_stop("card", RUN_KEY, lambda: rc.start_report_card(model, dataset, methods, config, store),
-                        disabled=not methods or not config.checks, work=rc.check_cell,
+                        disabled=not methods or not config.checks or dataset is None, work=rc.check_cell,
                         label="Build (or resume) the report card")
     runs = store.list_runs(rc.KIND)
     return pick_run(store, runs, run_id, "card-show-run", model, "report cards", unit="checks")

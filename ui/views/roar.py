@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from corpora import DATASETS, DataError
+from corpora import DATASETS, DataError, check_dataset_id
 from evaluation.roar import scores as roar_scores
 from evaluation.runs.jobs import JOBS
 from evaluation.roar.masking import COUNT_RULES, RANKINGS, SEGMENTS
@@ -25,7 +25,8 @@ from evaluation.roar.training import INITS, TRAINABLE, Variant
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, ParamError, label_for
 from explainers.params import coerce
-from models import UserFacingError
+from models import BUILT_IN, UserFacingError
+from settings import shared_mode
 
 from evaluation.roar.synthetic import STRATEGIES, synthetic_study
 from ui.figures.common import band_trace, rgba
@@ -101,7 +102,8 @@ def settings_controls(model: str) -> dict | None:
         dataset = c1.selectbox("Dataset (train split -> dev split)", pairs, pairs.index("sst2") if "sst2" in pairs else 0,
                                key="roar-dataset", format_func=lambda n: DATASETS[n].title)
         executor = c2.radio("Executor", ("local", "ray"), key="roar-executor", horizontal=True)
-        address = c3.text_input("Ray address (empty: a local Ray instance)", "", key="roar-ray-address")
+        address = "" if shared_mode() else c3.text_input("Ray address (empty: a local Ray instance)", "",
+                                                         key="roar-ray-address")  # no server address from a browser
         st.form_submit_button("Apply settings and estimate the cost")
     ratios = RATIO_CHOICES[ratio_choice]
     if ratios is None:
@@ -212,6 +214,16 @@ def job_list(store: ResultStore, model: str | None = None) -> str | None:
 
 
 
+def check_imported(config: dict) -> None:
+    """An imported study names its data and model: they are checked as typed ones are (issue 30), so a study file
+    cannot make the server read a path it would refuse; in shared mode only a built-in model is accepted."""
+    for key in ("train_data", "test_data"):
+        if config.get(key):
+            check_dataset_id(str(config[key]))
+    if shared_mode() and config.get("model") not in BUILT_IN:
+        raise ValueError("its model is not one of the built-in models, the only ones this shared server loads")
+
+
 def import_panel(store: ResultStore) -> None:
     upload = st.file_uploader("Import an exported study (JSON)", type=["json"], key="roar-import")
     if upload is None or st.session_state.get("roar:imported") == upload.file_id:
@@ -220,8 +232,9 @@ def import_panel(store: ResultStore) -> None:
         data = json.loads(upload.getvalue().decode("utf-8", errors="replace"))
         if not isinstance(data, dict) or data.get("run", {}).get("kind") != KIND:
             raise ValueError("this file is not an exported ROAR study")
+        check_imported(data["run"].get("config") or {})
         run_id = store.import_run(data)
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, DataError) as error:
         st.error(f"Cannot import this file: {error}.")
         return
     st.session_state[RUN_KEY] = run_id

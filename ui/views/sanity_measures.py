@@ -26,6 +26,7 @@ from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, 
 
 from ui.figures.common import band_trace
 from ui.widgets.controls import schema_controls
+from ui.widgets.dataset_field import dataset_field
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import show_table
 
@@ -170,12 +171,15 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
                f"labels can only memorize. A method whose maps stay the same does not depend on what the model "
                f"learned from the labels.")
     c1, c2 = st.columns(2)
-    data = c1.text_input("Training data", classifier.manifest.get("train_data", "sst2:train"), key="sanity-dr-data")
+    data, usable = dataset_field("Training data", classifier.manifest.get("train_data", "sst2:train"),
+                                 "sanity-dr-data", container=c1)
     steps = int(c2.number_input("Steps", 1, 100_000, data_randomization.DEFAULT_STEPS, key="sanity-dr-steps",
                                 help=f"optimizer steps of {data_randomization.DEFAULT_BATCH} examples (the paper "
                                      f"trained to convergence: fewer steps change the model less)"))
     options = data_randomization.BuildOptions(steps=steps)
     store = ResultStore()
+    if not usable:  # refused with its message, or empty: nothing to build from (issue 30)
+        return
     try:
         folder = data_randomization.find_built(model, data, options)
     except (UserFacingError, DataError) as error:
@@ -236,9 +240,9 @@ def _data_randomization_run(model: str, folder: str, methods: list[str], store: 
     """The comparison over a dataset as a background run: mean and 95 % CI per method, with the random band."""
     st.markdown("##### Over a dataset")
     c1, c2 = st.columns([3, 1])
-    dataset = c1.text_input("Dataset", "sst2:dev", key="sanity-dr-dataset")
+    dataset, usable = dataset_field("Dataset", "sst2:dev", "sanity-dr-dataset", container=c1)
     limit = int(c2.number_input("Examples", 1, 100_000, 20, key="sanity-dr-limit"))
-    if st.button("Start (or resume) the dataset run", key="sanity-dr-start"):
+    if st.button("Start (or resume) the dataset run", key="sanity-dr-start", disabled=not usable):
         try:
             store, run_id, cells = data_randomization.start_study(model, folder, dataset, methods, limit, store=store)
         except (DataError, UserFacingError, ParamError) as error:

@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterable
 
 import streamlit as st
 
+import settings
+
 from explainers import explainer_class, schema
 from explainers.params import ParamSpec
 
@@ -61,6 +63,10 @@ def _values_of(base) -> dict:
 
 def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None):
     help_text = spec.help or None
+    if spec.server_path and settings.shared_mode():  # shown, never typed: no server path from a browser (issue 30)
+        st.text_input(spec.label, value="" if current is None else str(current), key=key, disabled=True,
+                      help=(help_text or "") + " (set by the server's administrator on this shared server)")
+        return current
     choices = spec.choices if spec.choices is not None else tuple(label_of) if isinstance(label_of, dict) else None
     if choices is not None:
         options = ([None] if spec.optional else []) + list(choices)

@@ -20,17 +20,18 @@ from ui.widgets.heatmap import palette_picker
 
 from ui.widgets import state
 from ui.widgets.state import kept
-from ui.widgets.uploads import save_upload
+from ui.widgets.dataset_field import session_file
 
 OTHER_MODEL = "other: a folder or hub id"
 SOURCES = ("Example", "Your text", "Sentence pair", "Dataset")
 YOUR_FILE = "your file"
-FILE_TYPES = ["csv", "tsv", "jsonl"]
 
 
 def _model_picker() -> str | None:
-    options = list(BUILT_IN) + [OTHER_MODEL]
     wanted = settings.default_model_spec()
+    # shared mode: no folder from the browser (issue 30); the admin's EXWB_MODEL is offered as it is
+    options = list(BUILT_IN) + ([OTHER_MODEL] if not settings.shared_mode() else
+                                [wanted] if wanted not in BUILT_IN else [])
     choice = kept(st.selectbox, "Model", "model_choice", wanted if wanted in options else OTHER_MODEL, options,
                   format_func=lambda o: f"{o}: {RECIPES[o].description}" if o in RECIPES else o)
     if choice == OTHER_MODEL:
@@ -52,12 +53,11 @@ def _model_picker() -> str | None:
 
 
 def _user_file() -> str | None:
-    """A dataset id for an uploaded file; the last upload is kept across pages (the uploader itself is not)."""
-    upload = st.file_uploader("A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (the model's label "
-                              "names or class indices), 'pair', 'rationale'", type=FILE_TYPES, key="dataset_upload")
-    if upload is not None:
-        st.session_state["keep:dataset_file"] = f"file:{save_upload(upload)}"
-    return st.session_state.get("keep:dataset_file")
+    """A dataset id for an uploaded file (or, in shared mode, a file the admin shared); kept across pages (the
+    uploader itself is not)."""
+    return session_file("dataset_file_pick", "dataset_upload",
+                        "A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (the model's label names or "
+                        "class indices), 'pair', 'rationale'")
 
 
 def _dataset_picker(labels: list[str] | None):

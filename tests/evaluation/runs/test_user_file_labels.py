@@ -75,5 +75,6 @@ def test_the_command_line_refuses_a_label_the_model_does_not_have(folder, tmp_pa
                      "--metrics", "plausibility", "--random-orderings", "0", "--limit", "4"])
     err = capsys.readouterr().err
     assert code != 0
-    assert "typo.csv" in err and "label 'positiv' matches none of the model's labels (negative, positive" in err
+    assert "typo.csv" in err and "the label matches none of the model's labels (negative, positive" in err
+    assert "positiv'" not in err  # the file's content is never quoted (issue 30)
     assert "Traceback" not in err

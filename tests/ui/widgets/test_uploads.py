@@ -21,7 +21,8 @@ def test_an_upload_keeps_the_users_file_name_and_errors_name_it(isolated_cache):
     with pytest.raises(DataError) as error:
         load_dataset(f"file:{path}", label_names=SENTIMENT_LABELS)
     message = str(error.value)
-    assert message.startswith("my reviews.csv: 1 malformed row(s): row 2: label 'so-so' matches none of the model's")
+    assert message.startswith("my reviews.csv: 1 malformed row(s): row 2: the label matches none of the model's")
+    assert "so-so" not in message  # a message never quotes the file (issue 30)
     assert path.parent.name not in message  # the content hash folder is never shown
 
 
@@ -32,3 +33,25 @@ def test_two_files_of_one_name_do_not_collide_and_one_file_is_stored_once(isolat
     assert save_upload(_upload("data.csv", b"text\none\n")) == first
     # a name from the browser is a name, never a path
     assert save_upload(_upload("../../etc/x.csv", b"text\nthree\n")).parent.parent == isolated_cache / "uploads"
+
+
+def test_an_upload_over_the_size_limit_is_refused_before_it_is_written(isolated_cache, monkeypatch):
+    """Issue 30: EXWB_UPLOAD_MB caps one file; nothing is written or parsed when it is over."""
+    monkeypatch.setenv("EXWB_UPLOAD_MB", "0.00002")  # 20 bytes
+    with pytest.raises(DataError, match=r"big\.csv is 0\.0 MB; this server takes files up to 2e-05 MB"):
+        save_upload(_upload("big.csv", b"text\n" + b"a long enough line\n"))
+    assert not (isolated_cache / "uploads").exists()
+    assert save_upload(_upload("small.csv", b"text\nok\n")).is_file()  # 8 bytes: under it
+
+
+def test_a_sessions_uploads_are_capped_in_all_and_the_same_file_counts_once(isolated_cache, monkeypatch):
+    monkeypatch.setenv("EXWB_UPLOAD_SESSION_MB", "0.00003")  # 30 bytes per session
+    taken = {}
+    first = b"text\n" + b"x" * 14 + b"\n"  # 20 bytes
+    save_upload(_upload("one.csv", first), taken)
+    save_upload(_upload("one.csv", first), taken)  # the same file again: not counted twice
+    assert sum(taken.values()) == len(first)
+    with pytest.raises(DataError, match="per session"):
+        save_upload(_upload("two.csv", b"text\n" + b"y" * 14 + b"\n"), taken)
+    assert sum(taken.values()) == len(first) and len(list((isolated_cache / "uploads").iterdir())) == 1
+    save_upload(_upload("two.csv", b"text\n" + b"y" * 14 + b"\n"), {})  # another session starts afresh
