@@ -14,6 +14,12 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
 |                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
+| EXWB_SHARED          | 1 = shared-server mode (a class or lab on one server): job quotas and slots are enforced | 0 |
+| EXWB_JOB_SLOTS       | app jobs running at once in shared mode (more wait in a fair queue) | max(1, usable cores - 1)           |
+| EXWB_QUOTA_RUNNING   | running app jobs per browser session (shared mode)              | 1                                        |
+| EXWB_QUOTA_QUEUED    | queued app jobs per browser session (shared mode)               | 3                                        |
+| EXWB_QUOTA_CPU_SECONDS | CPU seconds per browser session in the last hour before a new job is refused (shared mode; 0 = no limit) | 1800 |
+| EXWB_ADMIN_TOKEN     | the token the Jobs page asks for in shared mode (unset: the page stays locked) | unset              |
 """
 from __future__ import annotations
 
@@ -103,3 +109,43 @@ def prepare_runtime() -> None:
 def torch_threads() -> int | None:
     value = os.environ.get("EXWB_THREADS", "").strip()
     return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def shared_mode() -> bool:
+    """Shared-server mode (EXWB_SHARED): one server for a class or a lab; quotas and job slots are enforced."""
+    return _flag("EXWB_SHARED")
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _count(name: str, default: int, minimum: int = 0) -> int:
+    """A whole-number setting; a blank or malformed value gives the default (an environment flag never crashes)."""
+    value = os.environ.get(name, "").strip()
+    return max(minimum, int(value)) if value.isdigit() else default
+
+
+def job_slots() -> int:
+    """App jobs that run at once in shared mode: a core is left for the pages."""
+    return _count("EXWB_JOB_SLOTS", max(1, usable_cores() - 1), minimum=1)
+
+
+def quota_running() -> int:
+    return _count("EXWB_QUOTA_RUNNING", 1, minimum=1)
+
+
+def quota_queued() -> int:
+    return _count("EXWB_QUOTA_QUEUED", 3)
+
+
+def quota_cpu_seconds() -> int:
+    """CPU seconds a session may use in a sliding hour (0 = no limit)."""
+    return _count("EXWB_QUOTA_CPU_SECONDS", 1800)
+
+
+def admin_token() -> str:
+    return os.environ.get("EXWB_ADMIN_TOKEN", "")

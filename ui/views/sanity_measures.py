@@ -187,10 +187,10 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
         if st.button(f"Build the permuted-label model ({steps} steps)", key="sanity-dr-build", type="primary"):
             try:
                 store, run_id, cells = data_randomization.start_build(model, data, options, store)
+                JOBS.start(store, run_id, cells, data_randomization.build_cell)  # a quota refusal: UserFacingError
             except (UserFacingError, DataError, ParamError) as error:
                 st.error(str(error))
                 return
-            JOBS.start(store, run_id, cells, data_randomization.build_cell)
             st.session_state["sanity-dr-run"] = run_id
             running = True
     if running:
@@ -241,10 +241,10 @@ def _data_randomization_run(model: str, folder: str, methods: list[str], store: 
     if st.button("Start (or resume) the dataset run", key="sanity-dr-start"):
         try:
             store, run_id, cells = data_randomization.start_study(model, folder, dataset, methods, limit, store=store)
+            JOBS.start(store, run_id, cells, data_randomization.comparison_cell)  # a quota refusal: UserFacingError
         except (DataError, UserFacingError, ParamError) as error:
             st.error(str(error))
             return
-        JOBS.start(store, run_id, cells, data_randomization.comparison_cell)
         st.session_state["sanity-dr-study"] = run_id
     run_id = st.session_state.get("sanity-dr-study")
     if not run_id or store.get_run(run_id) is None:
