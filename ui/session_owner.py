@@ -6,14 +6,20 @@ hence a new owner: the quotas bound what one open page can start, not what one p
 """
 from __future__ import annotations
 
+import uuid
+
+import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from evaluation.runs.jobs import set_owner_source
 
+OWNER_KEY = "_jobs_owner"  # a random id kept in the session state: one per browser session (and per AppTest)
+
 
 def session_owner() -> str | None:
-    ctx = get_script_run_ctx(suppress_warning=True)  # None outside a script run (a job's own thread)
-    return None if ctx is None else ctx.session_id
+    if get_script_run_ctx(suppress_warning=True) is None:  # outside a script run (a job's own thread)
+        return None
+    return st.session_state.setdefault(OWNER_KEY, uuid.uuid4().hex)
 
 
 set_owner_source(session_owner)

@@ -26,9 +26,11 @@ from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, 
 
 from ui.figures.common import band_trace
 from ui.widgets.controls import schema_controls
+from ui.widgets.background_task import start_task, task_id, task_panel
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import show_table
 
+SMPRT_TASK = "sanity-smprt-task"  # the session's sMPRT job (ui/widgets/background_task.py)
 BAND_NOTE = "random band: what a map with no information about the model scores (mean and 95 % range)"
 
 
@@ -109,21 +111,33 @@ def smprt_block(classifier: TextClassifier, encoding: Encoding, explainers: dict
     seconds = options.samples * stages * sum(
         estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens, method=e.id)
         for e in explainers.values())
-    if not st.button(f"Run sMPRT (~{seconds:.0f} s)", key="sanity-smprt-run"):
-        return
-    bar = st.progress(0.0, text="Denoising and randomizing ...")
+    job_id = task_id("smprt", {"model": classifier.name, "text": encoding.text, "pair": encoding.pair,
+                               "methods": sorted(explainers), "options": dataclasses.asdict(options), "target": target,
+                               "config": config})
+    if st.button(f"Run sMPRT (~{seconds:.0f} s)", key="sanity-smprt-run"):
+        def work(should_stop, progress):
+            return smprt.run_smprt(classifier, encoding, explainers, options, mode="cascading", init=config["init"],
+                                   seed=config["seed"], target=target, top_fraction=config["top_fraction"],
+                                   progress=progress, should_stop=should_stop)
 
-    def progress(done: int, total: int, label: str) -> None:
-        bar.progress(min(1.0, done / max(1, total)), text=f"{done}/{total} · {label}")
-
-    try:
-        result = smprt.run_smprt(classifier, encoding, explainers, options, mode="cascading", init=config["init"],
-                                 seed=config["seed"], target=target, top_fraction=config["top_fraction"],
-                                 progress=progress)
-    except (UserFacingError, ValueError) as error:
-        st.error(str(error))
+        try:
+            start_task(SMPRT_TASK, job_id, f"sMPRT of {classifier.name} on one input", work)
+        except UserFacingError as error:  # a quota refusal (shared mode)
+            st.error(str(error))
+            return
+    task = task_panel(SMPRT_TASK, "Stopping after the current method and stage; the stages done so far are kept.")
+    if task is None or task.job_id != job_id:  # running, never started, or a run of another input or settings
         return
-    bar.empty()
+    if task.error:
+        st.error(task.error)
+        return
+    result = task.result
+    if task.stopped:
+        st.info("sMPRT was stopped" + (": the curves show the stages finished before the Stop; the sMPRT value needs "
+                                       "the fully randomized model (the last stage). Run it again for the value."
+                                       if result is not None else " before it started."))
+    if result is None:
+        return
     frame = result.frame()
     curves = frame[["stage_index", "method", smprt.MEASURE]].rename(columns={smprt.MEASURE: "mean"})
     st.plotly_chart(curve_figure(curves, result.stage_names, smprt.MEASURE, result.chance.get(smprt.MEASURE)),
