@@ -238,6 +238,10 @@ class BackgroundJobs:
         """Running or queued in this process (a Stop button and a polling progress bar make sense)."""
         return self.scheduler.is_active(run_id)
 
+    def active(self) -> list[str]:
+        """Run ids running or queued in this process."""
+        return [job.run_id for job in self.scheduler.jobs()]
+
     def status_label(self, run: dict) -> str:
         """The run's status as a user should read it: 'queued (2nd in line)' while it waits here."""
         return self.scheduler.label(run["id"]) or run["status"]

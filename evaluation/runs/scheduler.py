@@ -64,7 +64,7 @@ class Job:
     run_id: str
     owner: str | None
     title: str
-    target: Callable[[Callable[[], bool]], object]  # target(should_stop)
+    target: Callable[[Callable[[], bool]], object] | None  # target(should_stop); None once it ended
     on_dropped: Callable[[], None] | None = None  # a queued job that was stopped before it started
     submitted: float = field(default_factory=time.time)
     started: float | None = None
@@ -223,6 +223,7 @@ class Scheduler:
             log.exception("job %s failed", job.run_id)
         finally:
             job._cpu_final = time.thread_time() - job._cpu_start
+            job.target = None  # its cells and closures are not kept alive by the ledger
             with self._lock:
                 job.state, job.ended = (STOPPED if job.stop_event.is_set() else FINISHED), time.time()
                 self._finished.append(job)
@@ -261,7 +262,7 @@ class Scheduler:
             job.stop_event.set()
             if job.state == QUEUED:
                 self._queue.remove(job)
-                job.state, job.ended = STOPPED, time.time()
+                job.state, job.ended, job.target = STOPPED, time.time(), None
                 dropped = job
         if dropped is not None:
             if dropped.on_dropped is not None:

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from explainers import label_for
 from evaluation.runs.jobs import JOBS
-from ui.views.sanity_measures import SMPRT_TASK
+from ui.views.sanity_measures import REPEAT_TASK, SMPRT_TASK
 
 pytestmark = pytest.mark.integration
 
@@ -270,6 +270,8 @@ def test_issue_18_measures_on_the_page(monkeypatch, quick_classifier, sanity_cac
     assert CHANCE in shown.index and np.isfinite(shown[CHANCE])
     # repeatability: the deterministic gradient repeats exactly, the seeded random baseline does not
     at.button(key="sanity-repeat-run").click().run()
+    assert at.session_state[REPEAT_TASK].finished.wait(300)  # a background job with Stop (issue 30)
+    at.run()
     assert not at.exception, at.exception
     repeat = next(df.value for df in at.dataframe if any(c.startswith("Repeatability: mean pairwise Spearman")
                                                           for c in df.value.columns)).set_index("method")

@@ -31,6 +31,7 @@ from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import show_table
 
 SMPRT_TASK = "sanity-smprt-task"  # the session's sMPRT job (ui/widgets/background_task.py)
+REPEAT_TASK = "sanity-repeat-task"  # the session's repeatability job
 BAND_NOTE = "random band: what a map with no information about the model scores (mean and 95 % range)"
 
 
@@ -164,10 +165,26 @@ def repeatability_section(classifier: TextClassifier, encoding: Encoding, explai
         return
     seconds = len(seeds) * sum(estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens,
                                                 method=e.id) for e in explainers.values())
-    if not st.button(f"Run with {len(seeds)} seeds (~{seconds:.0f} s)", key="sanity-repeat-run"):
+    job_id = task_id("repeatability", {"model": classifier.name, "text": encoding.text, "pair": encoding.pair,
+                                        "methods": sorted(explainers), "seeds": seeds, "target": target})
+    if st.button(f"Run with {len(seeds)} seeds (~{seconds:.0f} s)", key="sanity-repeat-run"):
+        def work(should_stop, progress):
+            return repeatability.run_repeatability(classifier, encoding, explainers, seeds=seeds, target=target,
+                                                   progress=progress, should_stop=should_stop)
+
+        try:
+            start_task(REPEAT_TASK, job_id, f"repeatability of {classifier.name} on one input", work)
+        except UserFacingError as error:  # a quota refusal (shared mode)
+            st.error(str(error))
+            return
+    task = task_panel(REPEAT_TASK, "Stopping after the current seed; the seeds done so far are kept.")
+    if task is None or task.job_id != job_id or task.result is None:
+        if task is not None and task.job_id == job_id and task.error:
+            st.error(task.error)
         return
-    with st.spinner("Explaining with every seed ..."):
-        result = repeatability.run_repeatability(classifier, encoding, explainers, seeds=seeds, target=target)
+    result = task.result
+    if task.stopped:
+        st.info("Stopped: the values use the seeds finished before the Stop.")
     for where, error in result.errors.items():
         st.error(f"{where}: {error}")
     frame = result.frame()
