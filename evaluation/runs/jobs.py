@@ -26,7 +26,7 @@ from models.metering import cells_left_seconds
 from evaluation.runs.store import ResultStore
 from evaluation.runs.ray_executor import run_on_ray
 from evaluation.runs import process_executor
-from evaluation.runs.scheduler import QUEUED, Scheduler
+from evaluation.runs.scheduler import Scheduler
 
 Work = Callable[[dict], dict]
 Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left
@@ -229,9 +229,8 @@ class BackgroundJobs:
 
         job, new = self.scheduler.submit(run_id, target, owner=current_owner(),
                                          title=(run or {}).get("title") or run_id,
-                                         on_dropped=lambda: store.set_status(run_id, "cancelled"))
-        if new and job.state == QUEUED:
-            store.set_status(run_id, "queued")
+                                         on_dropped=lambda: store.set_status(run_id, "cancelled"),
+                                         on_queued=lambda: store.set_status(run_id, "queued"))
         return new
 
     def is_running(self, run_id: str) -> bool:

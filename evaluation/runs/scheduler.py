@@ -116,9 +116,11 @@ class Scheduler:
 
     # ----- submitting ----------------------------------------------------------------------------------------
     def submit(self, run_id: str, target: Callable[[Callable[[], bool]], object], owner: str | None = None,
-               title: str = "", on_dropped: Callable[[], None] | None = None) -> tuple[Job, bool]:
+               title: str = "", on_dropped: Callable[[], None] | None = None,
+               on_queued: Callable[[], None] | None = None) -> tuple[Job, bool]:
         """Queue (or start) ``target(should_stop)``; returns (job, whether it is new). A run id already queued or
-        running returns its job. Raises ``QuotaExceeded`` when the owner's session is over a limit."""
+        running returns its job. Raises ``QuotaExceeded`` when the owner's session is over a limit. ``on_queued``
+        is called when the job has to wait, before any other job's end can start it (e.g. to mark its run queued)."""
         with self._lock:
             existing = self._jobs.get(run_id)
             if existing is not None and existing.state in (QUEUED, RUNNING):
@@ -130,6 +132,8 @@ class Scheduler:
             self._jobs[run_id] = job
             self._queue.append(job)
             self._dispatch(limits)
+            if job.state == QUEUED and on_queued is not None:
+                on_queued()  # under the lock: the job cannot start (and mark its run running) before this
             return job, True
 
     def _check_quota(self, owner: str, limits: Limits) -> None:
@@ -254,20 +258,18 @@ class Scheduler:
 
     def stop(self, run_id: str) -> None:
         """Stop a job: a queued one leaves the queue at once, a running one is asked to stop."""
-        dropped = None
         with self._lock:
             job = self._jobs.get(run_id)
             if job is None:
                 return
             job.stop_event.set()
-            if job.state == QUEUED:
-                self._queue.remove(job)
-                job.state, job.ended, job.target = STOPPED, time.time(), None
-                dropped = job
-        if dropped is not None:
-            if dropped.on_dropped is not None:
-                dropped.on_dropped()
-            dropped.done_event.set()
+            if job.state != QUEUED:
+                return
+            self._queue.remove(job)
+            job.state, job.ended, job.target = STOPPED, time.time(), None
+            if job.on_dropped is not None:
+                job.on_dropped()  # under the lock: a new start of the same run cannot come in between
+        job.done_event.set()
 
     def wait(self, run_id: str, timeout: float | None = None) -> bool:
         job = self._jobs.get(run_id)
