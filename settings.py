@@ -14,12 +14,17 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
 |                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
-| EXWB_SHARED          | 1 = shared-server mode (a class or a lab on one server): no server path from the browser; | 0 (a single user's machine)   |
+| EXWB_SHARED          | 1 = shared-server mode (a class or a lab on one server): no server path from the browser, job quotas; | 0 (a single user's machine)   |
 |                      | datasets come from the built-in list, an upload, or EXWB_DATA_FOLDERS (corpora/file_access.py) |                   |
 | EXWB_DATA_FOLDERS    | folders (os.pathsep-separated) whose .csv/.tsv/.jsonl/.json files, recursively, browser users may pick | none   |
 | EXWB_UPLOAD_MB       | largest user dataset file, uploaded or read by path, in MB      | 25 in shared mode, 500 otherwise         |
 | EXWB_UPLOAD_ROWS     | most rows read from a user dataset file                         | 50,000 in shared mode, 1,000,000 otherwise |
 | EXWB_UPLOAD_SESSION_MB | total MB one browser session may upload                       | 100 in shared mode, no limit otherwise   |
+| EXWB_JOB_SLOTS       | app jobs running at once in shared mode (more wait in a fair queue) | max(1, usable cores - 1)           |
+| EXWB_QUOTA_RUNNING   | running app jobs per browser session (shared mode)              | 1                                        |
+| EXWB_QUOTA_QUEUED    | queued app jobs per browser session (shared mode)               | 3                                        |
+| EXWB_QUOTA_CPU_SECONDS | CPU seconds per browser session in the last hour before a new job is refused (shared mode; 0 = no limit) | 1800 |
+| EXWB_ADMIN_TOKEN     | the token the Jobs page asks for in shared mode (unset: the page stays locked) | unset              |
 """
 from __future__ import annotations
 
@@ -61,7 +66,8 @@ def fast_mode() -> bool:
 
 
 def shared_mode() -> bool:
-    """Shared-server mode (EXWB_SHARED): many browsers on one server, none of them may name a server path."""
+    """Shared-server mode (EXWB_SHARED): many browsers on one server, none of them may name a server path; job
+    quotas and slots are enforced (evaluation/runs/scheduler.py)."""
     return _flag("EXWB_SHARED")
 
 
@@ -153,3 +159,38 @@ def prepare_runtime() -> None:
 def torch_threads() -> int | None:
     value = os.environ.get("EXWB_THREADS", "").strip()
     return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _count(name: str, default: int, minimum: int = 0) -> int:
+    """A whole-number setting; a blank or malformed value gives the default (an environment flag never crashes)."""
+    value = os.environ.get(name, "").strip()
+    return max(minimum, int(value)) if value.isdigit() else default
+
+
+def job_slots() -> int:
+    """App jobs that run at once in shared mode: a core is left for the pages."""
+    return _count("EXWB_JOB_SLOTS", max(1, usable_cores() - 1), minimum=1)
+
+
+def quota_running() -> int:
+    return _count("EXWB_QUOTA_RUNNING", 1, minimum=1)
+
+
+def quota_queued() -> int:
+    return _count("EXWB_QUOTA_QUEUED", 3)
+
+
+def quota_cpu_seconds() -> int:
+    """CPU seconds a session may use in a sliding hour (0 = no limit)."""
+    return _count("EXWB_QUOTA_CPU_SECONDS", 1800)
+
+
+def admin_token() -> str:
+    return os.environ.get("EXWB_ADMIN_TOKEN", "")

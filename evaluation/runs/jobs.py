@@ -9,7 +9,8 @@ Executors:
   the same numbers.
 
 Finished cells (not failed ones) are skipped when a run starts again (resume after a crash, reload or cancel). Runs can be
-started in a background thread (the app does this), polled from the store and stopped between cells.
+started in a background thread (the app does this, through the job queue of evaluation/runs/scheduler.py),
+polled from the store and stopped between cells.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from models.metering import cells_left_seconds
 from evaluation.runs.store import ResultStore
 from evaluation.runs.ray_executor import run_on_ray
 from evaluation.runs import process_executor
+from evaluation.runs.scheduler import Scheduler
 
 Work = Callable[[dict], dict]
 Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left
@@ -109,6 +111,19 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
     if progress is not None:
         progress(done, total, _eta(store, run_id, len(pending)))
     errors: dict[str, str] = {}
+    try:
+        stopped, done = _run_pending(store, run_id, pending, work, executor, done, total, progress, should_stop,
+                                     errors, ray_address, ray_resources, ray_runtime_env, batch_hook, workers)
+    except BaseException as error:  # not a cell's failure (those are recorded): the run must not read "running"
+        store.set_status(run_id, "cancelled" if isinstance(error, KeyboardInterrupt) else "failed")
+        raise
+    status = "cancelled" if stopped else ("finished" if not errors else "finished with errors")
+    store.set_status(run_id, status)
+    return RunSummary(run_id, status, done, total, errors, time.perf_counter() - started)
+
+
+def _run_pending(store, run_id, pending, work, executor, done, total, progress, should_stop, errors, ray_address,
+                 ray_resources, ray_runtime_env, batch_hook, workers) -> tuple[bool, int]:
     stopped = False
     if executor == "local":
         size = BATCH_WINDOW if batch_hook is not None else max(1, len(pending))  # no hook: one window
@@ -126,9 +141,7 @@ def run_cells(store: ResultStore, run_id: str, cells: list[Cell], work: Work, ex
                                     ray_address, ray_resources, ray_runtime_env)
     else:
         raise ValueError(f"Unknown executor '{executor}'; use one of {', '.join(EXECUTORS)}.")
-    status = "cancelled" if stopped else ("finished" if not errors else "finished with errors")
-    store.set_status(run_id, status)
-    return RunSummary(run_id, status, done, total, errors, time.perf_counter() - started)
+    return stopped, done
 
 
 def run_window(store, run_id: str, window: list[Cell], work: Work, batch_hook: BatchHook | None, done: int,
@@ -182,38 +195,61 @@ def _run_on_ray(store, run_id, pending, work, done, total, progress, should_stop
                       runtime_env, safe=_safe, eta=_eta)
 
 
-class BackgroundJobs:
-    """Runs started from the app keep going in a thread while pages reload; the store shows their progress."""
+OwnerSource = Callable[[], "str | None"]
+_owner_source: list[OwnerSource] = []
 
-    def __init__(self):
-        self._threads: dict[str, threading.Thread] = {}
-        self._stops: dict[str, threading.Event] = {}
-        self._lock = threading.Lock()
+
+def set_owner_source(source: OwnerSource) -> None:
+    """Who starts a job: the app registers a function that names the browser session of the script run calling
+    ``JOBS.start`` (ui/session_owner.py), so the call sites keep their signature. Without one (the command line,
+    tests) jobs have no owner and are never limited."""
+    _owner_source[:] = [source]
+
+
+def current_owner() -> str | None:
+    return _owner_source[0]() if _owner_source else None
+
+
+class BackgroundJobs:
+    """Runs started from the app keep going in a thread while pages reload; the store shows their progress.
+
+    The threads are run by a ``Scheduler`` (evaluation/runs/scheduler.py): in shared mode a job may wait in a
+    fair queue (status "queued") or be refused (``QuotaExceeded``, a ``UserFacingError`` the pages show)."""
+
+    def __init__(self, scheduler: Scheduler | None = None):
+        self.scheduler = scheduler or Scheduler()
 
     def start(self, store: ResultStore, run_id: str, cells: list[Cell], work: Work, **kwargs) -> bool:
-        """Start a run unless it is already running; returns whether a new thread was started."""
-        with self._lock:
-            if self.is_running(run_id):
-                return False
-            stop = threading.Event()
-            thread = threading.Thread(target=run_cells, args=(store, run_id, cells, work),
-                                      kwargs={**kwargs, "should_stop": stop.is_set}, daemon=True, name=run_id)
-            self._threads[run_id], self._stops[run_id] = thread, stop
-            thread.start()
-            return True
+        """Start (or queue) a run unless it is already running or queued; returns whether a new job was made.
+        Raises ``QuotaExceeded`` when the calling session is over its quota (shared mode)."""
+        run = store.get_run(run_id)
+
+        def target(should_stop: Callable[[], bool]) -> None:
+            run_cells(store, run_id, cells, work, **kwargs, should_stop=should_stop)
+
+        job, new = self.scheduler.submit(run_id, target, owner=current_owner(),
+                                         title=(run or {}).get("title") or run_id,
+                                         on_dropped=lambda: store.set_status(run_id, "cancelled"),
+                                         on_queued=lambda: store.set_status(run_id, "queued"))
+        return new
 
     def is_running(self, run_id: str) -> bool:
-        thread = self._threads.get(run_id)
-        return thread is not None and thread.is_alive()
+        """Running or queued in this process (a Stop button and a polling progress bar make sense)."""
+        return self.scheduler.is_active(run_id)
+
+    def active(self) -> list[str]:
+        """Run ids running or queued in this process."""
+        return [job.run_id for job in self.scheduler.jobs()]
+
+    def status_label(self, run: dict) -> str:
+        """The run's status as a user should read it: 'queued (2nd in line)' while it waits here."""
+        return self.scheduler.label(run["id"]) or run["status"]
 
     def stop(self, run_id: str) -> None:
-        if run_id in self._stops:
-            self._stops[run_id].set()
+        self.scheduler.stop(run_id)
 
     def wait(self, run_id: str, timeout: float | None = None) -> None:
-        thread = self._threads.get(run_id)
-        if thread is not None:
-            thread.join(timeout)
+        self.scheduler.wait(run_id, timeout)
 
 
 JOBS = BackgroundJobs()

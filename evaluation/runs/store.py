@@ -2,7 +2,8 @@
 
 SQLite under the cache directory. A run's id is a hash of its kind and configuration, so starting the
 same study again finds the finished cells and resumes; a finished run reopens instantly. Runs export
-to and import from plain JSON, so a study computed on a GPU machine can be viewed on a laptop.
+to and import from plain JSON, so a study computed on a GPU machine can be viewed on a laptop. A run read back
+as "running" or "queued" is so now: one whose process is gone reads "interrupted" (evaluation/runs/liveness.py).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import settings
+from evaluation.runs.liveness import ACTIVE, shown_status, this_process
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -78,10 +80,17 @@ class ResultStore:
         return [self._run_dict(row, counts.get(row["id"], 0)) for row in rows]
 
     def set_status(self, run_id: str, status: str, meta: dict | None = None) -> None:
+        """Set a run's status (and its meta when given). A running or queued run records this process in its meta
+        (``process``), so readers can tell a live run from one whose process is gone (evaluation/runs/liveness.py)."""
         with self._connect() as db:
+            if meta is None and status in ACTIVE:
+                row = db.execute("SELECT meta FROM runs WHERE id = ?", (run_id,)).fetchone()
+                meta = json.loads(row["meta"]) if row is not None else {}
             if meta is None:
                 db.execute("UPDATE runs SET status = ?, updated = ? WHERE id = ?", (status, time.time(), run_id))
             else:
+                if status in ACTIVE:
+                    meta = {**meta, "process": this_process()}
                 db.execute("UPDATE runs SET status = ?, updated = ?, meta = ? WHERE id = ?",
                            (status, time.time(), json.dumps(meta, default=str), run_id))
 
@@ -92,9 +101,10 @@ class ResultStore:
 
     @staticmethod
     def _run_dict(row, done: int) -> dict:
+        meta = json.loads(row["meta"])
         return {"id": row["id"], "kind": row["kind"], "title": row["title"], "config": json.loads(row["config"]),
-                "status": row["status"], "total": row["total"], "done": done, "created": row["created"],
-                "updated": row["updated"], "meta": json.loads(row["meta"])}
+                "status": shown_status(row["status"], meta), "total": row["total"], "done": done,
+                "created": row["created"], "updated": row["updated"], "meta": meta}
 
     # ----- cells -----------------------------------------------------------------------------------
     def put_cell(self, run_id: str, key: str, result: dict, seconds: float | None = None) -> None:

@@ -32,7 +32,7 @@ from explainers import Explainer, Explanation, create_from_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain_cached
 from explainers.params import param
 from explainers.shared_passes import cached_any_target
-from models import Encoding, ModelError, TextClassifier, estimate_seconds
+from models import Encoding, ModelError, TextClassifier, WorkStopped, estimate_seconds, metered
 from models import randomize
 
 from evaluation.metric import Metric, register_metric
@@ -349,8 +349,12 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
                 return False
             if progress is not None:
                 progress(done, total, f"{stage.name}: {name}")
-            explain_into(explainer, model, encoding, target, stage_cache, stage, name,
-                         serve_predicted=stage is original)
+            try:  # a Stop ends a long explanation (sMPRT's N samples) at its next batch; finished steps are kept
+                with metered(should_stop=should_stop):
+                    explain_into(explainer, model, encoding, target, stage_cache, stage, name,
+                                 serve_predicted=stage is original)
+            except WorkStopped:
+                return False
             done += 1
         return True
 

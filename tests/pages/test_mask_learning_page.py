@@ -164,7 +164,7 @@ def aml_cache(page_env, tmp_path, monkeypatch):
 def wait_for_builds() -> None:
     from evaluation.runs.jobs import JOBS
 
-    wait_for(lambda: not any(JOBS.is_running(r) for r in list(JOBS._threads)), seconds=300)
+    wait_for(lambda: not JOBS.active(), seconds=300)
 
 
 def test_aml_without_an_attribution_model_offers_to_build_it_then_explains_with_its_badge(aml_cache):

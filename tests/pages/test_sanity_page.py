@@ -15,6 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from explainers import label_for
+from evaluation.runs.jobs import JOBS
+from ui.views.sanity_measures import REPEAT_TASK, SMPRT_TASK
 
 pytestmark = pytest.mark.integration
 
@@ -268,6 +270,8 @@ def test_issue_18_measures_on_the_page(monkeypatch, quick_classifier, sanity_cac
     assert CHANCE in shown.index and np.isfinite(shown[CHANCE])
     # repeatability: the deterministic gradient repeats exactly, the seeded random baseline does not
     at.button(key="sanity-repeat-run").click().run()
+    assert at.session_state[REPEAT_TASK].finished.wait(300)  # a background job with Stop (issue 30)
+    at.run()
     assert not at.exception, at.exception
     repeat = next(df.value for df in at.dataframe if any(c.startswith("Repeatability: mean pairwise Spearman")
                                                           for c in df.value.columns)).set_index("method")
@@ -306,6 +310,8 @@ def test_smprt_on_the_page_equals_the_direct_computation_with_its_random_band(mo
     at.number_input(key="sanity-smprt-quick-samples").set_value(2).run()
     at.button(key="sanity-smprt-run").click().run()
     assert not at.exception, at.exception
+    assert at.session_state[SMPRT_TASK].finished.wait(300)  # a background job (Stop, issue 30)
+    at.run()
     table = next(df.value for df in at.dataframe if any(c.startswith("sMPRT") for c in df.value.columns))
     shown = table.set_index("method")[next(c for c in table.columns if c.startswith("sMPRT"))]
     result = smprt.run_smprt(quick_classifier, quick_classifier.encode(text), ["saliency", "random"],
@@ -315,3 +321,24 @@ def test_smprt_on_the_page_equals_the_direct_computation_with_its_random_band(mo
     assert CHANCE in shown.index and np.isfinite(shown[CHANCE])
     band = table.set_index("method").loc[CHANCE]
     assert band["band low"] <= shown[CHANCE] <= band["band high"]
+
+
+def test_smprt_runs_as_a_job_with_a_stop_that_keeps_the_finished_stages(monkeypatch, quick_classifier, sanity_cache):
+    """sMPRT (minutes on a real input) shows progress and a Stop (issue 30); stopped, the page says so and keeps the
+    stages it finished, with no traceback and no sMPRT value (that needs the last stage)."""
+    at = _open(monkeypatch, methods=["saliency", "random"])
+    _type(at, "a witty film that drags")
+    at.selectbox(key="sanity-smprt-preset").set_value("quick").run()
+    at.number_input(key="sanity-smprt-quick-samples").set_value(400).run()
+    at.button(key="sanity-smprt-run").click().run()
+    assert not at.exception, at.exception
+    task = at.session_state[SMPRT_TASK]
+    assert not task.finished.is_set() and JOBS.is_running(task.job_id)
+    at.button(key=f"{SMPRT_TASK}-stop").click().run()
+    assert task.finished.wait(120) and task.stopped
+    at.run()
+    assert not at.exception, at.exception
+    assert any(message.value.startswith("sMPRT was stopped") for message in at.info)
+    assert task.result is not None and not task.result.complete
+    table = next(df.value for df in at.dataframe if any(c.startswith("sMPRT") for c in df.value.columns))
+    assert label_for("saliency") not in set(table["method"])  # no value without the fully randomized stage

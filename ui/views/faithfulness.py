@@ -457,10 +457,10 @@ def known_feature_section(choices: list[MethodChoice]) -> None:
                                                     f"known-feature:dev:{recipe.label_seed}", methods,
                                                     [known_feature.KNOWN], limit, {"random_orderings": DEFAULT_ORDERINGS},
                                                     store)
+            JOBS.start(store, run_id, cells, evaluate_example)  # a quota refusal (shared mode): UserFacingError
         except (DataError, UserFacingError, ParamError, KeyError, ValueError) as error:
             st.error(str(error))
         else:
-            JOBS.start(store, run_id, cells, evaluate_example)
             st.session_state[RUN_KEY] = run_id
     runs_section(store, st.session_state.get(RUN_KEY), key="faith-kf", only=known_feature.KNOWN,
                  model=str(known_feature.model_dir(recipe)))

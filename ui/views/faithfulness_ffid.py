@@ -48,8 +48,12 @@ def build_panel(classifier, model_spec: str, beta: float, operator: str) -> None
     running = JOBS.is_running(run_id)
     c1, c2 = st.columns(2)
     if not running and c1.button("Build the fine-tuned copy", key=f"{KEY}-build", icon=":material/build:"):
-        start_finetune(config, store)
-        st.rerun()
+        try:
+            start_finetune(config, store)
+        except UserFacingError as error:  # a quota refusal (shared mode)
+            st.error(str(error))
+        else:
+            st.rerun()
     if running and c2.button("Stop (resume later from the last saved chunk)", key=f"{KEY}-stop"):
         JOBS.stop(run_id)
     if store.get_run(run_id)["done"] or running:

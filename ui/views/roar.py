@@ -177,9 +177,11 @@ def job_list(store: ResultStore, model: str | None = None) -> str | None:
         return None
     def status(run: dict) -> str:
         if JOBS.is_running(run["id"]):
-            return "running here"
-        if run["status"] == "running":  # no thread in this app: another process runs it, or the app restarted
-            return "running elsewhere, or interrupted (Resume continues it)"
+            return JOBS.status_label(run)
+        if run["status"] == "running":  # its recorded process is alive: another process (e.g. the CLI) runs it
+            return "running in another process"
+        if run["status"] == "interrupted":  # its process is gone (evaluation/runs/liveness.py)
+            return "interrupted (Resume continues it)"
         return run["status"]
 
     table = pd.DataFrame([{"study": r["title"], "status": status(r),

@@ -27,9 +27,12 @@ from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, 
 from ui.figures.common import band_trace
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_field
+from ui.widgets.background_task import start_task, task_id, task_panel
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import show_table
 
+SMPRT_TASK = "sanity-smprt-task"  # the session's sMPRT job (ui/widgets/background_task.py)
+REPEAT_TASK = "sanity-repeat-task"  # the session's repeatability job
 BAND_NOTE = "random band: what a map with no information about the model scores (mean and 95 % range)"
 
 
@@ -110,21 +113,33 @@ def smprt_block(classifier: TextClassifier, encoding: Encoding, explainers: dict
     seconds = options.samples * stages * sum(
         estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens, method=e.id)
         for e in explainers.values())
-    if not st.button(f"Run sMPRT (~{seconds:.0f} s)", key="sanity-smprt-run"):
-        return
-    bar = st.progress(0.0, text="Denoising and randomizing ...")
+    job_id = task_id("smprt", {"model": classifier.name, "text": encoding.text, "pair": encoding.pair,
+                               "methods": sorted(explainers), "options": dataclasses.asdict(options), "target": target,
+                               "config": config})
+    if st.button(f"Run sMPRT (~{seconds:.0f} s)", key="sanity-smprt-run"):
+        def work(should_stop, progress):
+            return smprt.run_smprt(classifier, encoding, explainers, options, mode="cascading", init=config["init"],
+                                   seed=config["seed"], target=target, top_fraction=config["top_fraction"],
+                                   progress=progress, should_stop=should_stop)
 
-    def progress(done: int, total: int, label: str) -> None:
-        bar.progress(min(1.0, done / max(1, total)), text=f"{done}/{total} · {label}")
-
-    try:
-        result = smprt.run_smprt(classifier, encoding, explainers, options, mode="cascading", init=config["init"],
-                                 seed=config["seed"], target=target, top_fraction=config["top_fraction"],
-                                 progress=progress)
-    except (UserFacingError, ValueError) as error:
-        st.error(str(error))
+        try:
+            start_task(SMPRT_TASK, job_id, f"sMPRT of {classifier.name} on one input", work)
+        except UserFacingError as error:  # a quota refusal (shared mode)
+            st.error(str(error))
+            return
+    task = task_panel(SMPRT_TASK, "Stopping after the current method and stage; the stages done so far are kept.")
+    if task is None or task.job_id != job_id:  # running, never started, or a run of another input or settings
         return
-    bar.empty()
+    if task.error:
+        st.error(task.error)
+        return
+    result = task.result
+    if task.stopped:
+        st.info("sMPRT was stopped" + (": the curves show the stages finished before the Stop; the sMPRT value needs "
+                                       "the fully randomized model (the last stage). Run it again for the value."
+                                       if result is not None else " before it started."))
+    if result is None:
+        return
     frame = result.frame()
     curves = frame[["stage_index", "method", smprt.MEASURE]].rename(columns={smprt.MEASURE: "mean"})
     st.plotly_chart(curve_figure(curves, result.stage_names, smprt.MEASURE, result.chance.get(smprt.MEASURE)),
@@ -151,10 +166,26 @@ def repeatability_section(classifier: TextClassifier, encoding: Encoding, explai
         return
     seconds = len(seeds) * sum(estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens,
                                                 method=e.id) for e in explainers.values())
-    if not st.button(f"Run with {len(seeds)} seeds (~{seconds:.0f} s)", key="sanity-repeat-run"):
+    job_id = task_id("repeatability", {"model": classifier.name, "text": encoding.text, "pair": encoding.pair,
+                                        "methods": sorted(explainers), "seeds": seeds, "target": target})
+    if st.button(f"Run with {len(seeds)} seeds (~{seconds:.0f} s)", key="sanity-repeat-run"):
+        def work(should_stop, progress):
+            return repeatability.run_repeatability(classifier, encoding, explainers, seeds=seeds, target=target,
+                                                   progress=progress, should_stop=should_stop)
+
+        try:
+            start_task(REPEAT_TASK, job_id, f"repeatability of {classifier.name} on one input", work)
+        except UserFacingError as error:  # a quota refusal (shared mode)
+            st.error(str(error))
+            return
+    task = task_panel(REPEAT_TASK, "Stopping after the current seed; the seeds done so far are kept.")
+    if task is None or task.job_id != job_id or task.result is None:
+        if task is not None and task.job_id == job_id and task.error:
+            st.error(task.error)
         return
-    with st.spinner("Explaining with every seed ..."):
-        result = repeatability.run_repeatability(classifier, encoding, explainers, seeds=seeds, target=target)
+    result = task.result
+    if task.stopped:
+        st.info("Stopped: the values use the seeds finished before the Stop.")
     for where, error in result.errors.items():
         st.error(f"{where}: {error}")
     frame = result.frame()
@@ -191,10 +222,10 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
         if st.button(f"Build the permuted-label model ({steps} steps)", key="sanity-dr-build", type="primary"):
             try:
                 store, run_id, cells = data_randomization.start_build(model, data, options, store)
+                JOBS.start(store, run_id, cells, data_randomization.build_cell)  # a quota refusal: UserFacingError
             except (UserFacingError, DataError, ParamError) as error:
                 st.error(str(error))
                 return
-            JOBS.start(store, run_id, cells, data_randomization.build_cell)
             st.session_state["sanity-dr-run"] = run_id
             running = True
     if running:
@@ -245,10 +276,10 @@ def _data_randomization_run(model: str, folder: str, methods: list[str], store: 
     if st.button("Start (or resume) the dataset run", key="sanity-dr-start", disabled=not usable):
         try:
             store, run_id, cells = data_randomization.start_study(model, folder, dataset, methods, limit, store=store)
+            JOBS.start(store, run_id, cells, data_randomization.comparison_cell)  # a quota refusal: UserFacingError
         except (DataError, UserFacingError, ParamError) as error:
             st.error(str(error))
             return
-        JOBS.start(store, run_id, cells, data_randomization.comparison_cell)
         st.session_state["sanity-dr-study"] = run_id
     run_id = st.session_state.get("sanity-dr-study")
     if not run_id or store.get_run(run_id) is None:

@@ -118,10 +118,10 @@ def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key:
                                       f"for this model (like `python cli.py prepare-aml`)."):
         try:
             store, run_id, cells = aml_build.start_build(model, classifier, needs.tune, store)
+            JOBS.start(store, run_id, cells, aml_build.build_cell)  # a quota refusal is a UserFacingError
         except (UserFacingError, DataError) as error:
             st.error(str(error))
             return
-        JOBS.start(store, run_id, cells, aml_build.build_cell)
         running = True
     if running:
         run_progress(store, run_id, unit="builds")

@@ -26,10 +26,10 @@ def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: boo
     if left.button(label, key=f"{key}-start", type="primary", disabled=disabled):
         try:
             store, run_id, cells = start()
+            JOBS.start(store, run_id, cells, work)  # a quota refusal (shared mode) is a UserFacingError
         except SETUP_ERRORS as error:
             st.error(str(error).strip("'\""))  # a KeyError's message comes quoted
         else:
-            JOBS.start(store, run_id, cells, work)
             st.session_state[run_key] = run_id
     run_id = st.session_state.get(run_key)
     if run_id and JOBS.is_running(run_id) and right.button("Stop", key=f"{key}-stop"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from evaluation.runs.jobs import JOBS
 from ui.widgets.run_progress import run_progress
 
 
@@ -30,7 +31,7 @@ def mixed(runs: list[dict]) -> bool:
 
 def describe(run: dict, with_model: bool = False) -> str:
     model = f" · model {run.get('config', {}).get('model')}" if with_model else ""
-    return f"{run['title']} · {run['status']} · {run['done']}/{run['total']}{model}"
+    return f"{run['title']} · {JOBS.status_label(run)} · {run['done']}/{run['total']}{model}"
 
 
 def run_picker(runs: list[dict], started: str | None, key: str, model: str | None = None) -> str | None:

@@ -166,14 +166,16 @@ def test_result_tables_grid_and_provenance(keyword_classifier):
 
 def test_stopping_keeps_finished_stages(keyword_classifier):
     encoding = keyword_classifier.encode(SENTENCES[2])
-    calls = []
+    finished = [0]
 
-    def stop() -> bool:
-        calls.append(1)
-        return len(calls) > 4  # after 4 explanations: original + head with 2 methods each
+    def progress(done: int, total: int, label: str) -> None:
+        finished[0] = done
+
+    def stop() -> bool:  # polled between explanations and, inside one, at each batch
+        return finished[0] >= 4  # after 4 explanations: original + head with 2 methods each
 
     result = one_input.run_sanity(keyword_classifier, encoding, ["saliency", "attention"], cache=None,
-                               should_stop=stop)
+                               progress=progress, should_stop=stop)
     assert not result.complete
     assert [s.name for s in result.stages if len(s.explanations) == 2] == ["original", "head"]
 

@@ -1,0 +1,156 @@
+"""Load benchmark (issue 30, not a test): N simulated students open the same cached example link on the Heatmaps
+page of the real Streamlit server, each in its own Chromium browser context (one headless Debian Chromium, the
+contexts driven concurrently by Playwright's async API), then a light user's page load is timed alone and while
+another session builds a report card.
+
+    python bench/bench_load.py                 # 10 and 30 students
+    python bench/bench_load.py --students 3    # a quick look on a busy machine
+
+Printed: the machine line (bench/machine.py); per N, the time to the first heatmap row and to all rows per
+student (median, p95); the server's peak RSS (VmHWM of /proc/<pid>/status); and the light user's page load
+(median of a few) alone and during the report card, with their ratio. The server runs in shared mode
+(EXWB_SHARED=1: job slots and quotas on) with the quick default model, one torch thread.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import machine  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+METHODS = ["attention", "leave_one_out", "saliency"]
+LINK = {"page": "Heatmaps", "model": "default-quick", "text": "a gorgeous, witty, seductive movie",
+        "methods": ",".join(METHODS)}
+TIMEOUT_MS = 600_000
+
+
+def start_server(env_overrides: dict) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "EXWB_MODEL": "default-quick", "EXWB_THREADS": "1", "HF_HUB_OFFLINE": "1",
+           "OMP_WAIT_POLICY": "PASSIVE", "EXWB_SHARED": "1", **env_overrides}
+    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                "--server.fileWatcherType", "none", "--server.port", str(port),
+                                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(600):
+        try:
+            if urllib.request.urlopen(url + "_stcore/health", timeout=1).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("the Streamlit server did not become healthy")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def open_link(browser, link: str) -> tuple[float, float]:
+    """Seconds to the first heatmap row and to all of the link's rows, in a fresh browser context."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1600})
+    page = await context.new_page()
+    started = time.perf_counter()
+    try:
+        await page.goto(link)
+        rows = page.locator(".xw-row")
+        await rows.first.wait_for(timeout=TIMEOUT_MS)
+        first = time.perf_counter() - started
+        await page.wait_for_function(f"document.querySelectorAll('.xw-row').length >= {len(METHODS)}",
+                                     timeout=TIMEOUT_MS)
+        return first, time.perf_counter() - started
+    finally:
+        await context.close()
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+async def students(browser, link: str, n: int) -> dict:
+    results = await asyncio.gather(*(open_link(browser, link) for _ in range(n)))
+    firsts, dones = [r[0] for r in results], [r[1] for r in results]
+    return {"first_median": statistics.median(firsts), "first_p95": p95(firsts),
+            "done_median": statistics.median(dones), "done_p95": p95(dones)}
+
+
+async def light_user(browser, link: str, repeats: int) -> float:
+    return statistics.median([(await open_link(browser, link))[1] for _ in range(repeats)])
+
+
+async def start_report_card(browser, url: str):
+    """Another session builds a report card (the page's defaults); returns its page (kept open)."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1600})
+    page = await context.new_page()
+    await page.goto(url + "?" + urlencode({"page": "Report_card", "model": "default-quick"}, quote_via=quote))
+    button = page.get_by_role("button", name="Build (or resume) the report card")
+    await button.wait_for(timeout=TIMEOUT_MS)
+    await button.click()
+    await page.get_by_role("button", name="Stop").wait_for(timeout=TIMEOUT_MS)
+    return context, page
+
+
+async def main(counts: list[int], repeats: int) -> None:
+    from playwright.async_api import async_playwright
+
+    print(machine.describe())
+    process, url = start_server({})
+    link = url + "?" + urlencode(LINK, quote_via=quote)
+    try:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+            await open_link(browser, link)  # warm: the model loaded, the explanations cached
+            single = await students(browser, link, 1)
+            print(f"1 student (cached link): first row {single['first_median']:.1f} s, done "
+                  f"{single['done_median']:.1f} s")
+            for n in counts:
+                figures = await students(browser, link, n)
+                print(f"{n} students: first row median {figures['first_median']:.1f} s / p95 "
+                      f"{figures['first_p95']:.1f} s; done median {figures['done_median']:.1f} s / p95 "
+                      f"{figures['done_p95']:.1f} s ({figures['done_p95'] / single['done_median']:.1f}x one "
+                      f"student); server peak RSS so far {peak_rss_mb(process.pid):.0f} MB")
+            alone = await light_user(browser, link, repeats)
+            context, card = await start_report_card(browser, url)
+            during = await light_user(browser, link, repeats)
+            await card.get_by_role("button", name="Stop").click()
+            await context.close()
+            print(f"light user (cached page load, median of {repeats}): alone {alone:.1f} s, while another session "
+                  f"builds a report card {during:.1f} s: {during / alone:.2f}x")
+            print(f"server peak RSS {peak_rss_mb(process.pid):.0f} MB")
+            await browser.close()
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, nargs="+", default=[10, 30])
+    parser.add_argument("--repeats", type=int, default=3, help="light-user loads timed alone and during the card")
+    args = parser.parse_args()
+    if CHROMIUM is None:
+        raise SystemExit("Debian chromium is not installed (make test installs it)")
+    asyncio.run(main(args.students, args.repeats))
