@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from corpora.records import DataError, Example, split_words
+from corpora.text_encoding import decode_user_bytes
 
 MAX_REPORTED_ERRORS = 10
 _MARKED = re.compile(r"^\*(.+)\*$")
@@ -170,9 +171,11 @@ def load_user_file(path: str | Path, content: str | None = None,
     gold labels are then that model's class indices); None reads the file on its own.
     """
     path = Path(path)
+    note = None  # how the bytes were read, when not as UTF-8 (corpora/text_encoding.py); kept on every example
     if content is None:
         try:
-            content = path.read_text(encoding="utf-8", errors="replace")
+            decoded = decode_user_bytes(path.read_bytes(), path.name)  # never a character replaced
+            content, note = decoded.text, decoded.note
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
     columns, rows = _rows(path, content)
@@ -196,7 +199,8 @@ def load_user_file(path: str | Path, content: str | None = None,
             errors.append(f"row {number}: {error} (line {line})")
             continue
         examples.append(Example(id=f"file:{path.name}:{number - 1}", text=text, pair=pair, label=label,
-                                label_names=names, rationale=rationale, dataset=f"file:{path.name}"))
+                                label_names=names, rationale=rationale, dataset=f"file:{path.name}",
+                                extra={"file_note": note} if note else {}))
     if errors:
         shown = "; ".join(errors[:MAX_REPORTED_ERRORS])
         more = f" (and {len(errors) - MAX_REPORTED_ERRORS} more)" if len(errors) > MAX_REPORTED_ERRORS else ""

@@ -267,10 +267,12 @@ def bias_section(classifier, encoding, explanations: dict[str, Explanation], con
 def _save_upload(upload) -> str | None:
     path = save_upload(upload)  # under the user's file name, so messages name it
     try:
-        load_user_file(path)
+        examples = load_user_file(path)
     except DataError as error:
         st.error(str(error))
         return None
+    if examples[0].extra.get("file_note"):  # a file not in UTF-8, read in the encoding it was told to be in
+        st.info(examples[0].extra["file_note"])
     return f"file:{path}"
 
 

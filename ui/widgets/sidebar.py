@@ -76,6 +76,8 @@ def _dataset_picker(labels: list[str] | None):
     except DataError as error:
         st.error(str(error))
         return None
+    if examples[0].extra.get("file_note"):  # a file not in UTF-8, read in the encoding it was told to be in
+        st.info(examples[0].extra["file_note"])
     index = int(kept(st.number_input, f"Example (0-{len(examples) - 1})", f"dataset_index_{dataset_id}", 0,
                      min_value=0, max_value=len(examples) - 1, step=1))
     example = examples[index]

@@ -32,3 +32,12 @@ def test_two_files_of_one_name_do_not_collide_and_one_file_is_stored_once(isolat
     assert save_upload(_upload("data.csv", b"text\none\n")) == first
     # a name from the browser is a name, never a path
     assert save_upload(_upload("../../etc/x.csv", b"text\nthree\n")).parent.parent == isolated_cache / "uploads"
+
+
+def test_a_latin1_upload_is_read_as_written_with_the_note_the_sidebar_shows(isolated_cache):
+    text = "un film très réussi"
+    path = save_upload(_upload("avis.csv", f"text,label\n{text},positive\n".encode("latin-1")))
+    assert path.read_bytes() == f"text,label\n{text},positive\n".encode("latin-1")  # the bytes, kept as sent
+    [example] = load_dataset(f"file:{path}", label_names=SENTIMENT_LABELS)
+    assert example.text == text and example.label_name == "positive"
+    assert example.extra["file_note"].startswith("avis.csv is not UTF-8: read as Latin-1 (cp1252), e.g. 'très'")
