@@ -191,7 +191,10 @@ def load_user_file(path: str | Path, content: str | None = None,
             text = str(row.get("text") or "").strip()
             if not text:
                 raise ValueError("empty text")
-            pair = str(row["pair"]).strip() if row.get("pair") not in (None, "") else None
+            pair = None if row.get("pair") is None else str(row["pair"]).strip()
+            if pair == "":  # never read silently as a single sentence: a pair model needs both
+                raise ValueError("empty pair: give the row its second segment, or put single sentences in a file "
+                                 "without a 'pair' column")
             label = label_index(row.get("label"), names, from_model)
             n_words = len(split_words(text)) + (len(split_words(pair)) if pair else 0)
             rationale = _parse_rationale(row.get("rationale"), n_words, text, pair)
