@@ -76,12 +76,24 @@ class Encoding:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def _check_decoded(text: str) -> None:
+    """Refuse the lone surrogates Python makes of bytes that were not UTF-8 (a command-line argument from a terminal
+    in another encoding): the tokenizer cannot read them, and guessing their letters would change the input."""
+    raw = [ord(c) - 0xDC00 for c in text if "\udc80" <= c <= "\udcff"]
+    if raw or any("\ud800" <= c <= "\udfff" for c in text):
+        shown = f" (byte 0x{raw[0]:02x})" if raw else ""
+        raise InputError(f"The text holds bytes that are not UTF-8{shown}: a terminal or a file in another encoding "
+                         f"(Latin-1?). Give the text in UTF-8 (set the terminal to UTF-8, or convert the file: "
+                         f"iconv -f latin1 -t utf-8).")
+
+
 def check_text(text: str, pair: str | None) -> tuple[str, str | None, tuple[str, ...]]:
     """(text, pair, invisible characters removed): what every model reads, typed or from a dataset. Invisible
     characters are removed here, once (``corpora.invisible``; the caller reports them). An empty text is refused;
     so is an empty second segment where one is given: a sentence-pair (NLI) model reads both, and explaining the
     premise alone as a single sentence would answer another question than the one asked."""
     text, removed = remove_invisible("" if text is None else str(text))
+    _check_decoded(text if pair is None else text + str(pair))
     if not text.strip():
         raise InputError("The text is empty. Type a sentence (or pick an example) to explain.")
     if pair is not None:

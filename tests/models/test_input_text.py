@@ -88,3 +88,20 @@ def test_a_file_row_with_an_empty_pair_is_refused_with_its_row(tmp_path):
         load_user_file(path)
     path.write_text("text,label\na man sleeps,0\n")  # a file without a pair column: single sentences
     assert load_user_file(path)[0].pair is None
+
+
+def test_command_line_text_that_was_not_utf8_is_refused_not_replaced(keyword_classifier, tmp_path, capsys):
+    """Python makes a lone surrogate of each byte of a non-UTF-8 argument (a Latin-1 terminal's 'très' is
+    'tr\\udce8s'); no tokenizer can read it, and no guess is made."""
+    import cli
+    from tiny_models import tiny_tokenizer
+
+    argument = "très bien".encode("latin-1").decode("utf-8", errors="surrogateescape")
+    with pytest.raises(InputError, match=r"not UTF-8 \(byte 0xe8\).*iconv"):
+        keyword_classifier.encode(argument)
+    folder = tmp_path / "keyword"
+    keyword_classifier.model.save_pretrained(folder)
+    tiny_tokenizer().save_pretrained(folder)
+    assert cli.main(["explain", "--model", str(folder), "--text", argument, "--methods", "leave_one_out",
+                     "--no-cache"]) == 2
+    assert "error: The text holds bytes that are not UTF-8 (byte 0xe8)" in capsys.readouterr().err
