@@ -25,6 +25,16 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_QUOTA_QUEUED    | queued app jobs per browser session (shared mode)               | 3                                        |
 | EXWB_QUOTA_CPU_SECONDS | CPU seconds per browser session in the last hour before a new job is refused (shared mode; 0 = no limit) | 1800 |
 | EXWB_ADMIN_TOKEN     | the token the Jobs page asks for in shared mode (unset: the page stays locked) | unset              |
+| EXWB_DISK_CACHE      | 0 = explanations are cached in memory only, not on disk          | 1                                        |
+| EXWB_SHARE_PASSES    | 0 = methods run alone, sharing no forward pass (benchmarks)      | 1                                        |
+| EXWB_FULL_LAST_LAYER | 1 = encoders compute their last layer for every token           | 0 (the first token only)                 |
+| EXWB_RANDOMIZED_FAMILIES | randomized model families kept per process                  | 1                                        |
+| EXWB_AUTORUN_SECONDS | estimated seconds single-input work may take and run unasked     | models/metering.py AUTORUN_SECONDS       |
+| EXWB_RAY_ADDRESS     | Ray cluster of `--executor ray` (empty or `local`: this machine) | local                                    |
+| EXWB_AML_BUDGET      | paper 004's AML recipe overrides, "name=value,..."              | none (the paper's recipe)                |
+
+Boolean variables read 1/true/yes/on and 0/false/no/off in any case (``parse_bool``); unset or blank, or an
+unrecognised word, means the default. Every ``EXWB_*`` variable is read here and nowhere else.
 """
 from __future__ import annotations
 
@@ -52,8 +62,10 @@ def parse_bool(text: str, default: bool | None = None) -> bool:
     raise ValueError(f"expected one of {', '.join(TRUE_WORDS + FALSE_WORDS[:-1])}; got {text!r}")
 
 
-def _flag(name: str) -> bool:
-    return parse_bool(os.environ.get(name, ""), default=False)
+def _flag(name: str, default: bool = False) -> bool:
+    """A boolean environment variable: unset, blank or an unrecognised word gives ``default``."""
+    value = os.environ.get(name, "").strip()
+    return parse_bool(value, default=default) if value else default
 
 
 def allow_hub() -> bool:
@@ -118,14 +130,70 @@ def uploads_dir() -> Path:
     return cache_dir() / "uploads"
 
 
+def data_dir_setting() -> Path | None:
+    """EXWB_DATA_DIR as given (None when unset)."""
+    explicit = os.environ.get("EXWB_DATA_DIR", "").strip()
+    return Path(explicit).expanduser() if explicit else None
+
+
 def data_dir_candidates() -> list[Path]:
     """Places the datasets are looked for, in order."""
-    places = []
-    explicit = os.environ.get("EXWB_DATA_DIR")
-    if explicit:
-        places.append(Path(explicit).expanduser())
-    places.append(ROOT.parent / "shared" / "data")
-    return places
+    explicit = data_dir_setting()
+    return ([explicit] if explicit else []) + [ROOT.parent / "shared" / "data"]
+
+
+def data_dir() -> Path | None:
+    """The first data folder that exists, as an absolute path (None when none does). Resolved on the machine that
+    reads it: a job runner passes it to its workers (on a Ray cluster the project runs from an uploaded copy, beside
+    which there is no shared/data)."""
+    return next((place.resolve() for place in data_dir_candidates() if place.is_dir()), None)
+
+
+def disk_cache_enabled() -> bool:
+    """Explanations are also cached on disk unless EXWB_DISK_CACHE is false."""
+    return _flag("EXWB_DISK_CACHE", default=True)
+
+
+def share_passes() -> bool:
+    """Methods share forward passes unless EXWB_SHARE_PASSES is false (benchmarks compare both ways)."""
+    return _flag("EXWB_SHARE_PASSES", default=True)
+
+
+def full_last_layer() -> bool:
+    """EXWB_FULL_LAST_LAYER: encoders compute their last layer for every token (models/runtime.py)."""
+    return _flag("EXWB_FULL_LAST_LAYER")
+
+
+def randomized_families(default: int = 1) -> int:
+    """How many randomized model families a process keeps (EXWB_RANDOMIZED_FAMILIES, a whole number >= 0)."""
+    value = os.environ.get("EXWB_RANDOMIZED_FAMILIES", "").strip()
+    try:
+        return max(0, int(value)) if value else default
+    except ValueError:
+        return default
+
+
+def autorun_seconds(default: float) -> float:
+    """EXWB_AUTORUN_SECONDS: seconds single-input work may be estimated to take and run without asking."""
+    try:
+        return max(0.0, float(os.environ.get("EXWB_AUTORUN_SECONDS", default)))
+    except ValueError:
+        return default
+
+
+def ray_address() -> str:
+    """EXWB_RAY_ADDRESS as written (blank when unset)."""
+    return os.environ.get("EXWB_RAY_ADDRESS", "").strip()
+
+
+def run_workers() -> str:
+    """EXWB_RUN_WORKERS as written (blank when unset; evaluation/runs/process_executor.py checks the number)."""
+    return os.environ.get("EXWB_RUN_WORKERS", "").strip()
+
+
+def aml_budget() -> str:
+    """EXWB_AML_BUDGET as written (blank when unset; evaluation/aml_build.py parses it)."""
+    return os.environ.get("EXWB_AML_BUDGET", "").strip()
 
 
 def device_setting() -> str:

@@ -9,11 +9,16 @@ hyphens, inner dots and other apostrophes stay inside a word (``k-19``, ``3.5``,
 abbreviations keep their period (``mr.``, ``u.s.``); PTB's own marks (``-lrb-``, two backquotes) are left as
 they are, so splitting dataset text again changes almost nothing. Case is kept
 (the tokenizer lowercases where its model does). Only typed text goes through here: dataset texts are
-already split, and their human rationales index those words.
+already split, and their human rationales index those words. Invisible characters (``corpora.invisible``) split
+nothing here: each stays inside the word it touches (the first word, before any), so that the one rule that
+removes them before tokenization (``models.encoding.check_text``) removes them and says so.
 """
 from __future__ import annotations
 
+import bisect
 import re
+
+from corpora.invisible import is_invisible
 
 _CLITIC = r"(?:s|re|ve|ll|d|m)"
 _ABBREVIATION = r"(?:mr|mrs|ms|dr|st|vs|jr|sr|etc|inc|bros|no)\."  # a title keeps its period (PTB)
@@ -31,7 +36,21 @@ _CURLY = str.maketrans({"\u2019": "'", "\u2018": "'"})
 
 def typed_words(text: str) -> list[str]:
     """The words of typed text, split as the datasets are (see the module docstring)."""
-    return _TOKEN.findall(text.translate(_CURLY))
+    text = text.translate(_CURLY)
+    visible = [i for i, c in enumerate(text) if not is_invisible(c)]
+    if len(visible) == len(text):
+        return _TOKEN.findall(text)
+    # split the visible characters; a word keeps the invisible ones inside it, and one outside every word joins
+    # the word before it (or the first word)
+    spans = [(visible[m.start()], visible[m.end() - 1] + 1)
+             for m in _TOKEN.finditer("".join(text[i] for i in visible))]
+    words = [text[start:end] for start, end in spans]
+    covered = {i for start, end in spans for i in range(start, end)}
+    starts = [start for start, _ in spans]
+    for i, character in enumerate(text):
+        if words and is_invisible(character) and i not in covered:
+            words[max(0, bisect.bisect_right(starts, i) - 1)] += character
+    return words
 
 
 def normalize_typed_text(text: str) -> str:

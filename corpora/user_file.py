@@ -23,6 +23,7 @@ from pathlib import Path
 
 import settings
 from corpora.records import DataError, Example, split_words
+from corpora.text_encoding import decode_user_bytes
 
 MAX_REPORTED_ERRORS = 10
 _MARKED = re.compile(r"^\*(.+)\*$")
@@ -187,9 +188,11 @@ def load_user_file(path: str | Path, content: str | None = None,
     rows read (None: ``settings.upload_rows()``). Who may read which path is ``file_access``'s to decide.
     """
     path = Path(path)
+    note = None  # how the bytes were read, when not as UTF-8 (corpora/text_encoding.py); kept on every example
     if content is None:
         try:
-            content = path.read_text(encoding="utf-8", errors="replace")
+            decoded = decode_user_bytes(path.read_bytes(), path.name)  # never a character replaced
+            content, note = decoded.text, decoded.note
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
     columns, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows)
@@ -206,7 +209,10 @@ def load_user_file(path: str | Path, content: str | None = None,
             text = str(row.get("text") or "").strip()
             if not text:
                 raise ValueError("empty text")
-            pair = str(row["pair"]).strip() if row.get("pair") not in (None, "") else None
+            pair = None if row.get("pair") is None else str(row["pair"]).strip()
+            if pair == "":  # never read silently as a single sentence: a pair model needs both
+                raise ValueError("empty pair: give the row its second segment, or put single sentences in a file "
+                                 "without a 'pair' column")
             label = label_index(row.get("label"), names, from_model)
             n_words = len(split_words(text)) + (len(split_words(pair)) if pair else 0)
             rationale = _parse_rationale(row.get("rationale"), n_words, text, pair)
@@ -214,7 +220,8 @@ def load_user_file(path: str | Path, content: str | None = None,
             errors.append(f"row {number}: {error} (line {line})")
             continue
         examples.append(Example(id=f"file:{path.name}:{number - 1}", text=text, pair=pair, label=label,
-                                label_names=names, rationale=rationale, dataset=f"file:{path.name}"))
+                                label_names=names, rationale=rationale, dataset=f"file:{path.name}",
+                                extra={"file_note": note} if note else {}))
     if errors:
         shown = "; ".join(errors[:MAX_REPORTED_ERRORS])
         more = f" (and {len(errors) - MAX_REPORTED_ERRORS} more)" if len(errors) > MAX_REPORTED_ERRORS else ""

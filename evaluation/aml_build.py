@@ -8,10 +8,10 @@ recipe for tests and demos; the default is the paper's recipe (``AMLRecipe``).
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import asdict, fields, replace
 
+import settings
 from corpora import load_dataset
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
 from explainers.mask_learning.selection import metric_named
@@ -32,7 +32,7 @@ PROGRESS_EVERY = 2.0  # seconds between progress writes to the store
 def build_recipe(tune: str) -> AMLRecipe:
     """The recipe the app builds with: the paper's, unless ``EXWB_AML_BUDGET`` overrides some of its numbers."""
     recipe = AMLRecipe(tune=metric_named(tune).name)
-    text = os.environ.get(BUDGET_ENV, "").strip()
+    text = settings.aml_budget()
     if not text:
         return recipe
     numeric = {f.name: type(getattr(recipe, f.name)) for f in fields(AMLRecipe)

@@ -221,7 +221,7 @@ def _identity(path: Path, missing_ok: bool = False) -> tuple[int, int, int] | No
 
 
 def _default_directory() -> Path | None:
-    if os.environ.get("EXWB_DISK_CACHE", "1").strip() in {"0", "false", "no", "off"}:
+    if not settings.disk_cache_enabled():
         return None
     return settings.cache_dir() / "explanations"
 

@@ -19,7 +19,6 @@ explanation cache under its own key with a provenance that names the pass and th
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,6 +29,8 @@ import numpy as np
 import torch
 from captum.attr import IntegratedGradients as CaptumIntegratedGradients
 from captum.attr import Saliency as CaptumSaliency
+
+import settings
 
 from models import Encoding, Operator, TextClassifier
 from models.metering import metered
@@ -79,7 +80,7 @@ _MEMO: ContextVar[PassMemo | None] = ContextVar("shared_passes", default=None)  
 
 def sharing_on() -> bool:
     """Whether passes are shared: yes unless ``EXWB_SHARE_PASSES=0`` (benchmarks compare both ways)."""
-    return os.environ.get("EXWB_SHARE_PASSES", "1").strip().lower() not in {"0", "false", "no", "off"}
+    return settings.share_passes()
 
 
 @contextmanager

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from corpora.invisible import invisible_note
+
 from models import precision, runtime
 from models.architectures import Architecture, architecture_of
 from models.attention_kernel import eager_attention, prefer_sdpa
@@ -243,13 +245,16 @@ class TextClassifier:
                 "max_abs_dp_vs_full": deviation}
 
     def input_warnings(self, encoding: Encoding) -> list[str]:
-        """What an explanation of this input should say about it: words read as the unknown token."""
+        """What an explanation of this input should say about it: invisible characters removed, words read as the
+        unknown token."""
+        removed = invisible_note(encoding.removed_invisible)
+        notes = [removed] if removed else []
         unknown = self.unknown_words(encoding)
         if not unknown:
-            return []
+            return notes
         shown = ", ".join(repr(encoding.words[i]) for i in unknown[:8]) + (", ..." if len(unknown) > 8 else "")
         token = self.tokenizer.unk_token
-        return [f"{len(unknown)} word(s) not in this model's vocabulary were read as {token}: {shown}. The model sees "
+        return notes + [f"{len(unknown)} word(s) not in this model's vocabulary were read as {token}: {shown}. The model sees "
                 f"the same {token} token for all of them, so their scores are about {token} at that place, not about "
                 f"the words themselves (emoji and scripts the vocabulary lacks, e.g. CJK on an English model)."]
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from corpora.invisible import remove_invisible
 from corpora.records import word_spans
 
 from models.errors import InputError
@@ -34,6 +35,7 @@ class Encoding:
     word_spans: tuple[tuple[int, int], ...]
     n_words_total: int
     truncated_tokens: int
+    removed_invisible: tuple[str, ...] = ()  # invisible characters taken out of text and pair (check_text)
 
     @property
     def n_tokens(self) -> int:
@@ -68,16 +70,40 @@ class Encoding:
     @cached_property
     def key(self) -> str:
         """Content hash used in cache keys."""
-        payload = json.dumps([self.text, self.pair, self.input_ids], ensure_ascii=False)
+        payload = json.dumps([self.text, self.pair, self.input_ids] + ([self.removed_invisible] if
+                                                                      self.removed_invisible else []),
+                             ensure_ascii=False)  # removed characters: the same words, with a note the others lack
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def check_text(text: str, pair: str | None) -> tuple[str, str | None]:
-    if text is None or not str(text).strip():
+def _check_decoded(text: str) -> None:
+    """Refuse the lone surrogates Python makes of bytes that were not UTF-8 (a command-line argument from a terminal
+    in another encoding): the tokenizer cannot read them, and guessing their letters would change the input."""
+    raw = [ord(c) - 0xDC00 for c in text if "\udc80" <= c <= "\udcff"]
+    if raw or any("\ud800" <= c <= "\udfff" for c in text):
+        shown = f" (byte 0x{raw[0]:02x})" if raw else ""
+        raise InputError(f"The text holds bytes that are not UTF-8{shown}: a terminal or a file in another encoding "
+                         f"(Latin-1?). Give the text in UTF-8 (set the terminal to UTF-8, or convert the file: "
+                         f"iconv -f latin1 -t utf-8).")
+
+
+def check_text(text: str, pair: str | None) -> tuple[str, str | None, tuple[str, ...]]:
+    """(text, pair, invisible characters removed): what every model reads, typed or from a dataset. Invisible
+    characters are removed here, once (``corpora.invisible``; the caller reports them). An empty text is refused;
+    so is an empty second segment where one is given: a sentence-pair (NLI) model reads both, and explaining the
+    premise alone as a single sentence would answer another question than the one asked."""
+    text, removed = remove_invisible("" if text is None else str(text))
+    _check_decoded(text if pair is None else text + str(pair))
+    if not text.strip():
         raise InputError("The text is empty. Type a sentence (or pick an example) to explain.")
-    if pair is not None and not str(pair).strip():
-        pair = None
-    return str(text), (str(pair) if pair is not None else None)
+    if pair is not None:
+        pair, removed_from_pair = remove_invisible(str(pair))
+        removed += removed_from_pair
+        if not pair.strip():
+            raise InputError("The second segment (the hypothesis) is empty. A sentence pair needs both: write the "
+                             "hypothesis, or explain a single sentence ('Your text' in the sidebar; no --pair on "
+                             "the command line).")
+    return text, pair, removed
 
 
 def word_of_tokens(offsets, sequence_ids, spans_by_segment: list[list[tuple[int, int]]], word_base: list[int]):
@@ -95,7 +121,7 @@ def word_of_tokens(offsets, sequence_ids, spans_by_segment: list[list[tuple[int,
 
 
 def build_encoding(tokenizer, text: str, pair: str | None, max_length: int) -> Encoding:
-    text, pair = check_text(text, pair)
+    text, pair, removed = check_text(text, pair)
     spans = [word_spans(text)] + ([word_spans(pair)] if pair is not None else [])
     base = [0, len(spans[0])]
     enc = tokenizer(text, pair, truncation=True, max_length=max_length, return_offsets_mapping=True)
@@ -120,4 +146,5 @@ def build_encoding(tokenizer, text: str, pair: str | None, max_length: int) -> E
         word_spans=tuple(all_words[i][2] for i in kept),
         n_words_total=len(all_words),
         truncated_tokens=max(0, full_length - len(enc["input_ids"])),
+        removed_invisible=removed,
     )

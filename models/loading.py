@@ -4,7 +4,8 @@ Safetensors weights only, never ``trust_remote_code``. Refused, with a message s
 without config.json, a model whose architecture has no sequence-classification head (``BertModel``,
 ``*ForMaskedLM``, ...), and a ``*ForSequenceClassification`` checkpoint whose head weights are missing from the
 file. Loaded with a warning (``TextClassifier.warnings``, shown next to every explanation and kept in its
-provenance): a head whose weights are present but still at their initialization (saved before any training).
+provenance): a head whose weights are present but still at their initialization (saved before any training;
+``models/untrained_head.py``).
 
 ``resolve_spec`` is the one reading of a model name, shared with the masked-LM loader (``models/mlm/loading.py``).
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,16 +23,14 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 import settings
 
 from models import runtime
-from models.classifier import TextClassifier, generic_label_names
+from models.classifier import TextClassifier
 from models.errors import ModelError, ModelNotPrepared
 from models.prepare import RECIPES, file_sha256, find_prepared
 from models.prompted import load_prompted
+from models.untrained_head import HEAD_PREFIXES, untrained_head_warning
 
-import torch  # noqa: E402  (runtime sets the environment first)
 
 BUILT_IN = tuple(RECIPES)
-# top-level modules a classification checkpoint adds to its pre-trained model (BART and T5: classification_head)
-HEAD_PREFIXES = ("classifier", "score", "pre_classifier", "logits_proj", "classification_head")
 
 
 # ----- one reading of a model name --------------------------------------------------------------------
@@ -125,47 +123,6 @@ def _from_pretrained(location: str, local_only: bool):
         raise ModelError(f"'{location}' has only a slow (Python) tokenizer; word alignment needs a fast one "
                          f"(tokenizer.json).")
     return model, tokenizer
-
-
-def _head_layers(model) -> list[torch.nn.Linear]:
-    """The linear layers of the parts a classification checkpoint adds to its encoder (new at fine-tuning)."""
-    layers = []
-    for name in HEAD_PREFIXES:
-        module = getattr(model, name, None)
-        if isinstance(module, torch.nn.Module):
-            layers += [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-    return layers
-
-
-def _at_initialization(weight: torch.Tensor, std: float) -> bool:
-    """Mean 0 and standard deviation ``std``, within 4 standard errors (or 30 %) of a normal sample's."""
-    n = weight.numel()
-    values = weight.detach().double()
-    spread = max(0.3, 4 / math.sqrt(2 * n))
-    return abs(float(values.std()) / std - 1) < spread and abs(float(values.mean())) < max(0.3, 4 / math.sqrt(n)) * std
-
-
-def untrained_head_warning(model) -> str | None:
-    """A warning when the classification head looks never trained, else None.
-
-    Transformers initializes a new head's linear weights from N(0, initializer_range) and its biases at exactly 0,
-    and any training moves every bias off 0. So: every head weight matrix with the initializer's statistics and
-    every head bias exactly 0; for a head without biases, those weight statistics and generic LABEL_i names.
-    """
-    layers = _head_layers(model)
-    if not layers:
-        return None
-    std = float(getattr(model.config, "initializer_range", 0.02) or 0.02)
-    biases = [layer.bias for layer in layers if layer.bias is not None]
-    generic = generic_label_names(model.config)
-    if not all(_at_initialization(layer.weight, std) for layer in layers):
-        return None
-    if (biases and any(bool(b.detach().abs().max() > 0) for b in biases)) or (not biases and not generic):
-        return None
-    names = " and generic class names (LABEL_0, LABEL_1, ...)" if generic else ""
-    return ("This model's classification head looks untrained: its weights are still at their initialization "
-            f"statistics (standard deviation {std:g}, biases exactly 0){names}. Its predictions, and so these "
-            "explanations, are probably meaningless; fine-tune the model first or pick a trained one.")
 
 
 def files_fingerprint(folder: Path) -> str | None:

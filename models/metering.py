@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import os
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
+
+import settings
 
 from models import runtime  # noqa: F401  (sets the process environment before torch is imported)
 
@@ -229,10 +230,7 @@ def learn_method(classifier, method: str, forward: float, backward: float, n_tok
 
 def autorun_budget() -> float:
     """Seconds single-input work may be estimated to take and still run without asking (EXWB_AUTORUN_SECONDS)."""
-    try:
-        return max(0.0, float(os.environ.get("EXWB_AUTORUN_SECONDS", AUTORUN_SECONDS)))
-    except ValueError:
-        return AUTORUN_SECONDS
+    return settings.autorun_seconds(AUTORUN_SECONDS)
 
 
 # ----- time left -----------------------------------------------------------------------------------------------------

@@ -109,8 +109,10 @@ class PromptedClassifier(TextClassifier):
         return filled, ranges
 
     def encode(self, text: str, pair: str | None = None) -> Encoding:
-        text, pair = check_text(text, pair)
-        values = [text] + ([pair] if pair is not None else [])
+        text, pair, removed = check_text(text, pair)
+        return replace(self._encode_fitting([text] + ([pair] if pair is not None else [])), removed_invisible=removed)
+
+    def _encode_fitting(self, values: list[str]) -> Encoding:
         encoding = self._encode_words(values, None)
         if encoding.n_tokens <= self.max_length:
             return encoding

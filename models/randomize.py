@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+import settings
 
 from models import runtime  # noqa: F401  (environment before torch)
 from models.architectures import Architecture, get_module, read_architecture
@@ -278,10 +279,7 @@ _FAMILY_LOCK = threading.Lock()
 
 
 def _max_families() -> int:
-    try:
-        return max(0, int(os.environ.get("EXWB_RANDOMIZED_FAMILIES", "1")))
-    except ValueError:
-        return 1
+    return settings.randomized_families()
 
 
 def family(classifier: TextClassifier, mode: str = "cascading", init: str = "model",

@@ -1,7 +1,6 @@
 """Process-level runtime choices: device, torch threads, library versions for provenance."""
 from __future__ import annotations
 
-import os
 import platform
 from functools import lru_cache
 
@@ -39,7 +38,7 @@ def choose_device(requested: str | None = None) -> torch.device:
 def full_last_layer() -> bool:
     """EXWB_FULL_LAST_LAYER=1: encoders compute their last layer for every token, as the model itself does (for
     comparisons; the default computes it for the first token only, models/first_token.py). Read when a model loads."""
-    return settings.parse_bool(os.environ.get("EXWB_FULL_LAST_LAYER", ""), default=False)
+    return settings.full_last_layer()
 
 
 CPU_BATCH_TOKENS = 2_048  # padded tokens per batch: measured fastest on the 2-core CPU (8 192 was slower)

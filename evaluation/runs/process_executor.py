@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
+import settings
 from models import runtime
 
 PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
@@ -33,7 +34,7 @@ _stop = None
 
 def default_workers() -> int:
     """``EXWB_RUN_WORKERS``, else the cores this process may use."""
-    value = os.environ.get("EXWB_RUN_WORKERS", "").strip()
+    value = settings.run_workers()
     if value:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"EXWB_RUN_WORKERS must be a whole number of at least 1, not '{value}'.")

@@ -8,7 +8,11 @@
   Ray uploads a folder only for a whole job, so the runner joins a cluster with that runtime environment
   (``ray.init(address, runtime_env=...)``); each task carries the environment variables only.
   The ``EXWB_*`` settings, the offline-hub and thread settings travel in ``runtime_env.env_vars``; workers
-  never import Streamlit.
+  never import Streamlit. The data folder is resolved on the driver and travels as an absolute
+  ``EXWB_DATA_DIR``: the default (``shared/data`` beside the project) would otherwise resolve beside the
+  workers' uploaded copy, where there is none. A cluster whose nodes do not share this path needs the data at
+  the same path on each node, or an ``EXWB_DATA_DIR`` that names the nodes' folder (passed as written when no
+  such folder exists on the driver).
 - Cells are submitted in order, a few per free worker at a time, so stopping is quick and earlier cells
   (e.g. Recursive ROAR's earlier steps) start first. A cell that fails, or a worker that dies, is recorded
   as that cell's error; the other cells go on. Stopping cancels the running tasks (``ray.cancel(force=True)``).
@@ -31,7 +35,7 @@ EXCLUDES = [".git", "**/__pycache__", ".pytest_cache", "*.sqlite", "*.sqlite-*",
 
 def resolve_address(address: str | None) -> str | None:
     """None for a local instance, else the cluster address."""
-    address = (address if address is not None else os.environ.get("EXWB_RAY_ADDRESS", "")).strip()
+    address = (address if address is not None else settings.ray_address()).strip()
     return None if address in ("", "local") else address
 
 
@@ -39,6 +43,11 @@ def worker_env_vars(cpus_per_task: float = 1.0, remote: bool = False) -> dict[st
     env = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIXES) or k in PASSED_NAMES}
     if remote:  # paths of this machine mean nothing on the cluster's nodes
         env.pop("XDG_CACHE_HOME", None)
+    data = settings.data_dir()
+    if data is not None and (settings.data_dir_setting() is None or settings.data_dir_setting().is_dir()):
+        # resolved here: beside the workers' uploaded copy of the project there is no shared/data (an EXWB_DATA_DIR
+        # that names no folder on this machine may be the nodes' own and travels as written)
+        env["EXWB_DATA_DIR"] = str(data)
     env.setdefault("EXWB_THREADS", str(max(1, int(cpus_per_task))))  # no oversubscription of the node's cores
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")

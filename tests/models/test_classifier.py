@@ -41,7 +41,8 @@ def test_empty_and_whitespace_text_is_refused(random_classifier):
     for text in ("", "   \n\t "):
         with pytest.raises(InputError, match="empty"):
             random_classifier.encode(text)
-    assert random_classifier.encode("good", "   ").pair is None
+    with pytest.raises(InputError, match="hypothesis"):  # never read silently as a single sentence (issue 31)
+        random_classifier.encode("good", "   ")
 
 
 def test_long_text_is_truncated_and_counted(random_classifier):

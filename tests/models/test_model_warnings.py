@@ -16,7 +16,8 @@ from explainers import create
 from explainers.cache import ExplanationCache, explain_cached
 from models import load_classifier
 from models.loading import untrained_head_warning
-from tiny_models import tiny_bert, tiny_tokenizer
+from models.untrained_head import HEAD_PREFIXES
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture, tiny_bert, tiny_tokenizer
 
 
 def save(model, folder):
@@ -64,15 +65,51 @@ def test_a_head_moved_off_its_initialization_gets_no_warning():
     assert untrained_head_warning(scaled) is None
 
 
-def test_a_head_without_biases_is_judged_by_its_weights_and_class_names():
+def test_a_head_without_biases_is_judged_by_its_weights_whatever_the_class_names():
     config = GPT2Config(vocab_size=64, n_positions=32, n_embd=32, n_layer=1, n_head=2, num_labels=2,
                         pad_token_id=0)
     torch.manual_seed(0)
     model = GPT2ForSequenceClassification(config)
     assert model.score.bias is None
     assert "LABEL_0" in untrained_head_warning(model)
-    model.config.id2label = {0: "negative", 1: "positive"}
-    assert untrained_head_warning(model) is None  # named classes: weights near N(0, 0.02) alone do not decide
+    model.config.id2label = {0: "negative", 1: "positive"}  # named classes: still untrained (issue 31)
+    assert "untrained" in untrained_head_warning(model) and "LABEL_0" not in untrained_head_warning(model)
+    with torch.no_grad():
+        model.score.weight.mul_(3.0)  # weights far from N(0, 0.02)
+    assert untrained_head_warning(model) is None
+
+
+def _train_head(model, tokenizer, steps: int, lr: float) -> None:
+    """A few optimizer steps on the classification head, on the keyword task (the body stays as it is)."""
+    texts, labels = keyword_sentences(64)
+    batch = tokenizer(texts, padding=True, return_tensors="pt")
+    head = [p for name, p in model.named_parameters() if name.split(".")[0] in HEAD_PREFIXES]
+    optimizer = torch.optim.Adam(head, lr=lr)
+    model.train()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                     labels=torch.tensor(labels)).loss
+        loss.backward()
+        optimizer.step()
+    model.eval()
+
+
+@pytest.mark.parametrize("architecture", ["t5", "gpt2", "bart", "llama"])
+def test_every_architecture_s_untrained_head_is_warned_about_and_a_trained_one_is_not(architecture, tmp_path):
+    """T5's head is drawn from N(0, factor / sqrt(d_model)), not N(0, initializer_range); GPT-2's and Llama's have
+    no bias. Each is compared with a fresh draw of its own initializer; a few steps of training clear the warning."""
+    folder = save_tiny_architecture(architecture, tmp_path / architecture)  # named classes: negative / positive
+    [warning] = [w for w in load_classifier(folder).warnings if "head" in w and "untrained" in w]
+    assert "LABEL_0" not in warning
+    model, tokenizer = tiny_architecture(architecture)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        model.config.pad_token_id = tokenizer.pad_token_id
+    _train_head(model, tokenizer, steps=10, lr=0.1)
+    model.save_pretrained(tmp_path / "trained")
+    tokenizer.save_pretrained(tmp_path / "trained")
+    assert not any("untrained" in w for w in load_classifier(str(tmp_path / "trained")).warnings)
 
 
 def test_words_read_as_unknown_are_warned_about(keyword_classifier):

@@ -272,10 +272,12 @@ def _save_upload(upload) -> str | None:
     if dataset_id is None:
         return None
     try:
-        load_user_file(dataset_id.removeprefix("file:"))
+        examples = load_user_file(dataset_id.removeprefix("file:"))
     except DataError as error:
         st.error(str(error))
         return None
+    if examples and examples[0].extra.get("file_note"):  # not UTF-8: read in the encoding its bytes tell
+        st.info(examples[0].extra["file_note"])
     return dataset_id
 
 

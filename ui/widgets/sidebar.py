@@ -12,6 +12,7 @@ import streamlit as st
 
 import settings
 from corpora import DATASETS, DataError, normalize_typed_text, parse_dataset_id
+from corpora.invisible import invisible_note, remove_invisible
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 
@@ -76,11 +77,14 @@ def _dataset_picker(labels: list[str] | None):
     except DataError as error:
         st.error(str(error))
         return None
+    if examples[0].extra.get("file_note"):  # a file not in UTF-8, read in the encoding it was told to be in
+        st.info(examples[0].extra["file_note"])
     index = int(kept(st.number_input, f"Example (0-{len(examples) - 1})", f"dataset_index_{dataset_id}", 0,
                      min_value=0, max_value=len(examples) - 1, step=1))
     example = examples[index]
     gold = f" · gold: {example.label_name}" if example.label is not None else ""
     st.caption(f"`{example.id}`{gold}")
+    _say_invisible(example.text, example.pair)
     return example.text, example.pair, example.id, example
 
 
@@ -104,8 +108,16 @@ def _code(text: str) -> str:
     return f"{fence} {text} {fence}"
 
 
+def _say_invisible(*texts: str | None) -> None:
+    """A caption when the input holds invisible characters, which every model's encoding removes (corpora.invisible)."""
+    note = invisible_note([c for text in texts if text for c in remove_invisible(text)[1]])
+    if note:
+        st.caption(note)
+
+
 def _typed(text: str) -> str:
     """Typed text split as the datasets are (``corpora.typed_text``); says so where that changed a word."""
+    _say_invisible(text)
     split = normalize_typed_text(text)
     changed = [(word, normalize_typed_text(word)) for word in text.split() if normalize_typed_text(word) != word]
     if changed:

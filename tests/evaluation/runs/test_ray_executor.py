@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 import settings
+from corpora.locate import find_dataset_dir
 from evaluation.runs import ray_executor
 from evaluation.runs.jobs import Cell, run_cells
 from evaluation.roar.study import build_config, prepare_study, roar_cell, run_study
@@ -78,3 +79,23 @@ def test_same_seeds_give_the_same_numbers_on_ray_and_locally(tiny, monkeypatch):
         assert ray_cells[key]["masked_share"] == expected["masked_share"], key
         assert ray_cells[key]["worker"]["pid"] != os.getpid()  # computed in a Ray worker process
     assert (tiny.root / "ray-cache" / "roar-artifacts").is_dir()  # the workers used the cache they were given
+
+
+@pytest.mark.slow
+def test_a_worker_running_from_the_uploaded_project_finds_the_drivers_data(monkeypatch):
+    """What joining a cluster does (the project uploaded as ``working_dir``), on a local Ray: the default data folder
+    (shared/data beside this checkout) is not beside the uploaded copy, so the driver's travels as EXWB_DATA_DIR."""
+    ray = pytest.importorskip("ray")
+    monkeypatch.delenv("EXWB_DATA_DIR", raising=False)
+    expected = settings.data_dir()
+    if expected is None:
+        pytest.skip("no data folder beside this checkout")
+    env = ray_executor.runtime_env("a cluster", cpus_per_task=1)  # what run_on_ray builds for a cluster address
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, runtime_env=env)
+    try:
+        task = ray.remote(num_cpus=1)(find_dataset_dir)  # imported, in the worker, from the uploaded copy
+        found = ray.get(task.remote("sst2-sentences"))
+        assert ray.get_runtime_context().runtime_env["working_dir"].startswith("gcs://")  # uploaded, not a path
+    finally:
+        ray_executor.shutdown()
+    assert str(found) == str(expected / "sst2-sentences")

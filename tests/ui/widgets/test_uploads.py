@@ -55,3 +55,12 @@ def test_a_sessions_uploads_are_capped_in_all_and_the_same_file_counts_once(isol
         save_upload(_upload("two.csv", b"text\n" + b"y" * 14 + b"\n"), taken)
     assert sum(taken.values()) == len(first) and len(list((isolated_cache / "uploads").iterdir())) == 1
     save_upload(_upload("two.csv", b"text\n" + b"y" * 14 + b"\n"), {})  # another session starts afresh
+
+
+def test_a_latin1_upload_is_read_as_written_with_the_note_the_sidebar_shows(isolated_cache):
+    text = "un film très réussi"
+    path = save_upload(_upload("avis.csv", f"text,label\n{text},positive\n".encode("latin-1")))
+    assert path.read_bytes() == f"text,label\n{text},positive\n".encode("latin-1")  # the bytes, kept as sent
+    [example] = load_dataset(f"file:{path}", label_names=SENTIMENT_LABELS)
+    assert example.text == text and example.label_name == "positive"
+    assert example.extra["file_note"].startswith("avis.csv is not UTF-8: read as Latin-1 (cp1252), e.g. 'très'")
