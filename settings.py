@@ -14,6 +14,7 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
 |                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
+| EXWB_REGEX_SECONDS   | time budget of one regular-expression search over all its texts | 1 (evaluation/user_regex.py)             |
 """
 from __future__ import annotations
 
@@ -78,6 +79,18 @@ def device_setting() -> str:
 
 def default_model_spec() -> str:
     return os.environ.get("EXWB_MODEL", "default").strip() or "default"
+
+
+REGEX_SECONDS = 1.0
+
+
+def regex_seconds() -> float:
+    """Seconds one search with a user's regular expression may take over all its texts (EXWB_REGEX_SECONDS)."""
+    try:
+        value = float(os.environ.get("EXWB_REGEX_SECONDS", REGEX_SECONDS))
+    except ValueError:
+        return REGEX_SECONDS
+    return value if value > 0 else REGEX_SECONDS
 
 
 def offline_mlm_choice() -> str:
