@@ -14,6 +14,7 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
 |                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
+| EXWB_RAISE_PAGE_ERRORS | 1 = a page's exception reaches Streamlit (tests, debugging)    | 0 (a short message with a log id)        |
 | EXWB_REGEX_SECONDS   | time budget of one regular-expression search over all its texts | 1 (evaluation/user_regex.py)             |
 """
 from __future__ import annotations
@@ -48,6 +49,11 @@ def _flag(name: str) -> bool:
 
 def allow_hub() -> bool:
     return _flag("EXWB_ALLOW_HUB")
+
+
+def raise_page_errors() -> bool:
+    """A page's exception goes to Streamlit instead of the short message (EXWB_RAISE_PAGE_ERRORS; the tests set it)."""
+    return _flag("EXWB_RAISE_PAGE_ERRORS")
 
 
 def fast_mode() -> bool:
