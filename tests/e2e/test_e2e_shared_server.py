@@ -126,7 +126,7 @@ def test_ten_browsers_on_one_link_get_the_same_rows(server):
         for page in pages:
             rows = page.locator(".xw-row")
             waiting = page.get_by_role("button", name=re.compile(r"^Run "))
-            expect(rows.first.or_(waiting.first)).to_be_visible(timeout=300_000)
+            expect(rows.or_(waiting).first).to_be_visible(timeout=300_000)
             deadline = time.monotonic() + 300
             while rows.count() + waiting.count() < len(methods) and time.monotonic() < deadline:
                 page.wait_for_timeout(500)
