@@ -168,6 +168,7 @@ def test_an_unknown_preset_or_heatmap_option_is_named_and_a_known_preset_applied
     text = warnings_of(at)
     assert "no-such-preset" in text and "using its default settings" in text
     assert "sideways" in text and "maybe" in text and "keeping the page's own choice" in text
+    assert "(expected true or false)" in text and "(expected one of none, max-abs" in text
     assert at.multiselect(key="methods").value == ["attention", "lime", "saliency"]
     assert at.session_state["keep:methods:settings"]["lime"] == (preset, {})
     assert_no_traceback(at)

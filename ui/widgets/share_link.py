@@ -59,7 +59,10 @@ def _choice(options):
 
 
 def _flag(text: str) -> bool:
-    return settings.parse_bool(text)
+    try:
+        return settings.parse_bool(text)
+    except ValueError:
+        raise ValueError("true or false") from None
 
 
 # the tour checks its own step and method (ui/views/tour.py), with a message
