@@ -32,6 +32,8 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_AUTORUN_SECONDS | estimated seconds single-input work may take and run unasked     | models/metering.py AUTORUN_SECONDS       |
 | EXWB_RAY_ADDRESS     | Ray cluster of `--executor ray` (empty or `local`: this machine) | local                                    |
 | EXWB_AML_BUDGET      | paper 004's AML recipe overrides, "name=value,..."              | none (the paper's recipe)                |
+| EXWB_RAISE_PAGE_ERRORS | 1 = a page's exception reaches Streamlit (tests, debugging)    | 0 (a short message with a log id)        |
+| EXWB_REGEX_SECONDS   | time budget of one regular-expression search over all its texts | 1 (evaluation/user_regex.py)             |
 
 Boolean variables read 1/true/yes/on and 0/false/no/off in any case (``parse_bool``); unset or blank, or an
 unrecognised word, means the default. Every ``EXWB_*`` variable is read here and nowhere else.
@@ -70,6 +72,11 @@ def _flag(name: str, default: bool = False) -> bool:
 
 def allow_hub() -> bool:
     return _flag("EXWB_ALLOW_HUB")
+
+
+def raise_page_errors() -> bool:
+    """A page's exception goes to Streamlit instead of the short message (EXWB_RAISE_PAGE_ERRORS; the tests set it)."""
+    return _flag("EXWB_RAISE_PAGE_ERRORS")
 
 
 def fast_mode() -> bool:
@@ -202,6 +209,18 @@ def device_setting() -> str:
 
 def default_model_spec() -> str:
     return os.environ.get("EXWB_MODEL", "default").strip() or "default"
+
+
+REGEX_SECONDS = 1.0
+
+
+def regex_seconds() -> float:
+    """Seconds one search with a user's regular expression may take over all its texts (EXWB_REGEX_SECONDS)."""
+    try:
+        value = float(os.environ.get("EXWB_REGEX_SECONDS", REGEX_SECONDS))
+    except ValueError:
+        return REGEX_SECONDS
+    return value if value > 0 else REGEX_SECONDS
 
 
 def offline_mlm_choice() -> str:

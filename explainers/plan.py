@@ -6,7 +6,7 @@ click, or run in the background with progress and a Stop.
 | finished in the background since the page looked     | shown as computed (``MethodJobs.take``)             |
 | running, stopped or failed in the background         | its ``MethodJob``: progress and Stop, or Run again  |
 | in the explanation cache                             | shown at once, costs nothing                        |
-| estimated within the auto-run budget, not expensive  | ``run_now``                                         |
+| within the auto-run budget (c), not expensive        | ``run_now``                                         |
 | over the budget, not approved by a click             | ``Pending``: the estimate and a Run button          |
 | over the budget and approved                         | ``background`` where the page polls, else ``run_now`` |
 | an ensemble                                          | after the others (a): its members come from the cache |
@@ -17,6 +17,9 @@ counts only the members that are neither cached nor chosen on the page, and a pa
 (b) ``explainers/shared_passes.py``: saliency and input x gradient share one backward pass, IG variants one path,
 leave-one-out and occlusion of window 1 one batch of inputs without each word. ``run_now`` runs them in one
 ``sharing()`` block, so the pass runs once; each member is cached under its own key and says so in its provenance.
+
+(c) Its passes in work units against the budget at the model's nominal rate (models/metering.py, rule (g)): the
+same link gives the same rows under any load. The seconds shown beside a waiting method use the measured rate.
 
 Jobs only matter to pages that poll them (``background=True``); other pages see the cache and run inline as before.
 Estimates come from the one cost model (models/metering.py); before the first estimate on a model the plan times
@@ -33,7 +36,7 @@ from typing import Callable, Union
 
 from models import Encoding, TextClassifier, UserFacingError
 from models.metering import (BACKWARD_FACTOR, CostMeter, WorkStopped, autorun_budget, estimate_seconds, learn_method,
-                             metered, work_left_seconds)
+                             metered, runs_at_once, work_left_seconds)
 
 from explainers.base import FAMILIES, Explainer
 from explainers.cache import cache_key, cached_only, explain_cached, is_partial
@@ -251,7 +254,7 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
             planned = Planned(choice, explainer, key, forward, backward, seconds, book.shares_with(explainer))
             if planned.shares_with is not None:  # its pass is computed by a method run now: it runs with it
                 plan.run_now.append(planned)
-            elif seconds <= budget and not explainer.expensive:
+            elif runs_at_once(classifier, forward, backward, encoding.n_tokens, budget) and not explainer.expensive:
                 plan.run_now.append(planned)
             elif key not in approved:
                 plan.results[method_id] = Pending(method_id, forward, backward, seconds, key)

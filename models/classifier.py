@@ -184,7 +184,7 @@ class TextClassifier:
         variant.full_precision = self
         variant.name = f"{self.name} [fast: {short}]"
         variant._fingerprint = f"{self.fingerprint}-{short}"
-        variant.throughput = Throughput(self.throughput.rate)
+        variant.throughput = Throughput(self.throughput.rate, self.throughput.nominal_rate)
         variant._logits_cache, variant._logits_lock = OrderedDict(), threading.Lock()
         variant.warnings = (*self.warnings, f"Fast mode: {short} autocast, not full precision; the provenance "
                             f"shows how far this input's class probabilities moved. Metrics never use it.")

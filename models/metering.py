@@ -15,7 +15,10 @@ progress and is stopped: a meter made with ``should_stop`` ends the work at its 
 |                                  | cold default (d)                                                          |
 | cold default, CPU (d)            | MATMUL_EFFICIENCY x matmul FLOP/s / (2 x working parameters)              |
 | factor(method)                   | 1, moving halfway to measured / estimated after each run of it (e)        |
-| auto-run budget                  | EXWB_AUTORUN_SECONDS, 15 s: single-input work above it waits for a click  |
+| auto-run budget                  | EXWB_AUTORUN_SECONDS, 15 s, converted to units at the nominal rate (g):   |
+|                                  | single-input work of more units waits for a click, whatever the load      |
+| nominal rate (units / second)    | CPU: MATMUL_EFFICIENCY x NOMINAL_CPU_FLOPS / (2 x working parameters);    |
+|                                  | GPU: the cold default (d); never measured (g)                             |
 | time left, one method            | p = units done / estimated units: elapsed x (1 - p) / p; before the first |
 |                                  | batch, the estimate - elapsed (at least 0)                                |
 | time left, a run of cells        | m = mean of finished cells (or the prior per cell), e = the running       |
@@ -37,6 +40,12 @@ method; each measurement clamped to 0.25..4; it covers what passes do not count 
 re-tokenizing, a masked LM); starting from 1 keeps one cold first run (2x slower on a CPU) from doubling every later
 estimate. (f) The running cell takes at least as long as it has run, so an overdue cell makes the cells after it
 look longer: the time left shrinks while a cell is within the mean and grows once it is over it.
+(g) What runs at once is a pure function of (model, input, methods, parameters): the work in units against
+``autorun_units`` = budget seconds x a nominal rate fixed by the model's size and device kind, never the rate
+measured under the current load (ten browsers on one link must see the same rows; with the measured rate, 3 of 10
+got 5-6 rows and 7 got 17). NOMINAL_CPU_FLOPS = 20 GFLOP/s is the project's 2-core CPU idle (``cpu_flops``
+measures 18-24 there): MiniLM-L6 (11 M working parameters) gets 455 units/s, so the 15 s budget is ~6 800 units.
+The seconds shown beside a waiting method still come from the measured rate.
 
 Everything here is per process: the rate and the factors live on the classifier (``classifier.throughput``), which
 the app loads once and every session shares, and randomized copies of a model share their original's.
@@ -70,6 +79,7 @@ FLOPS_PER_UNIT_PARAMETER = 2.0  # one multiply-add per working parameter and tok
 MATMUL_EFFICIENCY = 0.5  # share of the plain matmul FLOP rate a model's forward pass reaches on a CPU
 MATMUL_SHAPE = (512, 384, 384)  # (tokens, in, out): a batch of 512 tokens through one MiniLM-sized linear layer
 AUTORUN_SECONDS = 15.0
+NOMINAL_CPU_FLOPS = 20e9  # rule (g): a fixed CPU, so the auto-run decision never depends on the load
 
 
 class WorkStopped(Exception):
@@ -143,6 +153,13 @@ def cold_cpu_rate(working_parameters: int, flops_per_second: float) -> float:
     return MATMUL_EFFICIENCY * flops_per_second / (FLOPS_PER_UNIT_PARAMETER * max(1, working_parameters))
 
 
+def nominal_rate(working_parameters: int, device_type: str) -> float:
+    """Work units per second the auto-run decision assumes (rule (g)): from the model's size and device kind only."""
+    if device_type in DEFAULT_RATE:
+        return DEFAULT_RATE[device_type] * REFERENCE_PARAMETERS / max(1, working_parameters)
+    return cold_cpu_rate(working_parameters, NOMINAL_CPU_FLOPS)
+
+
 def working_parameters(model) -> int:
     """Parameters a token's forward pass multiplies by: all but the input embedding table (a lookup)."""
     total = sum(p.numel() for p in model.parameters())
@@ -158,8 +175,10 @@ def token_cost(n_tokens: float) -> float:
 class Throughput:
     """How fast one model works in this process: measured work units per second and per-method factors."""
 
-    def __init__(self, default_rate: float):
+    def __init__(self, default_rate: float, nominal_rate: float | None = None):
         self.default_rate = float(default_rate)
+        # the rate the auto-run decision assumes (rule (g)); never changed by a measurement
+        self.nominal_rate = float(default_rate if nominal_rate is None else nominal_rate)
         self.measured_rate: float | None = None
         self.factors: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -168,9 +187,10 @@ class Throughput:
     def for_model(cls, model, device_type: str) -> "Throughput":
         """The cold default for this model's size on this kind of device (rule (d); before any measurement)."""
         working = working_parameters(model)
+        nominal = nominal_rate(working, device_type)
         if device_type in DEFAULT_RATE:
-            return cls(DEFAULT_RATE[device_type] * REFERENCE_PARAMETERS / working)
-        return cls(cold_cpu_rate(working, cpu_flops()))
+            return cls(nominal, nominal)
+        return cls(cold_cpu_rate(working, cpu_flops()), nominal)
 
     @property
     def rate(self) -> float:
@@ -208,10 +228,14 @@ class Throughput:
 
 
 # ----- estimates ----------------------------------------------------------------------------------------------------
+def work_units(forward: float, backward: float, n_tokens: float) -> float:
+    """Work units of ``forward`` and ``backward`` passes over n-token inputs (the table's first three rows)."""
+    return (forward + BACKWARD_FACTOR * backward) * n_tokens * token_cost(n_tokens)
+
+
 def base_seconds(throughput: Throughput, forward: float, backward: float, n_tokens: float) -> float:
     """Seconds of the passes at the model's rate, before any method factor."""
-    units = (forward + BACKWARD_FACTOR * backward) * n_tokens * token_cost(n_tokens)
-    return units / throughput.rate
+    return work_units(forward, backward, n_tokens) / throughput.rate
 
 
 def estimate_seconds(classifier, forward: float, backward: float, n_tokens: float, method: str | None = None) -> float:
@@ -231,6 +255,19 @@ def learn_method(classifier, method: str, forward: float, backward: float, n_tok
 def autorun_budget() -> float:
     """Seconds single-input work may be estimated to take and still run without asking (EXWB_AUTORUN_SECONDS)."""
     return settings.autorun_seconds(AUTORUN_SECONDS)
+
+
+def autorun_units(throughput: Throughput, budget_seconds: float | None = None) -> float:
+    """Work units single-input work may take and still run without asking: the budget (EXWB_AUTORUN_SECONDS
+    unless given) at the model's nominal rate (rule (g)), the same under any load."""
+    return (autorun_budget() if budget_seconds is None else budget_seconds) * throughput.nominal_rate
+
+
+def runs_at_once(classifier, forward: float, backward: float, n_tokens: float,
+                 budget_seconds: float | None = None) -> bool:
+    """Whether single-input work runs without a click: its units within ``autorun_units`` (rule (g)); a pure
+    function of the model and the work, never of the measured speed."""
+    return work_units(forward, backward, n_tokens) <= autorun_units(classifier.throughput, budget_seconds)
 
 
 # ----- time left -----------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "tests"))  # after ROOT: the project packages win over same-named test folders
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: a hub miss would cost ~50 s
 os.environ.setdefault("EXWB_DISK_CACHE", "0")  # tests never write into the user's explanation cache
+os.environ.setdefault("EXWB_RAISE_PAGE_ERRORS", "1")  # a broken page fails its test (app.py shows users a message)
 os.environ.setdefault("EXWB_THREADS", "1")  # tests share 2 cores with a server and a browser (stack-probe.md s. 6)
 
 import pytest  # noqa: E402

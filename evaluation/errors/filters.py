@@ -5,7 +5,6 @@ rest by rising confidence, so the doubtful correct answers come before the easy 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,9 +13,11 @@ from sklearn.metrics import confusion_matrix
 
 from models import UserFacingError
 
+from evaluation.user_regex import PatternError, search_texts
+
 
 class FilterError(UserFacingError):
-    """A filter that cannot be applied (a bad regular expression); the message says what to fix."""
+    """A filter that cannot be applied (a bad or too slow regular expression); the message says what to fix."""
 
 
 @dataclass(frozen=True)
@@ -34,16 +35,15 @@ def _search_mask(frame: pd.DataFrame, search: str, regex: bool) -> pd.Series:
     texts = frame["text"] + frame["pair"].fillna("").map(lambda p: f" {p}" if p else "")
     if not regex:
         return texts.str.contains(search, case=False, regex=False)
-    try:
-        pattern = re.compile(search, re.IGNORECASE)
-    except re.error as error:
-        raise FilterError(f"The search '{search}' is not a valid regular expression ({error}); fix it or untick "
-                          f"'regular expression' to search for the text as it is.") from None
-    return texts.map(lambda text: pattern.search(text) is not None)
+    try:  # time-limited, off the GIL: a backtracking pattern cannot freeze the server (evaluation/user_regex.py)
+        found = search_texts(search, texts)
+    except PatternError as error:
+        raise FilterError(str(error)) from None
+    return pd.Series(found, index=texts.index, dtype=bool)
 
 
 def apply_filters(frame: pd.DataFrame, filters: Filters) -> pd.DataFrame:
-    """The rows that pass every filter (``FilterError`` for a bad regular expression)."""
+    """The rows that pass every filter (``FilterError`` for a bad or too slow regular expression)."""
     keep = pd.Series(True, index=frame.index)
     if filters.misclassified:
         keep &= frame["correct"].eq(False).fillna(False).astype(bool)

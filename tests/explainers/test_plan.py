@@ -12,7 +12,7 @@ from explainers.cache import DEFAULT_CACHE, cache_key, cached_only, explain_cach
 from explainers.plan import (DONE, METHOD_JOBS, RUNNING, STOPPED, MethodChoice, MethodJob, MethodJobs, Pending,
                              Planned, cost_rows, estimate, make_plan, run_now, settled_rows, start_background)
 from models import TextClassifier
-from models.metering import Throughput, base_seconds
+from models.metering import Throughput, base_seconds, work_units
 from tiny_models import FILLER
 
 TEXT = "the movie was a film that this story had excellent scenes with actors and music"
@@ -22,7 +22,7 @@ LONG_TEXT = " ".join(FILLER[i % len(FILLER)] for i in range(50))  # 50 words: 2^
 @pytest.fixture()
 def classifier(keyword_classifier):
     """The keyword model with its own measured speed, 1000 work units/s (the session fixture's is shared)."""
-    throughput = Throughput(1.0)
+    throughput = Throughput(1000.0)  # the nominal rate the auto-run decision uses (models/metering.py rule (g))
     throughput.record_batch(10, 100, 1.25)  # 1000 tokens x 1.25 units / 1.25 s
     assert throughput.rate == pytest.approx(1000.0)
     DEFAULT_CACHE.clear()
@@ -213,3 +213,36 @@ def test_a_completed_marc_job_is_cached_and_handed_over(classifier):
     cached = cached_only(planned.explainer, classifier, encoding, None)
     assert cached is not None
     np.testing.assert_array_equal(cached.word_scores, job.result.word_scores)
+
+
+def _decisions(plan) -> tuple[list[str], dict[str, str]]:
+    return [item.method_id for item in plan.run_now], {m: type(r).__name__ for m, r in plan.results.items()}
+
+
+def test_what_runs_at_once_does_not_depend_on_the_measured_speed(classifier):
+    """Ten browsers on one link see the same rows: the decision is the work in units against the budget at the
+    nominal rate, so a measured speed 10x slower or faster (a loaded or an idle server) changes nothing; the input
+    and the methods do."""
+    encoding = classifier.encode(TEXT)
+    picked = choices("saliency", "integrated_gradients", "leave_one_out", "lime")
+    units = {m: work_units(*create(m).estimate_passes(encoding), encoding.n_tokens) for m in ("saliency", "lime")}
+    budget = (units["saliency"] + units["lime"]) / 2 / classifier.throughput.nominal_rate  # seconds, between them
+    plans = []
+    for measured in (1000.0, 100.0, 10_000.0):
+        classifier.throughput.measured_rate = measured
+        plans.append(make_plan(picked, classifier, encoding, None, budget=budget))
+    assert _decisions(plans[0]) == _decisions(plans[1]) == _decisions(plans[2])
+    assert "saliency" in _decisions(plans[0])[0] and _decisions(plans[0])[1]["lime"] == "Pending"
+    # the seconds shown still follow the measured speed
+    assert plans[1].results["lime"].seconds == pytest.approx(10 * plans[0].results["lime"].seconds)
+
+    classifier.throughput.measured_rate = 1000.0
+    fewer = make_plan(choices("saliency", "leave_one_out"), classifier, encoding, None, budget=budget)
+    assert _decisions(fewer) != _decisions(plans[0])  # other methods: another plan
+    for text in (TEXT, LONG_TEXT):  # each input: the methods whose units fit the budget at the nominal rate
+        coded = classifier.encode(text)
+        fits = [m for m in ("saliency", "integrated_gradients", "leave_one_out", "lime")
+                if work_units(*create(m).estimate_passes(coded), coded.n_tokens) <= budget * 1000.0]
+        assert _decisions(make_plan(picked, classifier, coded, None, budget=budget))[0] == fits
+    assert _decisions(make_plan(picked, classifier, classifier.encode(LONG_TEXT), None, budget=budget)) != \
+        _decisions(plans[0])  # a longer input: another plan

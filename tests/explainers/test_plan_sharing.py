@@ -17,7 +17,7 @@ LOO_SHARED = {"occlusion": {"window": 1, "operator": "delete"}}
 
 @pytest.fixture()
 def classifier(keyword_classifier):
-    throughput = Throughput(1.0)
+    throughput = Throughput(1000.0)  # the nominal rate the auto-run decision uses (models/metering.py rule (g))
     throughput.record_batch(10, 100, 1.25)  # a measured speed: the plan does not time a batch itself
     DEFAULT_CACHE.clear()
     yield TextClassifier(keyword_classifier.model, keyword_classifier.tokenizer, name="tiny-keyword-sharing",

@@ -59,6 +59,26 @@ def test_the_default_rate_scales_with_the_model_size():
     assert Throughput.for_model(model, "cuda").default_rate == pytest.approx(50_000 * 11_000_000 / working, rel=REL)
 
 
+def test_the_auto_run_decision_uses_a_nominal_rate_no_measurement_moves(monkeypatch):
+    """Rule (g): the budget in units is EXWB_AUTORUN_SECONDS x (0.5 x 20 GFLOP/s / (2 x working parameters)) on a CPU,
+    the GPU default on a GPU; a measured rate 10x either way changes neither it nor the decision."""
+    model = tiny_bert()
+    working = sum(p.numel() for name, p in model.named_parameters() if "word_embeddings" not in name)
+    classifier = TextClassifier(model, tiny_tokenizer(), name="tiny-nominal", device="cpu")
+    nominal = 0.5 * 20e9 / (2 * working)
+    assert classifier.throughput.nominal_rate == pytest.approx(nominal, rel=REL)
+    assert Throughput.for_model(model, "cuda").nominal_rate == pytest.approx(50_000 * 11_000_000 / working, rel=REL)
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "2")
+    assert metering.autorun_units(classifier.throughput) == pytest.approx(2 * nominal, rel=REL)
+    n, forward = 30, 2 * nominal / (30 * token_cost(30))  # exactly on the budget: runs
+    decisions = []
+    for measured in (None, nominal / 10, nominal * 10):
+        classifier.throughput.measured_rate = measured
+        decisions.append((metering.runs_at_once(classifier, forward, 0, n),
+                          metering.runs_at_once(classifier, forward * 1.01, 0, n)))
+    assert decisions == [(True, False)] * 3
+
+
 def test_the_cold_cpu_rate_is_the_flop_rule_computed_by_hand():
     # MiniLM-L6 (11 M working parameters) on a CPU doing 20 GFLOP/s: 0.5 x 20e9 / (2 x 11e6) = 454.54... units/s
     assert cold_cpu_rate(11_000_000, 20e9) == pytest.approx(10e9 / 22e6, rel=REL)

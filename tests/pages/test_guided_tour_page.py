@@ -105,3 +105,15 @@ def test_a_mistyped_step_in_a_link_says_so_and_starts_at_the_first(page_env):
     at = open_tour(step="nonsense")
     assert at.radio(key="tour-step").value == "prediction"
     assert any("nonsense" in w.value for w in at.warning)
+
+
+def test_every_step_shows_the_sentence_it_is_about_escaped(page_env):
+    import html
+
+    at = open_tour(text="a <b>bold</b> & moving film")
+    sentence = at.session_state["selection"].text  # as the model reads it (typed text split into words)
+    assert "bold" in sentence and "<" in sentence
+    for step in tour.STEPS:
+        at.radio(key="tour-step").set_value(step).run()
+        (shown,) = [h.proto.body for h in at.get("html") if "xw-tour-input" in h.proto.body]
+        assert html.escape(sentence) in shown and "<b>" not in shown, (step, shown)

@@ -103,3 +103,81 @@ def test_the_link_names_its_page_and_the_bare_address_opens_it(page_env):
     assert [t.value for t in again.title] == ["Guided tour"]
     assert again.radio(key="tour-step").value == "compare"
     assert again.text_area(key="text").value == TEXT
+
+
+# ----- every bad link value gets a warning that names it and says what is shown instead (issue 30) --------------------
+def warnings_of(at: AppTest) -> str:
+    return " ".join(w.value for w in [*at.warning, *at.sidebar.warning])
+
+
+def assert_no_traceback(at: AppTest) -> None:
+    assert not at.exception
+    shown = " ".join(str(e.proto) for e in at.main) + " ".join(str(e.proto) for e in at.sidebar)
+    assert "Traceback" not in shown and "/site-packages/" not in shown and str(ROOT) not in shown
+
+
+def test_an_example_number_past_the_end_of_the_dataset_is_named_and_the_first_shown(page_env):
+    at = open_link(page="ROAR", model="default-quick", dataset="sst2:dev", index="99999999")
+    assert "99999999" in warnings_of(at) and "past the end" in warnings_of(at) and "872 examples" in warnings_of(at)
+    assert at.number_input(key="dataset_index_sst2:dev").value == 0
+    assert_no_traceback(at)
+
+
+@pytest.mark.parametrize("query, named, instead", [
+    ({"dataset": "nosuch:dev"}, "nosuch:dev", "keeping the current input"),
+    ({"dataset": "file:/etc/passwd"}, "file:/etc/passwd", "keeping the current input"),
+    ({"dataset": "sst2:nosplit", "index": "3"}, "nosplit", "showing dev"),
+    ({"dataset": "sst2:dev", "index": "-1"}, "-1", "showing the first example"),
+    ({"example": "999"}, "999", "keeping the current input"),
+    ({"example": "two"}, "two", "keeping the current input"),
+    ({"target": "7"}, "7", "explaining the predicted class"),
+    ({"target": "1.5"}, "1.5", "explaining the predicted class"),
+    ({"level": "sideways"}, "sideways", "showing words"),
+    ({"palette": "neon"}, "neon", "keeping the current colours"),
+    ({"model": "no-such-model"}, "no-such-model", "showing ` default-quick ` instead"),
+    ({"page": "Nowhere"}, "Nowhere", "showing Heatmaps"),
+])
+def test_a_bad_link_value_is_named_with_what_is_shown_instead(page_env, query, named, instead):
+    at = open_link(**{"page": "ROAR", "model": "default-quick", **query})
+    text = warnings_of(at)
+    assert named in text and instead in text, text
+    assert_no_traceback(at)
+    assert at.selectbox(key="model_choice").value == "default-quick"
+    if "target" in query:
+        assert at.selectbox(key="target-default-quick").value is None
+    if "dataset" in query and "sst2:" in query["dataset"]:
+        assert at.radio(key="input_source").value == "Dataset"
+        expected = 3 if query.get("index") == "3" else 0  # a bad split: its example in the default split
+        assert at.number_input(key="dataset_index_sst2:dev").value == expected
+    elif "dataset" in query:
+        assert at.radio(key="input_source").value != "Dataset"
+
+
+def test_a_script_in_a_link_value_is_shown_as_text(page_env):
+    at = open_link(page="ROAR", model="default-quick", dataset="<script>alert(1)</script>", target="<b>x</b>")
+    assert "`` <script>alert(1)</script> ``" in warnings_of(at) or "` <script>alert(1)</script> `" in warnings_of(at)
+    assert_no_traceback(at)
+
+
+def test_an_unknown_preset_or_heatmap_option_is_named_and_a_known_preset_applied(page_env):
+    from explainers import REGISTRY
+
+    preset = next(iter(REGISTRY["lime"].presets))
+    at = open_link(model="default-quick", text=TEXT, methods=f"attention,lime:{preset},saliency:no-such-preset",
+                   norm="sideways", abs="maybe")
+    text = warnings_of(at)
+    assert "no-such-preset" in text and "using its default settings" in text
+    assert "sideways" in text and "maybe" in text and "keeping the page's own choice" in text
+    assert "(expected true or false)" in text and "(expected one of none, max-abs" in text
+    assert at.multiselect(key="methods").value == ["attention", "lime", "saliency"]
+    assert at.session_state["keep:methods:settings"]["lime"] == (preset, {})
+    assert_no_traceback(at)
+
+
+def test_an_unknown_card_is_named(page_env):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update(page="Method_cards", card="../../README")
+    at.run()
+    assert "../../README" in warnings_of(at) and "not one of the method cards" in warnings_of(at)
+    assert "Explanation Workbench" not in " ".join(m.value for m in at.markdown)  # the README is never read
+    assert_no_traceback(at)

@@ -5,6 +5,8 @@ import streamlit as st
 
 from evaluation import cards
 
+from ui.widgets.share_link import shown
+
 QUERY_KEY = "card"  # ?card=<id> opens that card (a shared link)
 
 
@@ -21,6 +23,9 @@ def picker() -> str:
     asked = cards.card_id_for(st.query_params.get(QUERY_KEY, "")) if st.query_params.get(QUERY_KEY) else None
     groups = list(catalogue)
     asked_group = next((g for g, members in catalogue.items() if asked in dict(members)), None)
+    if st.query_params.get(QUERY_KEY) and asked_group is None:  # only the catalogue's cards: never a path
+        st.warning(f"The link's card {shown(st.query_params[QUERY_KEY])} is not one of the method cards; showing "
+                   f"the card picked below.")
     if asked_group is not None and st.session_state.get("cards-asked") != asked:
         st.session_state["cards-asked"] = asked  # apply the link once; the reader's own picks win afterwards
         st.session_state["cards-group"] = asked_group

@@ -264,7 +264,8 @@ def _cost_caption(classifier: TextClassifier, encoding: Encoding) -> None:
     speed = classifier.throughput.tokens_per_second(encoding.n_tokens)
     source = "this machine's measured speed" if classifier.throughput.measured else "a default speed (not measured yet)"
     st.caption(f"Estimates from {source} ({speed:,.0f} tokens/s at this input's length, models/metering.py); "
-               f"methods above {autorun_budget():g} s wait for a Run button.")
+               f"methods above {autorun_budget():g} s at this model's nominal speed wait for a Run button (the same "
+               f"methods on any load: the same link shows the same rows).")
 
 
 def cost_caption(explanation: Explanation) -> str:

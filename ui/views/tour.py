@@ -6,6 +6,8 @@ explanations, ``evaluation.sanity`` for the head randomization, ``evaluation.fai
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import streamlit as st
 
@@ -210,8 +212,17 @@ SHOW = {"prediction": step_prediction, "method": step_method, "compare": step_co
         "faithfulness": step_faithfulness}
 
 
+def input_html(selection: Selection) -> str:
+    """The sentence the tour is about (and its second segment), escaped: each step starts by showing it."""
+    pair = f' <span class="xw-sep">&#8214;</span> {html.escape(selection.pair)}' if selection.pair else ""
+    return (f'<div class="xw-tour-input" style="font-size:1.15rem;padding:0.5rem 0.8rem;border-left:4px solid '
+            f'#888;margin:0.2rem 0 0.6rem 0"><span style="opacity:0.7">The input: </span>'
+            f'{html.escape(selection.text)}{pair}</div>')
+
+
 def show_step(step: str, method: str, classifier: TextClassifier, encoding: Encoding, selection: Selection) -> None:
     st.subheader(STEPS[step])
+    st.html(input_html(selection))
     st.markdown(f"**{QUESTIONS[step]}**")
     SHOW[step](classifier, encoding, selection, method)
     _next(step)

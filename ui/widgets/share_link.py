@@ -5,18 +5,28 @@ parameters, so a teacher can send a class to the same view. The page is also the
 ``apply_link`` runs first in the sidebar: on a session's first run with a link (or a new link) it writes the link's
 values where the sidebar and the page's widgets read their starting values (``keep:<key>`` and widget keys).
 ``render`` shows the link of the current view with a copy button, or says why it cannot be a link.
+
+Every value of a link is checked before it is used (docs/guarantees.md): a model, dataset, split, example number,
+class, method, preset, option or page this server does not have, or a malformed number, gets a warning that names
+the value (as a code span: shown literally) and says what is shown instead. Nothing is dropped silently, and nothing
+reaches a widget that would refuse it with a traceback (an example number past the end of the dataset).
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import quote, urlencode, urlsplit
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explainers import REGISTRY, split_spec
-from models import BUILT_IN
+import settings
+from corpora import DATASETS, DataError
+from explainers import NORMALIZATIONS, REGISTRY, split_spec
+from models import BUILT_IN, UserFacingError
 
+from ui.widgets import loaders, state
+from ui.widgets.heatmap import PALETTES
 from ui.widgets.state import Selection
 
 MAX_LINK = 2000  # characters: longer links break in some browsers, chat apps and proxies
@@ -27,11 +37,36 @@ METHOD_KEYS = {"1_Heatmaps.py": "methods", "2_Faithfulness.py": "faith-methods",
                "5_Plausibility.py": "plaus-methods"}
 
 
+SHOWN_CHARACTERS = 60  # of a bad value in a message
+
+
+def shown(value: str) -> str:
+    """A link's value in a message: cut to SHOWN_CHARACTERS, as a markdown code span (shown literally, whatever it
+    holds: no markdown, no HTML)."""
+    text = " ".join(str(value).split())
+    text = text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS] + "…"
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def _choice(options):
+    """A parser that accepts one of ``options`` (ValueError otherwise)."""
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"one of {', '.join(options)}")
+        return text
+    return parse
+
+
 def _flag(text: str) -> bool:
-    return text.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return settings.parse_bool(text)
+    except ValueError:
+        raise ValueError("true or false") from None
 
 
-PAGE_OPTIONS = {"1_Heatmaps.py": {"norm": ("display-norm", str), "abs": ("display-abs", _flag)},
+# the tour checks its own step and method (ui/views/tour.py), with a message
+PAGE_OPTIONS = {"1_Heatmaps.py": {"norm": ("display-norm", _choice(NORMALIZATIONS)), "abs": ("display-abs", _flag)},
                 "9_Guided_tour.py": {"step": ("tour-step", str), "method": ("tour-method", str)}}
 SOURCES = {"text": "Your text", "pair": "Sentence pair", "example": "Example", "dataset": "Dataset"}
 
@@ -79,52 +114,128 @@ def apply_link(other_model: str) -> list[str]:
     return problems
 
 
+def _current_model(other_model: str) -> str:
+    """The model the session shows now (before the sidebar is drawn)."""
+    choice = st.session_state.get("keep:model_choice", settings.default_model_spec())
+    return st.session_state.get("keep:model_path", "") if choice == other_model else choice
+
+
+def _model_opens(model: str) -> bool:
+    """Whether ``model`` is a built-in model, or a folder / hub id this server opens (the loader's reason is not
+    quoted: it could tell which paths exist)."""
+    if model in BUILT_IN:
+        return True
+    try:
+        loaders.classifier(model)
+    except (UserFacingError, OSError, ValueError):
+        return False
+    return True
+
+
+def _labels(model: str) -> list[str] | None:
+    """The model's class names when it is loaded or prepared (None: it cannot be checked yet)."""
+    if not model or not loaders.is_prepared(model):
+        return None
+    try:
+        return list(loaders.classifier(model).labels)
+    except (UserFacingError, OSError, ValueError):
+        return None
+
+
 def _apply_sidebar(params: dict, other_model: str) -> list[str]:
+    problems = []
     model = params.get("model")
+    if model and not _model_opens(model):
+        problems.append(f"The link's model {shown(model)} is not one of this server's models and could not be opened; "
+                        f"showing {shown(_current_model(other_model))} instead.")
+        model = None
     if model:
         _keep("model_choice", model if model in BUILT_IN else other_model)
         if model not in BUILT_IN:
             _keep("model_path", model)
-    problems = _apply_input(params)
-    if params.get("level") in ("word", "token"):
-        _keep("level", params["level"])
+    problems += _apply_input(params)
+    if params.get("level"):
+        if params["level"] in ("word", "token"):
+            _keep("level", params["level"])
+        else:
+            problems.append(f"The link's view {shown(params['level'])} is neither `word` nor `token`; showing "
+                            f"{st.session_state.get('keep:level', 'word')}s.")
     if params.get("palette"):
-        _keep("palette", params["palette"])
-    if model and params.get("target", "").isdigit():
-        _keep(f"target-{model}", int(params["target"]))
+        if params["palette"] in PALETTES:
+            _keep("palette", params["palette"])
+        else:
+            problems.append(f"The link's colours {shown(params['palette'])} are not one of this server's palettes "
+                            f"({', '.join(PALETTES)}); keeping the current colours.")
+    if params.get("target"):
+        problems += _apply_target(params["target"], model or _current_model(other_model))
     return problems
+
+
+def _apply_target(target: str, model: str) -> list[str]:
+    if not target.isdigit():
+        return [f"The link's class {shown(target)} is not a class number; explaining the predicted class."]
+    labels = _labels(model)
+    if labels is not None and int(target) >= len(labels):
+        return [f"The link's class {shown(target)} is not a class of {shown(model)} (classes 0-{len(labels) - 1}: "
+                f"{', '.join(labels)}); explaining the predicted class."]
+    _keep(f"target-{model}", int(target))
+    return []
 
 
 def _apply_page(params: dict, page: str) -> list[str]:
     problems = []
     method_key = METHOD_KEYS.get(page)
     if params.get("methods") and method_key:
-        wanted = [m.strip() for m in params["methods"].split(",") if m.strip()]
-        known = [m for m in wanted if split_spec(m)[0] in REGISTRY]
-        if len(known) < len(wanted):
-            problems.append(f"The link names methods this installation does not have: "
-                            f"{', '.join(m for m in wanted if m not in known)}; they are left out.")
-        _keep(method_key, known)
+        problems += _apply_methods(params["methods"], method_key)
     for name, (widget_key, parse) in PAGE_OPTIONS.get(page, {}).items():
         if params.get(name):
-            st.session_state[widget_key] = parse(params[name])
+            try:
+                st.session_state[widget_key] = parse(params[name])
+            except ValueError as error:
+                problems.append(f"The link's {name} {shown(params[name])} is not an option here (expected {error}); "
+                                f"keeping the page's own choice.")
+    return problems
+
+
+def _apply_methods(text: str, method_key: str) -> list[str]:
+    """The link's methods ("saliency,lime:paper-000"): each known method is chosen, a known preset applied to it."""
+    problems, known = [], []
+    settings_kept = st.session_state.setdefault(f"keep:{method_key}:settings", {})
+    unknown = []
+    for spec in (m.strip() for m in text.split(",")):
+        if not spec:
+            continue
+        method, preset = split_spec(spec)
+        if method not in REGISTRY:
+            unknown.append(spec)
+            continue
+        if method not in known:
+            known.append(method)
+        if preset is not None and preset not in REGISTRY[method].presets:
+            presets = ", ".join(REGISTRY[method].presets) or "none"
+            problems.append(f"The link asks {REGISTRY[method].label} for the preset {shown(preset)}, which it does not "
+                            f"have (presets: {presets}); using its default settings.")
+            settings_kept[method] = None
+        elif preset is not None:
+            settings_kept[method] = (preset, {})
+    if unknown:
+        problems.insert(0, f"The link names methods this installation does not have: "
+                           f"{', '.join(shown(m) for m in unknown)}; they are left out.")
+    _keep(method_key, known)
     return problems
 
 
 def _apply_input(params: dict) -> list[str]:
     if "dataset" in params:
-        name, _, split = params["dataset"].partition(":")
-        index = params.get("index", "0")
-        if not index.isdigit():
-            return [f"The link's example number '{index}' is not a number; showing the first example."]
-        _keep("input_source", SOURCES["dataset"])
-        _keep("dataset_name", name)
-        if split:
-            _keep(f"dataset_split_{name}", split)
-            _keep(f"dataset_index_{name}:{split}", int(index))
-    elif "example" in params and params["example"].isdigit():
+        return _apply_dataset(params["dataset"], params.get("index", "0"))
+    if "example" in params:
+        items = state.examples()["sentences"] + state.examples()["pairs"]
+        example = params["example"]
+        if not example.isdigit() or int(example) >= len(items):
+            return [f"The link's example {shown(example)} is not one of the {len(items)} examples (0-{len(items) - 1});"
+                    f" keeping the current input."]
         _keep("input_source", SOURCES["example"])
-        _keep("example_index", int(params["example"]))
+        _keep("example_index", int(example))
     elif "pair" in params:
         _keep("input_source", SOURCES["pair"])
         _keep("pair_text", params.get("text", ""))
@@ -133,6 +244,37 @@ def _apply_input(params: dict) -> list[str]:
         _keep("input_source", SOURCES["text"])
         _keep("text", params["text"])
     return []
+
+
+def _apply_dataset(dataset: str, index: str) -> list[str]:
+    """A built-in dataset (``name:split``) and an example number inside it; a file never travels in a link."""
+    name, _, split = dataset.partition(":")
+    if name not in DATASETS:
+        return [f"The link's dataset {shown(dataset)} is not one of this server's datasets ({', '.join(DATASETS)}); "
+                f"keeping the current input."]
+    info = DATASETS[name]
+    problems = []
+    if split not in info.splits:
+        problems.append(f"The dataset {info.title} has no split {shown(split)} (splits: {', '.join(info.splits)}); "
+                        f"showing {info.default_split}.")
+        split = info.default_split
+    try:
+        size = len(loaders.dataset(f"{name}:{split}"))
+    except DataError as error:
+        return problems + [f"The link's dataset {shown(dataset)} cannot be opened here ({error}); keeping the current "
+                           f"input."]
+    if not index.isdigit():
+        problems.append(f"The link's example number {shown(index)} is not a number; showing the first example.")
+        index = "0"
+    elif int(index) >= size:
+        problems.append(f"The link's example number {shown(index)} is past the end of {info.title} {split} "
+                        f"({size:,} examples: 0-{size - 1:,}); showing the first example.")
+        index = "0"
+    _keep("input_source", SOURCES["dataset"])
+    _keep("dataset_name", name)
+    _keep(f"dataset_split_{name}", split)
+    _keep(f"dataset_index_{name}:{split}", int(index))
+    return problems
 
 
 def link_params(selection: Selection) -> tuple[dict[str, str], str | None]:
