@@ -467,23 +467,41 @@ def normalize(aopc: float, low: float, high: float) -> float:
 
 
 # ----- the evaluator ------------------------------------------------------------------------------------
+def widen(bounds: Bounds, aopcs: list[dict[str, float]], metrics, removal: RemovalOptions,
+          n: int) -> dict[str, tuple[float, float]]:
+    """Fold the orderings' own AOPCs into the input's shared bounds (issue 31).
+
+    A beam bound is the AOPC of the best (worst) ordering the beam saw, so any scored ordering that beats it is a
+    better bound. One bound per input serves every ordering (methods and random orderings, now and in later calls:
+    ``Bounds`` is the memoized object), improved whenever an ordering beats it, so the upper bound only rises and the
+    lower only falls. Normalizing each ordering by its own AOPC instead gave every ordering above the beam's bound
+    1.000. With a shared curve key comprehensiveness' and sufficiency's sums are sums of the same set of orderings
+    (``curve_key``), so both metrics' AOPCs widen the one search. The exact bounds need nothing. Returns the bounds
+    as they stand after these orderings (what they are normalized by; a later call may widen them further)."""
+    if bounds.search != BEAM or not aopcs:
+        return dict(bounds.values)
+    with _lock:
+        for metric in metrics:
+            search, scale = bounds.searches[bounds.keys[metric.id]], divisor(metric, removal, n)
+            sums = [row[metric.id] * scale for row in aopcs if np.isfinite(row[metric.id])]
+            if sums:
+                search.low, search.high = min(search.low, min(sums)), max(search.high, max(sums))
+        for metric in metrics:
+            search, scale = bounds.searches[bounds.keys[metric.id]], divisor(metric, removal, n)
+            bounds.values[metric.id] = (search.low / scale, search.high / scale)
+        return dict(bounds.values)
+
+
 def _normalized(aopcs: list[dict[str, float]], bounds: Bounds, metrics, removal: RemovalOptions,
                 n: int) -> list[MetricValues]:
+    """Every ordering against the one shared bound of its input (``widen`` first)."""
+    shared = widen(bounds, aopcs, metrics, removal, n)
     out = []
     for aopc_of in aopcs:
-        # a beam bound is not guaranteed: the ordering's own AOPCs are valid bounds too, and with a shared curve
-        # key its comprehensiveness and sufficiency sums lie in the same set of orderings' sums
-        sums: dict = {}
-        for metric in metrics:
-            sums.setdefault(bounds.keys[metric.id], []).append(aopc_of[metric.id] * divisor(metric, removal, n))
         values, details = {}, {}
         for metric in metrics:
             aopc = aopc_of[metric.id]
-            low, high = bounds.values[metric.id]
-            if bounds.search == BEAM:
-                scale = divisor(metric, removal, n)
-                own = sums[bounds.keys[metric.id]]
-                low, high = min(low, min(own) / scale), max(high, max(own) / scale)
+            low, high = shared[metric.id]
             values[metric.id] = normalize(aopc, low, high)
             details[metric.id] = {"aopc": aopc, "aopc_min": low, "aopc_max": high, "search": bounds.search,
                                   "reference": REFERENCE}
