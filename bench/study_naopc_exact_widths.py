@@ -88,10 +88,10 @@ def main() -> int:
             if name != "exact":
                 record["search"][name]["beam_only"] = beam_only(naopc, classifier, encoding, options)
         records.append(record)
+        if args.out:  # after every sentence: a long study interrupted still leaves its records
+            Path(args.out).write_text(json.dumps(records))
         print(f"  {number + 1:2d}/{len(texts)} {n:2d} words: " + ", ".join(
             f"{k} {v['passes']} rows {v['cpu']:.1f}s" for k, v in record["search"].items()), flush=True)
-    if args.out:
-        Path(args.out).write_text(json.dumps(records))
     report(records)
     return 0
 
