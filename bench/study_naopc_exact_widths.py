@@ -42,11 +42,13 @@ def main() -> int:
     parser.add_argument("--min-words", type=int, default=9)
     parser.add_argument("--max-words", type=int, default=14, help="exact costs 2^n rows: 14 words = 16,383 rows")
     parser.add_argument("--model", default="default-quick")
+    parser.add_argument("--issue", type=int, default=1, choices=(0, 1), help="include the issue's sentence (1)")
     parser.add_argument("--out", default=None, help="write the per-sentence records here (JSON)")
-    parser.add_argument("--report", default=None, help="only print the report of records written by --out")
+    parser.add_argument("--report", default=None, help="only print the report of records written by --out "
+                        "(several files: comma-separated)")
     args = parser.parse_args()
     if args.report:
-        report(json.loads(Path(args.report).read_text()))
+        report([record for name in args.report.split(",") for record in json.loads(Path(name).read_text())])
         return 0
     isolated_cache()
 
@@ -59,10 +61,11 @@ def main() -> int:
     from models import load_classifier, metered
 
     classifier = load_classifier(args.model)
-    texts = [ISSUE_SENTENCE] + [e.text for e in load_dataset("sst2:dev")
+    texts = [ISSUE_SENTENCE] * args.issue + [e.text for e in load_dataset("sst2:dev")
                                 if args.min_words <= classifier.encode(e.text).n_words <= args.max_words
                                 and e.text != ISSUE_SENTENCE][:args.limit]
-    print(f"{len(texts)} sentences (the issue's + SST-2 dev, {args.min_words}-{args.max_words} words), {args.model}, "
+    source = "the issue's + " if args.issue else ""
+    print(f"{len(texts)} sentences ({source}SST-2 dev, {args.min_words}-{args.max_words} words), {args.model}, "
           f"methods {', '.join(METHODS)} + 10 random orderings; load {open('/proc/loadavg').read().split()[:3]}",
           flush=True)
     records = []

@@ -19,8 +19,9 @@ engine call) and a dynamic programme over subsets finds both bounds exactly (the
 permutations); the orderings' own AOPCs are then read off the same table (no further pass). ``beam``: for inputs
 longer than ``naopc_exact_words``, Edin et al.'s NAOPC_beam: a worst-first and a best-first beam over removed
 prefixes (width ``naopc_beam``), advanced together so every step is one engine call and a set both reach (the first
-step's n leave-one-out rows at least) is scored once; the scored orderings' own AOPCs are folded into the bounds so
-NAOPC stays in [0, 1] when the beam misses the true optimum. Which search ran is in the details (``search``, per
+step's n leave-one-out rows at least) is scored once; every scored ordering's AOPC is folded into the input's one
+shared bound (``widen``, issue 31) so NAOPC stays in [0, 1] when the beam misses the true optimum and all orderings of
+an input are normalized alike. Which search ran is in the details (``search``, per
 value) and in the metric's metadata (``params['bounds']``).
 
 Width (issue 18, decided from measurements, docs/faithfulness.md "NAOPC: the beam width"): the default is 1 (greedy),
