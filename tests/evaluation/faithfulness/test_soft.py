@@ -190,3 +190,18 @@ def test_dataset_means_leave_ill_conditioned_inputs_out_and_say_how_many(tmp_pat
     assert row["random_mean"] == pytest.approx(kept.mean() / 2, abs=1e-12)  # the random side without them too
     text = wide_table(table).loc["saliency"].iloc[0]
     assert "2 ill-conditioned excluded: mean 82.500" in text
+
+
+def test_the_one_input_table_marks_an_ill_conditioned_value():
+    from smooth_models import smooth_classifier
+
+    from evaluation.faithfulness import other_measures
+
+    clf = smooth_classifier(seed=2)
+    enc = clf.encode("the cast was fine")  # d ~ 0.015 (above)
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    explanation = random_explanation(enc, target, clf.labels[target], np.arange(enc.n_words, dtype=float), 0, 0)
+    table = other_measures.measures_table(clf, enc, {"m": explanation}, ["soft"], {}, n_random=2)
+    rows = table[table["method"] == "m"]
+    assert rows["ill_conditioned"].all() and '"ill_conditioned": true' in rows["details"].iloc[0]
+    assert other_measures.wide(table)["m"].str.endswith("(ill-conditioned)").all()
