@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import kendalltau
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -150,6 +151,18 @@ def report(records: list[dict]) -> None:
         rows = sum(r["search"][name]["passes"] for r in records)
         print(f"  {w:>5} | {max(new):6.3f} {np.mean(new):7.4f} | {max(old):22.3f} {np.mean(old):7.4f} | "
               f"{np.mean(hits):12.0%} | {rows / rows1:14.2f}x | {rows / rows_exact:12.3f}x")
+    print("\nranking of the methods: Kendall tau of the method means (6 methods + the random orderings' mean) against "
+          "exact's; largest |difference| of a method mean:")
+    for w in WIDTHS:
+        parts = []
+        for m in IDS:
+            def means(name):
+                rows = np.array([r["search"][name]["values"][m] for r in records])
+                return np.r_[np.nanmean(rows[:, :len(METHODS)], axis=0), np.nanmean(rows[:, len(METHODS):])]
+            beam, exact = means(f"beam-{w}"), means("exact")
+            parts.append(f"{m.split('-')[1][:4]} tau {kendalltau(beam, exact).statistic:.3f}, "
+                         f"max |d mean| {np.max(np.abs(beam - exact)):.4f}")
+        print(f"  width {w}: " + "; ".join(parts))
     issue = next((r for r in records if r["text"] == ISSUE_SENTENCE), None)
     if issue is not None:
         print(f"\nthe issue's sentence ({issue['n']} words), comprehensiveness, methods {', '.join(METHODS)}:")
