@@ -28,9 +28,9 @@ Width (issue 18, decided from measurements, docs/faithfulness.md "NAOPC: the bea
 the cheapest width of Edin et al.'s experiment 3 (``scripts/experiments/increasing_beam_sizes``: 1, 2, 5, 10, 15,
 50). On SST-2 dev with default-quick, where the beam runs (> 8 words), width 1 gave NAOPC values within
 0.005 of width 5 on average and never reordered the methods' means; width 5 costs about 2.3x the passes. Chosen again
-against exact bounds (issue 31, ``bench/study_naopc_exact_widths.py``, 13 sentences of 9-12 words): mean |error| 0.016 /
-0.010 / 0.009 / 0.006 for widths 1 / 2 / 4 / 8 at 1 / 1.2 / 1.5 / 2.0x the rows, worst 0.24 at every width, the
-methods' means ranked as exact's at every width: width 1 stays.
+against exact bounds (issue 31, ``bench/study_naopc_exact_widths.py``, 21 sentences of 9-14 words): mean |error|
+0.010 / 0.006 / 0.005 / 0.004 for widths 1 / 2 / 4 / 8 at 1 / 1.23 / 1.62 / 2.18x the rows, worst 0.24 at every
+width, the methods' means ranked alike at every width: width 1 stays.
 Preset ``naopc-edin-beam-5``: width 5, what their experiment scripts pass (``scripts/experiments/approximate_bounds``).
 
 Threshold: the beam takes over from 9 words (measured, docs/benchmarks.md: the exact search's 2^n rows cost more
@@ -85,7 +85,7 @@ class NaopcOptions:
                                    "exact bounds (2^n perturbed inputs); longer ones a beam search (faster from 9 "
                                    "words)", min=1, max=16)
     naopc_beam: int = param(1, "NAOPC beam width", "orderings kept per step of the beam search (1: greedy; against "
-                            "exact bounds on SST-2 mean error 0.016, worst 0.24 per input; Edin et al.'s scripts: 5, "
+                            "exact bounds on SST-2 mean error 0.010, worst 0.24 per input; Edin et al.'s scripts: 5, "
                             "preset naopc-edin-beam-5)", min=1, max=100)
 
     def __post_init__(self):
