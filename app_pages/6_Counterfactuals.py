@@ -1,5 +1,6 @@
 """Counterfactuals: the masked LM's replacement words for every word, Input Marginalization next to LOO, and the
-minimal-flip search (the fewest words to remove or replace to change the prediction)."""
+minimal-flip search (few words to remove or replace to change the prediction: the fewest where the exact search
+fits the budget, greedy otherwise)."""
 import streamlit as st
 
 from ui.views import counterfactuals
@@ -39,5 +40,5 @@ if filler is not None:
 st.subheader("Edit in place")
 counterfactuals.edit_in_place(classifier, encoding)
 
-st.subheader("Minimal flip: the fewest words that change the prediction")
+st.subheader("Minimal flip: few words that change the prediction (the fewest where the search is exact)")
 counterfactuals.minimal_flip_panel(classifier, encoding, filler)

@@ -25,9 +25,13 @@ class Estimate:
 
 
 def bootstrap_ci(values, confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> Estimate:
-    """Percentile bootstrap of the mean (NaNs dropped); a single value has a zero-width interval."""
+    """Percentile bootstrap of the mean (NaNs dropped); a single value has a zero-width interval.
+
+    The values are sorted before the seeded resampling, so the interval is a function of the set of values, not of
+    the order they arrive in (issue 31: the same study run locally and on Ray gave different bounds because the
+    store returned cells in the order they finished)."""
     values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
+    values = np.sort(values[np.isfinite(values)])
     if values.size == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), 0, "bootstrap")
     if values.size == 1 or np.all(values == values[0]):

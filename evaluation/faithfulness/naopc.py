@@ -19,14 +19,18 @@ engine call) and a dynamic programme over subsets finds both bounds exactly (the
 permutations); the orderings' own AOPCs are then read off the same table (no further pass). ``beam``: for inputs
 longer than ``naopc_exact_words``, Edin et al.'s NAOPC_beam: a worst-first and a best-first beam over removed
 prefixes (width ``naopc_beam``), advanced together so every step is one engine call and a set both reach (the first
-step's n leave-one-out rows at least) is scored once; the scored orderings' own AOPCs are folded into the bounds so
-NAOPC stays in [0, 1] when the beam misses the true optimum. Which search ran is in the details (``search``, per
+step's n leave-one-out rows at least) is scored once; every scored ordering's AOPC is folded into the input's one
+shared bound (``widen``, issue 31) so NAOPC stays in [0, 1] when the beam misses the true optimum and all orderings of
+an input are normalized alike. Which search ran is in the details (``search``, per
 value) and in the metric's metadata (``params['bounds']``).
 
 Width (issue 18, decided from measurements, docs/faithfulness.md "NAOPC: the beam width"): the default is 1 (greedy),
 the cheapest width of Edin et al.'s experiment 3 (``scripts/experiments/increasing_beam_sizes``: 1, 2, 5, 10, 15,
 50). On SST-2 dev with default-quick, where the beam runs (> 8 words), width 1 gave NAOPC values within
-0.005 of width 5 on average and never reordered the methods' means; width 5 costs about 2.3x the passes.
+0.005 of width 5 on average and never reordered the methods' means; width 5 costs about 2.3x the passes. Chosen again
+against exact bounds (issue 31, ``bench/study_naopc_exact_widths.py``, 21 sentences of 9-14 words): mean |error|
+0.010 / 0.006 / 0.005 / 0.004 for widths 1 / 2 / 4 / 8 at 1 / 1.23 / 1.62 / 2.18x the rows, worst 0.24 at every
+width, the methods' means ranked alike at every width: width 1 stays.
 Preset ``naopc-edin-beam-5``: width 5, what their experiment scripts pass (``scripts/experiments/approximate_bounds``).
 
 Threshold: the beam takes over from 9 words (measured, docs/benchmarks.md: the exact search's 2^n rows cost more
@@ -80,9 +84,9 @@ class NaopcOptions:
     naopc_exact_words: int = param(8, "NAOPC exact up to (words)", "inputs with at most this many words get the "
                                    "exact bounds (2^n perturbed inputs); longer ones a beam search (faster from 9 "
                                    "words)", min=1, max=16)
-    naopc_beam: int = param(1, "NAOPC beam width", "orderings kept per step of the beam search (1: greedy, within "
-                            "0.01 of width 5 on SST-2; Edin et al.'s scripts: 5, preset naopc-edin-beam-5)",
-                            min=1, max=100)
+    naopc_beam: int = param(1, "NAOPC beam width", "orderings kept per step of the beam search (1: greedy; against "
+                            "exact bounds on SST-2 mean error 0.010, worst 0.24 per input; Edin et al.'s scripts: 5, "
+                            "preset naopc-edin-beam-5)", min=1, max=100)
 
     def __post_init__(self):
         validate(self)
@@ -467,23 +471,41 @@ def normalize(aopc: float, low: float, high: float) -> float:
 
 
 # ----- the evaluator ------------------------------------------------------------------------------------
+def widen(bounds: Bounds, aopcs: list[dict[str, float]], metrics, removal: RemovalOptions,
+          n: int) -> dict[str, tuple[float, float]]:
+    """Fold the orderings' own AOPCs into the input's shared bounds (issue 31).
+
+    A beam bound is the AOPC of the best (worst) ordering the beam saw, so any scored ordering that beats it is a
+    better bound. One bound per input serves every ordering (methods and random orderings, now and in later calls:
+    ``Bounds`` is the memoized object), improved whenever an ordering beats it, so the upper bound only rises and the
+    lower only falls. Normalizing each ordering by its own AOPC instead gave every ordering above the beam's bound
+    1.000. With a shared curve key comprehensiveness' and sufficiency's sums are sums of the same set of orderings
+    (``curve_key``), so both metrics' AOPCs widen the one search. The exact bounds need nothing. Returns the bounds
+    as they stand after these orderings (what they are normalized by; a later call may widen them further)."""
+    if bounds.search != BEAM or not aopcs:
+        return dict(bounds.values)
+    with _lock:
+        for metric in metrics:
+            search, scale = bounds.searches[bounds.keys[metric.id]], divisor(metric, removal, n)
+            sums = [row[metric.id] * scale for row in aopcs if np.isfinite(row[metric.id])]
+            if sums:
+                search.low, search.high = min(search.low, min(sums)), max(search.high, max(sums))
+        for metric in metrics:
+            search, scale = bounds.searches[bounds.keys[metric.id]], divisor(metric, removal, n)
+            bounds.values[metric.id] = (search.low / scale, search.high / scale)
+        return dict(bounds.values)
+
+
 def _normalized(aopcs: list[dict[str, float]], bounds: Bounds, metrics, removal: RemovalOptions,
                 n: int) -> list[MetricValues]:
+    """Every ordering against the one shared bound of its input (``widen`` first)."""
+    shared = widen(bounds, aopcs, metrics, removal, n)
     out = []
     for aopc_of in aopcs:
-        # a beam bound is not guaranteed: the ordering's own AOPCs are valid bounds too, and with a shared curve
-        # key its comprehensiveness and sufficiency sums lie in the same set of orderings' sums
-        sums: dict = {}
-        for metric in metrics:
-            sums.setdefault(bounds.keys[metric.id], []).append(aopc_of[metric.id] * divisor(metric, removal, n))
         values, details = {}, {}
         for metric in metrics:
             aopc = aopc_of[metric.id]
-            low, high = bounds.values[metric.id]
-            if bounds.search == BEAM:
-                scale = divisor(metric, removal, n)
-                own = sums[bounds.keys[metric.id]]
-                low, high = min(low, min(own) / scale), max(high, max(own) / scale)
+            low, high = shared[metric.id]
             values[metric.id] = normalize(aopc, low, high)
             details[metric.id] = {"aopc": aopc, "aopc_min": low, "aopc_max": high, "search": bounds.search,
                                   "reference": REFERENCE}

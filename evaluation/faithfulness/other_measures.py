@@ -47,10 +47,12 @@ def measures_table(classifier, encoding, explanations: dict, evaluator_ids: list
             for method, values in result.values.get(evaluator_id, {}).items():
                 value = float(values.get(metric.id, float("nan")))
                 flagged = len(draws) > 0 and inside(value, (low, high))
+                details = values.details.get(metric.id, {})
                 rows.append({**common, "method": method, "value": value,
                              "vs_random": NOT_DISTINGUISHABLE if flagged else
                              _side(value, random_mean, metric.higher_is_better),
-                             "details": json.dumps(values.details.get(metric.id, {}), default=str)})
+                             "ill_conditioned": bool(details.get("ill_conditioned", False)),
+                             "details": json.dumps(details, default=str)})
             if len(draws):
                 rows.append({**common, "method": RANDOM_METHOD, "value": random_mean,
                              "vs_random": f"{len(draws)} random explanations", "details": ""})
@@ -58,7 +60,8 @@ def measures_table(classifier, encoding, explanations: dict, evaluator_ids: list
 
 
 def wide(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
-    """metric x method cells, "≈ random" inside the random band, the band in the random baseline's column."""
+    """metric x method cells, "≈ random" inside the random band, "(ill-conditioned)" on a value whose normalization
+    divides by almost nothing (soft metrics), the band in the random baseline's column."""
     if table.empty:
         return table
     cells: dict[str, dict[str, str]] = {}
@@ -67,5 +70,7 @@ def wide(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
             text = f"{row['value']:.{decimals}f} [{row['random_low']:.{decimals}f}, {row['random_high']:.{decimals}f}]"
         else:
             text = f"{row['value']:.{decimals}f}" + (" ≈ random" if row["vs_random"] == NOT_DISTINGUISHABLE else "")
+            if row.get("ill_conditioned") is True:  # a tiny normalization denominator (soft.py): kept, flagged
+                text += " (ill-conditioned)"
         cells.setdefault(f"{row['label']} {row['direction']}", {"preset": row["preset"]})[row["method"]] = text
     return pd.DataFrame.from_dict(cells, orient="index")

@@ -68,7 +68,8 @@ def run_table(store: ResultStore, run_id: str) -> pd.DataFrame:
 
 def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
     """method x metric cells "mean [low, high]" (the random baseline as its own row, its band in brackets),
-    with a trailing "≈ random" on cells not distinguishable from random."""
+    with a trailing "≈ random" on cells not distinguishable from random and the number of ill-conditioned inputs
+    left out of the mean (with their own mean) where there are any."""
     if table.empty:
         return table
     cells = {}
@@ -79,6 +80,8 @@ def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
             text = f"{row['mean']:.{decimals}f} (band [{low}, {high}])"
         if row.get("vs_random") == "not distinguishable from random":
             text += " ≈ random"
+        if row.get("excluded", 0) > 0:  # ill-conditioned inputs left out of the mean (soft metrics: soft.py)
+            text += f" ({int(row['excluded'])} ill-conditioned excluded: mean {row['excluded_mean']:.{decimals}f})"
         cells.setdefault(row["method"], {})[f"{row['label']} {row['direction']}"] = text
     out = pd.DataFrame.from_dict(cells, orient="index")
     order = [m for m in out.index if m != RANDOM_METHOD] + ([RANDOM_METHOD] if RANDOM_METHOD in out.index else [])

@@ -12,6 +12,16 @@ with a probability tied to the word's importance, so the whole attribution vecto
   Soft-NC = Soft-C / (1 - S0),  Soft-NS = (Soft-S - S0) / (1 - S0). Both: higher is better. NaN when
   p(y | x0) >= p(y | x) (nothing to normalize by).
 
+Ill-conditioned inputs (issue 31): both normalizations divide by d = p(y | x) - p(y | x0). When the all-masked
+input barely moves the prediction, d is tiny and the ratio explodes (on one SST-2 dev sentence d = 0.0036 gave
+Soft-NC ~125, Soft-NS ~-10; Soft-NC is nominally in [0, 1]). An input with 0 < d < ``ILL_CONDITIONED`` = 0.05 keeps
+its values, marked ``ill_conditioned`` in their details (and in the run's rows and exports, with ``denominator``);
+dataset means leave them out and say how many (``runner.summarize``: ``excluded`` and their own mean,
+``excluded_mean``). Why 0.05: below it a change of p by 0.05 under one mask is more than the whole normalization
+range, so the value measures the noise of the draw rather than a share of the all-masked drop (Soft-NC > 1, Soft-NS
+far below 0). 0.05 is 5 % of the probability scale, the smallest drop we read as "the all-masked input moved the
+prediction"; the threshold is a constant here, stated in docs/faithfulness.md.
+
 Importance: the word scores min-max normalized to [0, 1] (signed: the most positive word is 1; with
 ``rank_by = absolute`` on |score|); a constant explanation gives every word 0.5. Each word's importance applies to
 all its sub-word tokens; special tokens are never dropped. ``soft_samples`` Bernoulli masks are drawn per
@@ -44,6 +54,7 @@ from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunO
 REFERENCE = ("Zhao & Aletras, ACL 2023 (arXiv 2305.10496), s. 3: Soft-NS / Soft-NC, normalized as Carton et al. "
              "2020 (all-masked baseline)")
 CHUNK = 32  # masked copies per forward batch
+ILL_CONDITIONED = 0.05  # p(y | x) - p(y | x0) below this: the normalization divides by almost nothing (docstring)
 
 
 @dataclass(frozen=True)
@@ -129,8 +140,15 @@ def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], 
         else:
             nc = float(np.mean(np.maximum(0.0, full - comp_p)) / room)
             ns = float(np.mean(room - np.maximum(0.0, full - suff_p)) / room)
-        out.append({"soft-comprehensiveness": nc, "soft-sufficiency": ns, "p_full": full, "p_all_masked": empty})
+        out.append({"soft-comprehensiveness": nc, "soft-sufficiency": ns, "p_full": full, "p_all_masked": empty,
+                    "denominator": room, "ill_conditioned": ill_conditioned(room)})
     return out
+
+
+def ill_conditioned(denominator: float) -> bool:
+    """Whether a normalization by ``denominator`` = p(y | x) - p(y | x0) is ill-conditioned (0 < d < 0.05; d <= 0
+    gives NaN already)."""
+    return bool(0.0 < denominator < ILL_CONDITIONED)
 
 
 def soft_scores(classifier, encoding, scores, target: int, seed: int, samples: int,
@@ -154,7 +172,8 @@ BASE_IDS = ("soft-comprehensiveness", "soft-sufficiency")
 
 def _values(preset: PinnedPreset, result: dict, samples: int, removal: RemovalOptions) -> MetricValues:
     detail = {"samples": samples, "seed": removal.seed, "importance": f"min-max of {removal.rank_by} scores",
-              "p_full": result["p_full"], "p_all_masked": result["p_all_masked"], "reference": REFERENCE}
+              "p_full": result["p_full"], "p_all_masked": result["p_all_masked"],
+              "denominator": result["denominator"], "ill_conditioned": result["ill_conditioned"], "reference": REFERENCE}
     return MetricValues({preset.metric_id(m): result[m] for m in BASE_IDS},
                         details={preset.metric_id(m): detail for m in BASE_IDS})
 

@@ -73,13 +73,19 @@ def evaluate_example(spec: dict) -> dict:
             for metric_id, value in values.items():
                 if metric_id not in seen:
                     seen.add(metric_id)
-                    rows.append({"method": method_spec, "metric": metric_id, "value": float(value)})
+                    row = {"method": method_spec, "metric": metric_id, "value": float(value)}
+                    if getattr(values, "details", {}).get(metric_id, {}).get("ill_conditioned"):
+                        row["ill_conditioned"] = True  # kept, left out of the means (``summarize``)
+                    rows.append(row)
             for metric_id, curve in getattr(values, "curves", {}).items():
                 curves.setdefault(method_spec, {})[metric_id] = curve
     if batch.random_curves:
         curves[RANDOM_METHOD] = batch.random_curves
-    rows += [{"method": RANDOM_METHOD, "metric": metric_id, "value": _mean_or_nan(vals), "orderings": vals}
-             for metric_id, vals in batch.random.items()]
+    # ill-conditioning is a property of the input (soft metrics: its all-masked denominator), so the random
+    # baseline's row of a metric is flagged with the methods' rows of that metric
+    flagged = {row["metric"] for row in rows if row.get("ill_conditioned")}
+    rows += [{"method": RANDOM_METHOD, "metric": metric_id, "value": _mean_or_nan(vals), "orderings": vals,
+              **({"ill_conditioned": True} if metric_id in flagged else {})} for metric_id, vals in batch.random.items()]
     return {"example_id": example.id, "label": example.label, "rows": rows, "explanations": explanations,
             "curves": curves, "n_words": encoding.n_words}
 
@@ -204,8 +210,11 @@ def cell_rows_frame(store: ResultStore, run_id: str, columns: list[str]) -> pd.D
 
 
 def results_frame(store: ResultStore, run_id: str) -> pd.DataFrame:
-    """One row per (example, method, metric) with the value."""
-    return cell_rows_frame(store, run_id, ["method", "metric", "value"])
+    """One row per (example, method, metric) with the value and whether it is ill-conditioned (kept, left out of
+    the means: ``summarize``)."""
+    frame = cell_rows_frame(store, run_id, ["method", "metric", "value", "ill_conditioned"])
+    frame["ill_conditioned"] = frame["ill_conditioned"].eq(True)
+    return frame
 
 
 def random_orderings_frame(store: ResultStore, run_id: str) -> pd.DataFrame:
@@ -227,12 +236,25 @@ def summarize(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.
     makes the band the spread of the per-ordering dataset means.
     """
     rows = []
+    # ill-conditioned values (e.g. a soft metric's tiny all-masked denominator) are kept in the frame and left out
+    # of every mean here, counted (``excluded``) and averaged on their own (``excluded_mean``)
+    flagged = frame["ill_conditioned"].eq(True) if "ill_conditioned" in frame else pd.Series(False, index=frame.index)
+    excluded_part, frame = frame[flagged], frame[~flagged]
+    if orderings is not None and len(orderings) and len(excluded_part):
+        dropped = set(zip(excluded_part["example_id"], excluded_part["metric"]))
+        orderings = orderings[[pair not in dropped for pair in zip(orderings["example_id"], orderings["metric"])]]
     random_part = frame[frame["method"] == RANDOM_METHOD] if len(frame) else frame
-    for (method, metric), group in frame.groupby(["method", "metric"], sort=False):
+    groups = dict(list(frame.groupby(["method", "metric"], sort=False)))
+    for key, group in excluded_part.groupby(["method", "metric"], sort=False):
+        groups.setdefault(key, group.iloc[:0])  # every value excluded: a row with n = 0 and the count
+    for (method, metric), group in groups.items():
         estimate = bootstrap_ci(group["value"].to_numpy())
         info = METRICS.get(metric)
+        left_out = excluded_part[(excluded_part["method"] == method) & (excluded_part["metric"] == metric)]["value"]
         row = {"method": method, "metric": metric, **asdict(estimate),
-               "higher_is_better": None if info is None else info.higher_is_better}
+               "higher_is_better": None if info is None else info.higher_is_better,
+               "excluded": int(len(left_out)),
+               "excluded_mean": float(np.nanmean(left_out)) if left_out.notna().any() else float("nan")}
         reference = random_part[random_part["metric"] == metric]
         if method != RANDOM_METHOD and len(reference):
             paired = group.merge(reference[["example_id", "value"]], on="example_id", suffixes=("", "_random"))

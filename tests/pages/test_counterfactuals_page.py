@@ -136,6 +136,10 @@ def test_minimal_flip_without_a_masked_lm_removes_words(monkeypatch, page_cache,
         assert any(m.value.startswith(f"**Removing {expected.size} word(s)**") for m in at.markdown)
     else:
         assert any("No change of at most" in w.value for w in at.warning)
+    # issue 31: the page says which search ran (greedy unless the exact search proved the size)
+    assert any(f"search: **{expected.search}**" in c.value for c in at.caption)
+    said = "exact search" if expected.search == "exact" else "greedy search"
+    assert any(said in m.value for m in [*at.markdown, *at.warning])
 
 
 def test_minimal_flip_with_the_masked_lm_replaces_words(monkeypatch, page_cache):

@@ -18,6 +18,7 @@ from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, Masked
 from settings import shared_mode
 
 from evaluation.errors import Flip, minimal_flip, mlm_candidates
+from evaluation.errors.counterfactual import EXACT
 from evaluation.errors.counterfactual import BUDGET, REMOVE, REPLACE
 
 from ui.views.heatmaps import MethodChoice
@@ -276,16 +277,26 @@ def minimal_flip_panel(classifier: TextClassifier, encoding: Encoding, filler: M
                      filler if mode == REPLACE else None, filler_key)
     labels = classifier.labels
     was = f"{labels[flip.original_class]} ({flip.original_probability:.1%})"
+    proven = flip.search == EXACT
     if flip.found:
         verb = "removing" if mode == REMOVE else "replacing"
+        which = ("the fewest: no change of fewer words flips it (exact search)" if proven else
+                 "greedy search: a change of fewer words may exist; raise the budget to check")
         st.markdown(f"**{verb.capitalize()} {flip.size} word(s)** changes the prediction from {was} to "
-                    f"**{labels[flip.new_class]}** (p({labels[flip.original_class]}) = {flip.new_probability:.1%}).")
+                    f"**{labels[flip.new_class]}** (p({labels[flip.original_class]}) = {flip.new_probability:.1%}); "
+                    f"{which}.")
+    elif proven:
+        st.warning(f"No change of at most {flip.size or 'any'} word(s) flips {was}: every such change was classified "
+                   f"(exact search). Try replacing words.")
     else:
         st.warning(f"No change of at most {flip.size or 'any'} word(s) found that flips {was} within the budget of "
-                   f"{budget} classified inputs; raise the budget, or try replacing words.")
+                   f"{budget} classified inputs (greedy search); raise the budget, or try replacing words.")
     st.html(flip_diff_html(flip))
-    st.caption(f"Greedy search seeded by leave-one-out (the most influential words are tried first); "
-               f"{flip.evaluated} perturbed inputs classified. It finds a small flip, not always the smallest.")
+    st.caption(f"Greedy search seeded by leave-one-out, then every smaller change classified, size by size, where "
+               f"the budget allows it (then the result is the smallest); {flip.evaluated} perturbed inputs "
+               f"classified, search: **{flip.search}**.")
+    st.download_button("Download the flip (JSON)", json.dumps(flip.to_dict(), indent=2), file_name="minimal_flip.json",
+                       mime="application/json", key="cf-flip-download")
     return flip
 
 

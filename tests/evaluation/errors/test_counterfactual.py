@@ -1,6 +1,9 @@
 """Minimal-flip counterfactual search (issue 17): the keyword model flips when its one keyword goes, and only then."""
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 
@@ -75,3 +78,61 @@ def test_masked_lm_replacements_on_the_quick_model(quick_classifier):
     assert flip.evaluated <= 200
     if flip.found:
         assert reclassified(quick_classifier, flip) == flip.new_class != flip.original_class
+
+
+# ----- issue 31: exact where affordable, "greedy" said where not ------------------------------------------------
+NOT_GREEDY = "had awful fun fun music had the and"  # smooth tiny model (seed 3): greedy removes 3 words, 2 suffice
+
+
+@pytest.fixture(scope="module")
+def smooth():
+    from smooth_models import smooth_classifier
+
+    return smooth_classifier(seed=3)
+
+
+def brute_force_minimum(classifier, words: list[str]) -> tuple[int, list[tuple[int, ...]]]:
+    """The fewest words whose removal flips the prediction, and every removed set of that size that flips it: each
+    subset's text written out and classified afresh, sizes 1, 2, ... in turn."""
+    original = int(np.argmax(classifier.predict_text(" ".join(words))))
+    for size in range(1, len(words)):
+        flips = [removed for removed in itertools.combinations(range(len(words)), size)
+                 if int(np.argmax(classifier.predict_text(" ".join(w for i, w in enumerate(words)
+                                                                      if i not in removed)))) != original]
+        if flips:
+            return size, flips
+    return len(words), []
+
+
+def test_the_exact_search_finds_the_minimum_greedy_misses(smooth):
+    words = NOT_GREEDY.split()
+    encoding = smooth.encode(NOT_GREEDY)
+    size, flips = brute_force_minimum(smooth, words)
+    greedy = minimal_flip(smooth, encoding, exact=False)
+    assert greedy.found and greedy.search == "greedy" and greedy.size > size  # the case of the issue
+    flip = minimal_flip(smooth, encoding)
+    assert flip.found and flip.search == "exact" and flip.size == size == 2
+    assert tuple(sorted(i for i, _ in flip.changes)) in flips and reclassified(smooth, flip) != flip.original_class
+    assert flip.to_dict()["search"] == "exact"
+    # every removal of 2 words was classified on top of the greedy's work, at most: C(8, 2) = 28
+    assert greedy.evaluated < flip.evaluated <= greedy.evaluated + math.comb(len(words), 2)
+
+
+def test_without_the_budget_to_prove_it_the_greedy_flip_is_returned_and_marked_greedy(smooth):
+    encoding = smooth.encode(NOT_GREEDY)
+    greedy = minimal_flip(smooth, encoding, exact=False)
+    short = minimal_flip(smooth, encoding, budget=greedy.evaluated + 5)  # the 28 pairs do not fit
+    assert short.search == "greedy" and short.changes == greedy.changes and short.evaluated == greedy.evaluated
+
+
+def test_an_exhaustive_search_with_no_flip_says_so(keyword_classifier):
+    encoding = keyword_classifier.encode("the movie had long scenes")  # no keyword: removing words never flips
+    flip = minimal_flip(keyword_classifier, encoding, budget=100)  # 2^5 - 2 removals in all
+    assert not flip.found and flip.search == "exact"
+    assert brute_force_minimum(keyword_classifier, encoding.words)[1] == []
+
+
+def test_a_one_word_flip_is_exact_at_no_extra_cost(keyword_classifier):
+    encoding = keyword_classifier.encode(POSITIVE)
+    flip = minimal_flip(keyword_classifier, encoding)
+    assert flip.search == "exact" and flip.size == 1 and flip.evaluated == encoding.n_words

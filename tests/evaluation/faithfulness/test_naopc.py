@@ -221,7 +221,11 @@ def test_greedy_beam_preset_follows_edin_et_al_cheapest_width(keyword_classifier
     batch = evaluate_batch(["naopc-beam-1"], clf, enc, None, explained, {}, 2)
     direct = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 1})
     for metric in naopc.METRICS:
-        assert batch.values["naopc-beam-1"]["m"][f"{metric.id}[beam-1]"] == direct[metric.id]
+        # one batch against one input alone: float32 rounding of the AOPC sums (before issue 31 this ordering was its
+        # own bound on both sides, so the values were exactly 1 and 0 and the comparison hid the rounding)
+        spread = direct.details[metric.id]["aopc_max"] - direct.details[metric.id]["aopc_min"]
+        assert batch.values["naopc-beam-1"]["m"][f"{metric.id}[beam-1]"] == pytest.approx(
+            direct[metric.id], abs=float32_tolerance(1.0) / spread)
         assert "width 1" in METRICS[f"{metric.id}[beam-1]"].params["bounds"]
     assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)
 
@@ -247,3 +251,85 @@ def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_c
         assert "Edin et al." in METRICS[f"{metric.id}[edin-beam-5]"].params["bounds"]
         assert "default 1" in METRICS[metric.id].params["bounds"]
     assert bound_passes(clf, enc, naopc.METRICS) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)
+
+
+# ----- issue 31: one bound per input, shared by every ordering -------------------------------------------------
+SHARED_TEXT = "a dull story told with little wit or care"  # 9 words: the greedy beam misses the best orderings
+GREEDY = {"naopc_exact_words": 1, "naopc_beam": 1}  # the beam forced on 9 words, width 1 (the issue's default)
+
+
+@pytest.fixture(scope="module")
+def graded():
+    """A smooth tiny model on which the greedy beam's upper bound is beaten by several random orderings."""
+    from smooth_models import smooth_classifier
+
+    return smooth_classifier(seed=2)
+
+
+def brute_force_sums(clf, words: list[str], target: int) -> np.ndarray:
+    """The comprehensiveness AOPC sum of every one of the n! orderings, each subset's probability from its text
+    written out (words left out), in plain numpy: no project code but the classifier."""
+    n = len(words)
+    prob = np.zeros(2 ** n)  # prob[m]: p(target) keeping the words whose bits are set in m
+    for m in range(2 ** n):
+        kept = [w for i, w in enumerate(words) if m >> i & 1]
+        batch = [clf.encode(" ".join(kept))] if kept else clf.tokenize_texts([""])
+        prob[m] = clf.predict_proba(batch)[0][target]
+    full = 2 ** n - 1
+    orders = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+    removed = np.cumsum(1 << orders, axis=1)  # the removed prefix of 1..n words
+    return (prob[full] - prob[full ^ removed]).sum(axis=1)  # the k = 0 term is 0
+
+
+def test_orderings_above_the_greedy_bound_share_one_bound_not_their_own(graded):
+    """Issue 31: "it all feels like a monty python sketch gone horribly wrong ." got NAOPC 1.000 for every method:
+    each ordering above the greedy bound was normalized by its own AOPC. Here several random orderings beat the
+    greedy upper bound; with one shared bound only the best of them scores 1, the others are rescaled against it,
+    and the shared bound stays within the exact one (found by brute force over all 9! orderings)."""
+    clf, enc = graded, graded.encode(SHARED_TEXT)
+    n = enc.n_words
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    naopc._cache.clear()
+    removal = RemovalOptions()
+    greedy_low, greedy_high = naopc.aopc_bounds(clf, enc, removal, naopc.NaopcOptions(**GREEDY), target).values[
+        "naopc-comprehensiveness"]
+    orders = random_orders(n, 60, 1)
+    scored, bounds = naopc.score_orders(clf, enc, orders, GREEDY)
+    comp = np.array([v.details["naopc-comprehensiveness"]["aopc"] for v in scored])
+    suff = np.array([v.details["naopc-sufficiency"]["aopc"] for v in scored])
+    above = comp > greedy_high + 1e-6
+    assert above.sum() >= 2  # the case of the issue: before, every one of them got 1.000
+    values = np.array([v["naopc-comprehensiveness"] for v in scored])
+    low = min(greedy_low, comp.min(), suff.min())  # both metrics' AOPCs are AOPCs of orderings of one curve
+    high = max(greedy_high, comp.max(), suff.max())
+    assert bounds.values["naopc-comprehensiveness"] == pytest.approx((low, high), abs=1e-12)
+    np.testing.assert_allclose(values, (comp - low) / (high - low), atol=1e-9)
+    assert np.sum(values > 1 - 1e-9) == 1 and values[above].min() < 1 - 1e-3
+    assert {v.details["naopc-comprehensiveness"]["aopc_max"] for v in scored} == {high}
+    # the exact bounds by brute force: the shared beam bounds lie inside them
+    sums = brute_force_sums(clf, SHARED_TEXT.split(), target) / (n + 1)
+    assert enc.n_words == len(SHARED_TEXT.split())
+    assert sums.min() - 1e-6 <= low and high <= sums.max() + 1e-6
+    exact = naopc.aopc_bounds(clf, enc, removal, naopc.NaopcOptions(naopc_exact_words=9), target)
+    assert exact.search == naopc.EXACT
+    assert exact.values["naopc-comprehensiveness"] == pytest.approx((sums.min(), sums.max()),
+                                                                    abs=float32_tolerance(1.0))
+
+
+def test_the_shared_bound_only_widens_as_orderings_are_scored(graded):
+    """One ordering at a time (as the explain page scores methods one by one): each call normalizes against the
+    input's bound so far, which only widens, and ends at the bound of all orderings scored together."""
+    clf, enc = graded, graded.encode(SHARED_TEXT)
+    orders = random_orders(enc.n_words, 60, 1)
+    naopc._cache.clear()
+    seen = []
+    for order in orders:
+        values, _ = naopc.score_orders(clf, enc, order[None, :], GREEDY)
+        details = values[0].details["naopc-comprehensiveness"]
+        seen.append((details["aopc_min"], details["aopc_max"]))
+        assert 0.0 <= values[0]["naopc-comprehensiveness"] <= 1.0
+    lows, highs = np.array(seen).T
+    assert np.all(np.diff(highs) >= 0) and np.all(np.diff(lows) <= 0) and highs[-1] > highs[0]
+    naopc._cache.clear()
+    _, together = naopc.score_orders(clf, enc, orders, GREEDY)
+    assert together.values["naopc-comprehensiveness"] == pytest.approx((lows[-1], highs[-1]), abs=float32_tolerance(1.0))

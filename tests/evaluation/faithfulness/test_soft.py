@@ -129,3 +129,79 @@ def test_the_default_follows_the_paper_and_the_presets_pin_their_mask_count(clf,
             assert batch.values[preset]["m"][key] == pytest.approx(alone[metric_id], abs=tolerance)
             assert batch.values[preset]["m"].details[key]["samples"] == samples
             assert key in METRICS
+
+
+# ----- issue 31: ill-conditioned normalization -----------------------------------------------------------------
+def test_a_tiny_all_masked_drop_is_flagged_ill_conditioned_and_its_value_kept():
+    """Issue 31: Soft-NC / Soft-NS divide by d = p(y|x) - p(y|x0); on an SST-2 sentence d = 0.0036 gave Soft-NC
+    ~125. Here a smooth tiny model has d ~ 0.015 on "the cast was fine": the values (the paper's formula by hand,
+    ``direct``) are far outside [0, 1], kept as computed, and flagged with their denominator."""
+    from smooth_models import smooth_classifier
+
+    clf = smooth_classifier(seed=2)
+    enc = clf.encode("the cast was fine")
+    scores = np.arange(enc.n_words, dtype=float)
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    values = soft.compute(clf, enc, random_explanation(enc, target, clf.labels[target], scores, 0, 0), None,
+                          {"seed": 0, "soft_samples": 4})
+    details = values.details["soft-comprehensiveness"]
+    room = details["p_full"] - details["p_all_masked"]
+    assert 0 < room < soft.ILL_CONDITIONED and details["denominator"] == pytest.approx(room, abs=1e-12)
+    assert details["ill_conditioned"] and values.details["soft-sufficiency"]["ill_conditioned"]
+    nc, ns = direct(clf, enc, scores, target, seed=0, samples=4)
+    assert values["soft-comprehensiveness"] == pytest.approx(nc, abs=float32_tolerance(1.0) / room)
+    assert values["soft-sufficiency"] == pytest.approx(ns, abs=float32_tolerance(1.0) / room)
+    assert not (0.0 <= nc <= 1.0 and 0.0 <= ns <= 1.0)  # what the flag warns about
+
+
+def test_a_clear_all_masked_drop_is_not_flagged(clf, enc):
+    values = soft.compute(clf, enc, random_explanation(enc, 1, "positive", SCORES, 0, 0), None, {})
+    assert values.details["soft-comprehensiveness"]["denominator"] > 0.5
+    assert not values.details["soft-comprehensiveness"]["ill_conditioned"]
+    assert soft.ill_conditioned(0.049) and not soft.ill_conditioned(0.05) and not soft.ill_conditioned(0.0)
+
+
+def test_dataset_means_leave_ill_conditioned_inputs_out_and_say_how_many(tmp_path):
+    """The run's table (CLI and app: ``run_table`` / ``wide_table``): flagged values are kept in the cells, left out
+    of the mean and its interval, counted, and averaged on their own."""
+    from evaluation.faithfulness.report import run_table, wide_table
+    from evaluation.metric import RANDOM_METHOD
+    from evaluation.runs.runner import KIND
+    from evaluation.runs.store import ResultStore
+    from evaluation.statistics import bootstrap_ci
+
+    values = {f"e{i}": 0.1 * i for i in range(8)}
+    flagged = {"f1": 125.0, "f2": 40.0}  # ill-conditioned inputs: the same rows of the random baseline are too
+    store = ResultStore(tmp_path / "runs.sqlite")
+    run_id = store.create_run(KIND, {"model": "m", "dataset": "d", "options": {}}, total=10)
+    for key, value in {**values, **flagged}.items():
+        flag = {"ill_conditioned": True} if key in flagged else {}
+        store.put_cell(run_id, key, {"rows": [
+            {"method": "saliency", "metric": "soft-comprehensiveness", "value": value, **flag},
+            {"method": RANDOM_METHOD, "metric": "soft-comprehensiveness", "value": value / 2, "orderings": [value / 2],
+             **flag}]})
+    table = run_table(store, run_id)
+    row = table[table["method"] == "saliency"].iloc[0]
+    kept = np.array(sorted(values.values()))
+    assert row["n"] == 8 and row["mean"] == pytest.approx(kept.mean(), abs=1e-12)
+    assert (row["low"], row["high"]) == pytest.approx(
+        (bootstrap_ci(kept).low, bootstrap_ci(kept).high), abs=1e-12)
+    assert row["excluded"] == 2 and row["excluded_mean"] == pytest.approx((125.0 + 40.0) / 2, abs=1e-12)
+    assert row["random_mean"] == pytest.approx(kept.mean() / 2, abs=1e-12)  # the random side without them too
+    text = wide_table(table).loc["saliency"].iloc[0]
+    assert "2 ill-conditioned excluded: mean 82.500" in text
+
+
+def test_the_one_input_table_marks_an_ill_conditioned_value():
+    from smooth_models import smooth_classifier
+
+    from evaluation.faithfulness import other_measures
+
+    clf = smooth_classifier(seed=2)
+    enc = clf.encode("the cast was fine")  # d ~ 0.015 (above)
+    target = int(np.argmax(clf.predict_proba([enc])[0]))
+    explanation = random_explanation(enc, target, clf.labels[target], np.arange(enc.n_words, dtype=float), 0, 0)
+    table = other_measures.measures_table(clf, enc, {"m": explanation}, ["soft"], {}, n_random=2)
+    rows = table[table["method"] == "m"]
+    assert rows["ill_conditioned"].all() and '"ill_conditioned": true' in rows["details"].iloc[0]
+    assert other_measures.wide(table)["m"].str.endswith("(ill-conditioned)").all()
