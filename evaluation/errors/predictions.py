@@ -19,7 +19,7 @@ import pandas as pd
 
 from corpora import Example
 from models import TextClassifier
-from models.metering import WorkStopped, estimate_seconds
+from models.metering import WorkStopped, estimate_seconds, runs_at_once
 
 from evaluation.runs.store import ResultStore, run_id_for
 
@@ -87,14 +87,17 @@ def stored_run(store: ResultStore, classifier: TextClassifier, examples: list[Ex
     return run["id"] if run is not None and run["status"] == "done" else None
 
 
-def estimated_seconds(classifier: TextClassifier, examples: list[Example]) -> float:
-    """The cost model's estimate of predicting ``examples`` (one forward pass each, at their mean token length)."""
+def estimated_cost(classifier: TextClassifier, examples: list[Example]) -> tuple[float, bool]:
+    """The cost model's estimate of predicting ``examples`` (one forward pass each, at their mean token length):
+    (seconds at the measured speed, whether it runs without a click: its work units against the auto-run budget at
+    the nominal rate, the same under any load, ``models.metering`` rule (g))."""
     if not examples:
-        return 0.0
+        return 0.0, True
     pairs = [e.pair for e in examples]
     batch = classifier.tokenize_texts([e.text for e in examples], pairs if all(p is not None for p in pairs) else None)
     mean_tokens = float(np.mean([len(ids) for ids in batch.input_ids]))
-    return estimate_seconds(classifier, forward=len(examples), backward=0, n_tokens=mean_tokens)
+    return (estimate_seconds(classifier, forward=len(examples), backward=0, n_tokens=mean_tokens),
+            runs_at_once(classifier, forward=len(examples), backward=0, n_tokens=mean_tokens))
 
 
 def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset: str,

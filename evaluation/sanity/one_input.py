@@ -33,6 +33,7 @@ from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain
 from explainers.params import param
 from explainers.shared_passes import cached_any_target
 from models import Encoding, ModelError, TextClassifier, WorkStopped, estimate_seconds, metered
+from models.metering import work_units
 from models import randomize
 
 from evaluation.metric import Metric, register_metric
@@ -175,10 +176,12 @@ class _Fingerprint:
 
 def missing_work(classifier: TextClassifier, encoding: Encoding, methods: dict[str, Explainer], mode: str,
                  init: str, seed: int, target: int,
-                 cache: ExplanationCache | None = DEFAULT_CACHE) -> tuple[int, float]:
-    """(explanations not cached yet, their estimated seconds) for a whole randomization of one input."""
+                 cache: ExplanationCache | None = DEFAULT_CACHE) -> tuple[int, float, float]:
+    """(explanations not cached yet, their estimated seconds, their work units) for a whole randomization of one
+    input; the units decide whether it runs without a click (``models.metering`` rule (g): never the measured speed,
+    so every browser on one link sees the same page)."""
     names = [randomize.ORIGINAL] + [s.name for s in randomize.stages(classifier)]
-    missing, seconds = 0, 0.0
+    missing, seconds, units = 0, 0.0, 0.0
     for name in names:
         fingerprint = classifier.fingerprint if name == randomize.ORIGINAL else \
             randomize.randomized_fingerprint(classifier.fingerprint, mode, name, init, seed)
@@ -188,7 +191,8 @@ def missing_work(classifier: TextClassifier, encoding: Encoding, methods: dict[s
             forward, backward = explainer.estimate_passes(encoding)
             missing += 1
             seconds += estimate_seconds(classifier, forward, backward, encoding.n_tokens, method=explainer.id)
-    return missing, seconds
+            units += work_units(forward, backward, encoding.n_tokens)
+    return missing, seconds, units
 
 
 @dataclass

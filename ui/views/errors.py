@@ -9,14 +9,13 @@ import streamlit as st
 
 from corpora import DATASETS, DataError, Example
 from evaluation.errors import (LABELS_NEEDED, FilterError, Filters, PredictionTable, apply_filters, cell_rows,
-                               confident_errors_first, confusion, correct_rows, estimated_seconds, predict_dataset,
+                               confident_errors_first, confusion, correct_rows, estimated_cost, predict_dataset,
                                shortcut_words, stored_run, summarize_slice)
 from evaluation.errors.saved_slices import export_slices, load_slice, save_slice, saved_slices
 from evaluation.errors.slices import ALPHA, MIN_COUNT, TOP_K
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, label_for
 from models import TextClassifier, UserFacingError, WorkStopped
-from models.metering import autorun_budget
 
 from ui.figures.errors import confusion_figure
 from ui.widgets import loaders, sidebar
@@ -66,8 +65,8 @@ def predictions(classifier: TextClassifier, model: str, dataset_id: str,
     kept_table = st.session_state.get("errors:table")
     if stored is not None and kept_table is not None and kept_table.run_id == stored:
         return kept_table  # every rerun (a filter changed) reuses the table read once
-    seconds = estimated_seconds(classifier, examples) if stored is None else 0.0
-    if seconds > autorun_budget() and not st.button(f"Predict all {len(examples):,} examples", key="errors-predict",
+    seconds, at_once = estimated_cost(classifier, examples) if stored is None else (0.0, True)
+    if not at_once and not st.button(f"Predict all {len(examples):,} examples", key="errors-predict",
                                                     icon=":material/play_arrow:"):
         st.info(f"Predicting {len(examples):,} examples takes about {seconds:.0f} s on this machine. The predictions "
                 f"are stored as they finish and reopen instantly afterwards.")

@@ -26,7 +26,7 @@ from evaluation.seeds import parse_seeds
 from evaluation.sanity.trained_methods import for_randomized_copies
 from explainers import Explainer, ParamError, create, label_for
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
-from models.metering import autorun_budget
+from models.metering import autorun_units, work_units
 
 from ui.widgets.bands import band_picker
 from ui.widgets.method_card import method_card
@@ -100,8 +100,9 @@ def chosen_explainers(choices: list[MethodChoice], classifier: TextClassifier | 
     return explainers
 
 
-def _run_gate(label: str, key: str, missing: int, seconds: float) -> bool:
-    """Whether to compute now: cheap work runs at once; costly or stopped work waits for a click."""
+def _run_gate(label: str, key: str, missing: int, seconds: float, runs_at_once: bool) -> bool:
+    """Whether to compute now: cheap work (``runs_at_once``: its work units, not the measured speed) runs at once;
+    costly or stopped work waits for a click."""
     approved = st.session_state.setdefault("sanity-approved", set())
     paused = st.session_state.setdefault("sanity-paused", set())
     if missing == 0:
@@ -109,7 +110,7 @@ def _run_gate(label: str, key: str, missing: int, seconds: float) -> bool:
     if key in paused:
         st.info(f"Stopped. {missing} explanations are still missing (about {seconds:.0f} s); finished ones are "
                 f"kept in the cache.")
-    elif seconds > autorun_budget() and key not in approved:
+    elif not runs_at_once and key not in approved:
         st.info(f"{label}: {missing} explanations to compute, estimated {seconds:.0f} s on this machine.")
     else:
         return True
@@ -220,15 +221,15 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
     if not explainers:
         return None
     try:
-        missing, seconds = one_input.missing_work(classifier, encoding, explainers, config["mode"], config["init"],
-                                               config["seed"], target)
+        missing, seconds, units = one_input.missing_work(classifier, encoding, explainers, config["mode"],
+                                                         config["init"], config["seed"], target)
     except UserFacingError as error:
         st.error(str(error))
         return None
     key = _digest("layers", classifier.fingerprint, encoding.key, list(explainers),
                   [e.cache_identity() for e in explainers.values()], config["mode"], config["init"], config["seed"],
                   target)
-    if not _run_gate("Layer randomization", key, missing, seconds):
+    if not _run_gate("Layer randomization", key, missing, seconds, units <= autorun_units(classifier.throughput)):
         return None
     stop = _stop_button(key) if missing else None  # a click reruns the page; the gate then says "Stopped"
     bar = st.progress(0.0, text="Randomizing and explaining ...") if missing else None
@@ -361,8 +362,11 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
         return None
     seconds = sum(estimate_seconds(classifier, *e.estimate_passes(encoding), encoding.n_tokens, method=e.id)
                   for e in explainers.values()) * (len(seeds) + 1)
+    units = sum(work_units(*e.estimate_passes(encoding), encoding.n_tokens) for e in explainers.values()) * \
+        (len(seeds) + 1)
     key = _digest("head", classifier.fingerprint, encoding.key, list(explainers), seeds, target)
-    if not _run_gate("Head randomization", key, len(explainers) * (len(seeds) + 1), seconds):
+    if not _run_gate("Head randomization", key, len(explainers) * (len(seeds) + 1), seconds,
+                     units <= autorun_units(classifier.throughput)):
         return None
     with st.spinner("Randomizing the head and explaining ..."):
         try:

@@ -89,3 +89,22 @@ def test_a_dataset_without_labels_gets_predictions_only(keyword_classifier, stor
     assert table.frame["correct"].isna().all() and table.frame["gold"].isna().all()
     assert table.frame["prediction"].notna().all()
     assert "needs labels" in LABELS_NEEDED and "'label' column" in LABELS_NEEDED
+
+
+def test_whether_predicting_waits_for_a_click_does_not_depend_on_the_measured_speed(keyword_classifier, monkeypatch):
+    """Issue 30: the same link gives every browser the same page; the seconds shown follow the measured speed, the
+    decision follows the work units at the nominal rate (models/metering.py rule (g))."""
+    rows = examples(100)
+    throughput = keyword_classifier.throughput
+    shown, decisions = [], set()
+    for measured in (throughput.nominal_rate / 10, throughput.nominal_rate * 10):
+        monkeypatch.setattr(throughput, "measured_rate", measured)
+        seconds, at_once = predictions.estimated_cost(keyword_classifier, rows)
+        shown.append(seconds)
+        decisions.add(at_once)
+    assert shown[0] == pytest.approx(100 * shown[1])  # the estimate shown follows the measured speed ...
+    assert len(decisions) == 1  # ... the decision does not
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")
+    assert predictions.estimated_cost(keyword_classifier, rows)[1] is False
+    monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "1e9")
+    assert predictions.estimated_cost(keyword_classifier, rows)[1] is True

@@ -209,13 +209,13 @@ def test_the_cache_keeps_randomized_and_original_explanations_apart(keyword_clas
     fingerprints = {s.fingerprint for s in result.stages}
     assert len(fingerprints) == 5 and len(cache._items) == 5
     explainer = create("saliency")
-    missing, _ = one_input.missing_work(keyword_classifier, encoding, {"saliency": explainer}, "cascading", "model", 0,
+    missing, _, _ = one_input.missing_work(keyword_classifier, encoding, {"saliency": explainer}, "cascading", "model", 0,
                                      result.target, cache)
     assert missing == 0  # every stage is found under its predicted fingerprint without building the models
     cached = explain_cached(explainer, keyword_classifier, encoding, result.target, cache=cache)
     fresh = explainer.explain(keyword_classifier, encoding, result.target)
     assert np.array_equal(cached.word_scores, fresh.word_scores)
     assert all(torch.equal(v, keyword_classifier.model.state_dict()[k]) for k, v in before.items())
-    other, _ = one_input.missing_work(keyword_classifier, encoding, {"saliency": explainer}, "cascading", "model", 1,
+    other, _, _ = one_input.missing_work(keyword_classifier, encoding, {"saliency": explainer}, "cascading", "model", 1,
                                    result.target, cache)
     assert other == 4  # another seed: the four randomized stages are new work
