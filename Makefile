@@ -46,8 +46,10 @@ run: prepare
 # A server a class or a lab shares (issue 30): shared mode (no server path from a browser: built-in datasets,
 # uploads, EXWB_DATA_FOLDERS), Streamlit's upload cap set to the app's EXWB_UPLOAD_MB, no file watcher, errors
 # shown to browsers without details (they go to the server's log), the toolbar without developer options.
+# One torch thread per call unless EXWB_THREADS says otherwise: torch's thread count is process-wide, and with
+# many sessions calling at once, one thread each keeps the cores busy without oversubscribing them (docs/deploy.md).
 serve: prepare
-	EXWB_SHARED=1 $(STREAMLIT) --server.fileWatcherType none --client.showErrorDetails none \
+	EXWB_SHARED=1 EXWB_THREADS=$${EXWB_THREADS:-1} $(STREAMLIT) --server.fileWatcherType none --client.showErrorDetails none \
 		--client.toolbarMode viewer \
 		--server.maxUploadSize $$(EXWB_SHARED=1 $(PY) -c "import math, settings; print(math.ceil(settings.upload_mb()))")
 

@@ -44,6 +44,8 @@ def typed_words(text: str) -> list[str]:
     # the word before it (or the first word)
     spans = [(visible[m.start()], visible[m.end() - 1] + 1)
              for m in _TOKEN.finditer("".join(text[i] for i in visible))]
+    if not spans:  # only invisible characters: kept as they are, so check_text says what the text held
+        return text.split()
     words = [text[start:end] for start, end in spans]
     covered = {i for start, end in spans for i in range(start, end)}
     starts = [start for start, _ in spans]

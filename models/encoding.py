@@ -95,6 +95,10 @@ def check_text(text: str, pair: str | None) -> tuple[str, str | None, tuple[str,
     text, removed = remove_invisible("" if text is None else str(text))
     _check_decoded(text if pair is None else text + str(pair))
     if not text.strip():
+        if removed:  # say what was there: the user typed something, it was all invisible
+            raise InputError(f"The text has no words: it held only {len(removed)} invisible character(s) (e.g. "
+                             f"zero-width spaces), which are not read. Type a sentence (or pick an example) to "
+                             f"explain.")
         raise InputError("The text is empty. Type a sentence (or pick an example) to explain.")
     if pair is not None:
         pair, removed_from_pair = remove_invisible(str(pair))

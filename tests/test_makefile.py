@@ -37,5 +37,6 @@ def test_make_serve_runs_shared_mode_with_the_apps_upload_cap():
     own cap, before the app sees the file), shows no error details and watches no files."""
     line = _streamlit_line("serve")
     assert line.startswith("EXWB_SHARED=1 ")
+    assert "EXWB_THREADS=${EXWB_THREADS:-1} " in line  # one torch thread per call unless the admin says otherwise
     assert "--server.fileWatcherType none" in line and "--client.showErrorDetails none" in line
     assert "--server.maxUploadSize $(EXWB_SHARED=1 " in line and "settings.upload_mb()" in line

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from corpora import DataError, load_user_file
-from corpora.typed_text import normalize_typed_text
+from corpora.typed_text import normalize_typed_text, typed_words
 from explainers import create
 from models import InputError, TextClassifier, load_classifier
+from models.encoding import check_text
 from test_prompted import write_spec
 from tiny_models import tiny_architecture
 
@@ -105,3 +106,10 @@ def test_command_line_text_that_was_not_utf8_is_refused_not_replaced(keyword_cla
     assert cli.main(["explain", "--model", str(folder), "--text", argument, "--methods", "leave_one_out",
                      "--no-cache"]) == 2
     assert "error: The text holds bytes that are not UTF-8 (byte 0xe8)" in capsys.readouterr().err
+
+
+def test_a_text_of_invisible_characters_only_says_so():
+    """Typed '\\u200b\\u200b' is not 'empty' to the user who typed it: the message says what it held."""
+    with pytest.raises(InputError, match=r"no words: it held only 2 invisible character"):
+        check_text("\u200b\u200b", None)
+    assert typed_words("\u200b\u200b") == ["\u200b\u200b"]  # kept for check_text to remove and report
