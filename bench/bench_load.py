@@ -8,7 +8,10 @@ another session builds a report card.
 
 Printed: the machine line (bench/machine.py); per N, the time to the first heatmap row and to all rows per
 student (median, p95); the server's peak RSS (VmHWM of /proc/<pid>/status); and the light user's page load
-(median of a few) alone and during the report card, with their ratio. The server runs in shared mode
+(median of a few) alone and during the report card, with their ratio; and the CPU seconds per page load of the server
+process and of the browsers. On one small machine the browsers compete with the server for its cores (a Streamlit
+page costs a browser far more CPU than the server), so the split says which one limited the times; a class's
+students each bring their own machine. The server runs in shared mode
 (EXWB_SHARED=1: job slots and quotas on) with the quick default model, one torch thread.
 """
 from __future__ import annotations
@@ -74,7 +77,7 @@ async def open_link(browser, link: str) -> tuple[float, float]:
     page = await context.new_page()
     started = time.perf_counter()
     try:
-        await page.goto(link)
+        await page.goto(link, timeout=TIMEOUT_MS)
         rows = page.locator(".xw-row")
         await rows.first.wait_for(timeout=TIMEOUT_MS)
         first = time.perf_counter() - started
@@ -85,16 +88,41 @@ async def open_link(browser, link: str) -> tuple[float, float]:
         await context.close()
 
 
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU seconds of a process (and of its waited-for children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def chromium_cpu_seconds() -> float:
+    """CPU seconds of every live Chromium process (the simulated students' browsers)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if b"chrom" in (entry / "cmdline").read_bytes()[:200]:
+                    total += cpu_seconds(int(entry.name), children=True)
+            except OSError:
+                pass
+    return total
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-async def students(browser, link: str, n: int) -> dict:
+async def students(browser, link: str, n: int, server_pid: int) -> dict:
+    """N students open the link at once; also the CPU seconds the server and the browsers spent per page load
+    (on one machine the browsers compete with the server for its cores: the split says which one was the limit)."""
+    server0, browsers0 = cpu_seconds(server_pid), chromium_cpu_seconds()
     results = await asyncio.gather(*(open_link(browser, link) for _ in range(n)))
+    server, browsers = cpu_seconds(server_pid) - server0, chromium_cpu_seconds() - browsers0
     firsts, dones = [r[0] for r in results], [r[1] for r in results]
     return {"first_median": statistics.median(firsts), "first_p95": p95(firsts),
-            "done_median": statistics.median(dones), "done_p95": p95(dones)}
+            "done_median": statistics.median(dones), "done_p95": p95(dones),
+            "server_cpu_per_load": server / n, "browser_cpu_per_load": browsers / n}
 
 
 async def light_user(browser, link: str, repeats: int) -> float:
@@ -123,15 +151,17 @@ async def main(counts: list[int], repeats: int) -> None:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
             await open_link(browser, link)  # warm: the model loaded, the explanations cached
-            single = await students(browser, link, 1)
+            single = await students(browser, link, 1, process.pid)
             print(f"1 student (cached link): first row {single['first_median']:.1f} s, done "
-                  f"{single['done_median']:.1f} s")
+                  f"{single['done_median']:.1f} s; CPU per page load: server {single['server_cpu_per_load']:.2f} s, "
+                  f"browser {single['browser_cpu_per_load']:.2f} s")
             for n in counts:
-                figures = await students(browser, link, n)
+                figures = await students(browser, link, n, process.pid)
                 print(f"{n} students: first row median {figures['first_median']:.1f} s / p95 "
                       f"{figures['first_p95']:.1f} s; done median {figures['done_median']:.1f} s / p95 "
                       f"{figures['done_p95']:.1f} s ({figures['done_p95'] / single['done_median']:.1f}x one "
-                      f"student); server peak RSS so far {peak_rss_mb(process.pid):.0f} MB")
+                      f"student); CPU per page load: server {figures['server_cpu_per_load']:.2f} s, browsers "
+                      f"{figures['browser_cpu_per_load']:.2f} s; server peak RSS so far {peak_rss_mb(process.pid):.0f} MB")
             alone = await light_user(browser, link, repeats)
             context, card = await start_report_card(browser, url)
             during = await light_user(browser, link, repeats)
