@@ -29,6 +29,8 @@ if shown is None:
     st.stop()
 st.subheader("Confusion matrix")
 shown = errors.confusion_cell(table, shown)
+st.subheader("Embedding map")
+shown = errors.embedding_map(classifier, examples, table, shown)
 st.subheader("Predictions")
 if shown.empty:
     st.info("No example matches these filters; loosen them (or clear the search) to see some.")

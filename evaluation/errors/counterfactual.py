@@ -99,7 +99,7 @@ def mlm_candidates(filler: MaskedLMFiller, encoding: Encoding, k: int = 3) -> li
     return [[candidate.word for candidate in row] for row in found]
 
 
-def _probabilities(classifier: TextClassifier, encoding: Encoding, states: list[dict[int, str | None]],
+def probabilities_after(classifier: TextClassifier, encoding: Encoding, states: list[dict[int, str | None]],
                    operator: Operator) -> np.ndarray:
     keep = np.ones((len(states), encoding.n_words), dtype=bool)
     for row, state in enumerate(states):
@@ -154,7 +154,7 @@ def _greedy(classifier, encoding, original, operator, budget, width, max_words, 
             tried = [(i, m) for i, m in tried if i in words]
         if not tried or evaluated + len(tried) > budget:
             break
-        probabilities = _probabilities(classifier, encoding, [{**state, i: m} for i, m in tried], operator)
+        probabilities = probabilities_after(classifier, encoding, [{**state, i: m} for i, m in tried], operator)
         evaluated += len(tried)
         flipped = np.argmax(probabilities, axis=1) != target
         best = int(np.argmin(np.where(flipped, probabilities[:, target] - 2.0, probabilities[:, target])))
@@ -183,7 +183,7 @@ def _exact(classifier, encoding, operator, budget, max_words, moves, target, res
         states = (dict(zip(words, chosen)) for words in itertools.combinations(range(n), size)
                   for chosen in itertools.product(*(moves[i] for i in words)))
         while chunk := list(itertools.islice(states, CHUNK)):
-            probabilities = _probabilities(classifier, encoding, chunk, operator)
+            probabilities = probabilities_after(classifier, encoding, chunk, operator)
             evaluated += len(chunk)
             flipped = np.flatnonzero(np.argmax(probabilities, axis=1) != target)
             if len(flipped):

@@ -11,12 +11,14 @@ from corpora import DATASETS, DataError, Example
 from evaluation.errors import (LABELS_NEEDED, FilterError, Filters, PredictionTable, apply_filters, cell_rows,
                                confident_errors_first, confusion, correct_rows, estimated_cost, predict_dataset,
                                shortcut_words, stored_run, summarize_slice)
+from evaluation.errors.embedding_map import embed_dataset, project, projections, stored_map
 from evaluation.errors.saved_slices import export_slices, load_slice, save_slice, saved_slices
 from evaluation.errors.slices import ALPHA, MIN_COUNT, TOP_K
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, label_for
 from models import TextClassifier, UserFacingError, WorkStopped
 
+from ui.figures.embedding_map import COLOURS, embedding_figure, selected_indices
 from ui.figures.errors import confusion_figure
 from ui.widgets import loaders, sidebar
 from ui.widgets.state import kept
@@ -147,6 +149,54 @@ def confusion_cell(table: PredictionTable, shown: pd.DataFrame) -> pd.DataFrame:
                            f"gold {labels[c[0]]} → predicted {labels[c[1]]} ({matrix[c[0], c[1]]})")
     right.caption("Rows: gold label; columns: prediction; each cell: count and share of its gold row.")
     return shown if cell == EVERY_CELL else cell_rows(shown, *cell)
+
+
+# ----- the embedding map (LIT's projector) -------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=8)
+def _projection(run_id: str, method: str, _vectors) -> tuple:
+    return project(_vectors, method)
+
+
+def embedding_map(classifier: TextClassifier, examples: list[Example], table: PredictionTable,
+                  shown: pd.DataFrame) -> pd.DataFrame:
+    """The dataset's sentence representations in 2-D; a lasso or box selection narrows the rows shown (the table,
+    "Open this example", explaining and saving a slice all follow it)."""
+    store = ResultStore()
+    if not stored_map(store, classifier, examples):
+        seconds, at_once = estimated_cost(classifier, examples)
+        if not at_once and not st.button(f"Map all {len(examples):,} examples", key="errors-map-run",
+                                          icon=":material/scatter_plot:"):
+            st.info(f"Mapping {len(examples):,} examples takes about {seconds:.0f} s (one forward pass each); the "
+                    f"vectors are stored and the map reopens instantly afterwards.")
+            return shown
+    bar = st.empty()
+    try:
+        mapped = embed_dataset(classifier, examples, store=store, progress=lambda done, total: bar.progress(
+            done / max(total, 1), text=f"Embedding: {done:,} / {total:,} examples"))
+        c1, c2 = st.columns(2)
+        method = c1.selectbox("Projection", projections(), key="errors-map-projection", format_func=str.upper,
+                              help="UMAP is offered only where the optional package umap-learn is installed.")
+        colour = c2.selectbox("Colour by", list(COLOURS), key="errors-map-colour", format_func=COLOURS.get)
+        coords, info = _projection(mapped.run_id, method, mapped.vectors)
+    except (UserFacingError, WorkStopped) as error:
+        st.warning(str(error))
+        return shown
+    bar.empty()
+    shares = info.get("explained_variance_ratio")
+    axes = (f"PC1 ({shares[0]:.0%})", f"PC2 ({shares[1]:.0%})") if shares else ("UMAP 1", "UMAP 2")
+    event = st.plotly_chart(embedding_figure(table.frame, coords, colour, axes, set(shown["index"])),
+                            key="errors-map", on_select="rerun", selection_mode=("points", "box", "lasso"),
+                            width="stretch")
+    st.caption(f"Each point is one example: the {classifier.summary_token} token's last hidden state, the vector the "
+               f"head reads, projected by {method.upper()} (LIT's embedding projector). Select points (box or "
+               f"lasso) to narrow the table below to them, open one, explain or save them as a slice.")
+    chosen = selected_indices(event)
+    if not chosen:
+        return shown
+    narrowed = shown[shown["index"].isin(chosen)]
+    st.caption(f"{len(chosen)} point(s) selected, {len(narrowed)} of them in the filtered rows: the sections below "
+               f"show those.")
+    return narrowed
 
 
 def table_view(frame: pd.DataFrame, total: int) -> None:
