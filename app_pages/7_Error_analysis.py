@@ -2,7 +2,7 @@
 slice, and the words that raise the error rate."""
 import streamlit as st
 
-from ui.views import errors
+from ui.views import counterfactual_generators, errors
 from ui.widgets import loaders, sidebar
 
 st.title("Error analysis")
@@ -31,6 +31,8 @@ st.subheader("Confusion matrix")
 shown = errors.confusion_cell(table, shown)
 st.subheader("Embedding map")
 shown = errors.embedding_map(classifier, examples, table, shown)
+st.subheader("Counterfactuals of the slice")
+shown = counterfactual_generators.slice_panel(classifier, examples, shown)
 st.subheader("Predictions")
 if shown.empty:
     st.info("No example matches these filters; loosen them (or clear the search) to see some.")

@@ -162,3 +162,40 @@ def generate(classifier: TextClassifier, encoding: Encoding, generator: str, *, 
     else:
         changes = hotflip_changes(classifier, encoding, target, words)
     return repredict(classifier, encoding, changes, generator)
+
+
+def flips_frame(flips: list[Flip], labels: list[str], source: dict | None = None) -> "pd.DataFrame":
+    """One row per candidate: the counterfactual text (and pair), the prediction before and after, flipped or not;
+    its ``text`` / ``pair`` columns make the CSV a dataset file every page can read."""
+    import pandas as pd
+
+    rows = []
+    for flip in flips:
+        text, pair = flip.texts()
+        rows.append({**(source or {}), "generator": flip.mode, "text": text, "pair": pair,
+                     "changes": "; ".join(f"{flip.words[i]} -> {r}" for i, r in flip.changes),
+                     "original_prediction": labels[flip.original_class], "prediction": labels[flip.new_class],
+                     "p_original_before": round(flip.original_probability, 4),
+                     "p_original_after": round(flip.new_probability, 4), "flipped": flip.found})
+    frame = pd.DataFrame(rows)
+    return frame.drop(columns="pair") if len(frame) and frame["pair"].isna().all() else frame
+
+
+def dataset_counterfactuals(classifier: TextClassifier, examples: list, indices: list[int], generator: str,
+                            progress=None, **options) -> "pd.DataFrame":
+    """The candidates of ``generator`` for each example ``indices`` names (a slice of Error analysis), with the
+    example's ``index`` and ``id``: the rows with a flip make a slice, the CSV a dataset of counterfactuals."""
+    import pandas as pd
+
+    frames = []
+    for done, index in enumerate(indices, start=1):
+        example = examples[index]
+        encoding = classifier.encode(example.text, example.pair)
+        if encoding.n_words:
+            flips = generate(classifier, encoding, generator, **options)
+            frames.append(flips_frame(flips, list(classifier.labels), {"index": int(index), "id": example.id}))
+        if progress:
+            progress(done, len(indices))
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["index", "id", "generator", "text", "changes", "original_prediction", "prediction", "flipped"])

@@ -102,6 +102,18 @@ def open_dataset_example(dataset_id: str, index: int) -> None:
     state.set_kept(f"dataset_index_{dataset_id}", int(index))
 
 
+def use_text(text: str, pair: str | None = None) -> None:
+    """Make a text (a generated counterfactual) the input of every page, typed as "Your text" or "Sentence pair"
+    (call it in a button's ``on_click``)."""
+    if pair is None:
+        state.set_kept("input_source", "Your text")
+        state.set_kept("text", text)
+    else:
+        state.set_kept("input_source", "Sentence pair")
+        state.set_kept("pair_text", text)
+        state.set_kept("pair_second", pair)
+
+
 def _code(text: str) -> str:
     """``text`` as a markdown code span (shown literally, whatever it holds)."""
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
