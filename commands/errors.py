@@ -9,12 +9,14 @@ reopens them instantly; explanations go through the explanation cache.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 
 from corpora import load_dataset
 from explainers import label_for, parse_spec
 from models import cached_classifier
 from evaluation.errors import LABELS_NEEDED
+from evaluation.errors.embedding_map import embed_dataset, project
 from evaluation.errors.report import MAX_EXPLAINED, error_report
 from evaluation.errors.slices import MIN_COUNT, TOP_K
 
@@ -35,6 +37,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--top-k", type=int, default=TOP_K, help="top words kept per explained example")
     parser.add_argument("--min-count", type=int, default=MIN_COUNT,
                         help="shortcut words: test only words present in at least this many examples")
+    parser.add_argument("--map", metavar="FILE.csv", default=None,
+                        help="also write the embedding map (issue 36): each example's PCA coordinates of the pooled "
+                             "token's last hidden state, with gold, prediction, confidence")
     add_output_options(parser, "the report", csv="the table: one row per example, each explained error's top words",
                        json="the table, the slice summary, the shortcut words and the configuration")
     parser.set_defaults(handler=handle)
@@ -53,6 +58,8 @@ def handle(args) -> int:
                           predicting=on_predict, explaining=on_explain)
     predicting.close()
     explaining.close()
+    if args.map:
+        write_map(classifier, examples, report.table.frame, args.map)
     if not report.table.has_labels:
         print(f"note: {LABELS_NEEDED}", file=sys.stderr)
     if out:
@@ -64,6 +71,18 @@ def handle(args) -> int:
         return 0
     print_summary(report)
     return 0
+
+
+def write_map(classifier, examples, frame, path: str) -> None:
+    """The embedding map as CSV: the vectors come from (or go to) the result store, like the app's map."""
+    mapped = embed_dataset(classifier, examples)
+    coords, info = project(mapped.vectors)
+    table = frame[["index", "id", "text", "gold_label", "predicted_label", "confidence", "correct"]].assign(
+        pc1=coords[:, 0], pc2=coords[:, 1])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
+    shares = ", ".join(f"{share:.1%}" for share in info["explained_variance_ratio"])
+    print(f"embedding map: {path} (PCA; variance explained by the two axes: {shares})", file=sys.stderr)
 
 
 def print_summary(report) -> None:

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from explainers import create
 from models import Encoding, Operator, TextClassifier, UserFacingError
 from models.mlm import MaskedLMFiller
 
@@ -155,8 +156,6 @@ def generate(classifier: TextClassifier, encoding: Encoding, generator: str, *, 
             raise UserFacingError("Masked-LM substitution needs a masked LM: prepare one (cli.py prepare-mlm) or "
                                   "pick one on the Counterfactuals page.")
         if word_scores is None:
-            from explainers import create  # leave-one-out ranks the words when the caller gives no scores
-
             word_scores = create("leave_one_out").explain(classifier, encoding, target).word_scores
         changes = mlm_changes(filler, encoding, word_scores, words, per_word)
     else:
