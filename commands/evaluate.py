@@ -32,7 +32,7 @@ from corpora import DataError
 from evaluation.faithfulness.perturbation_shift import SCHEMES
 from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
 from evaluation.runs.jobs import run_cells
-from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
+from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table, micro_macro_report
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS, PlausibilityConfig
 # these register the sanity metrics that --list-metrics prints
 from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt  # noqa: F401
@@ -233,6 +233,10 @@ def handle(args) -> int:
         official = eraser_official_table(results_frame(store, summary.run_id))
         print("\nERASER's official script (rationale_benchmark/metrics.py): " + "; ".join(ERASER_OFFICIAL.values()))
         print(official.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if table["metric"].eq("plaus_token_f1_topk").any():
+        micro = micro_macro_report(store, summary.run_id)
+        print("\nMacro and micro token F1 at top-k (paper 004 Table 3; micro pools every token decision):")
+        print(micro.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     flagged = table[table.get("vs_random", "") == "not distinguishable from random"] if "vs_random" in table else []
     if len(flagged):
         print("\n≈ random: the paired bootstrap 95 % CI of (method - random baseline) contains 0 for: " +

@@ -35,6 +35,7 @@ from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
 from explainers.params import options_from
 from evaluation.plausibility.metrics import (TAUS, TOP_K_TO_TOP_P, PlausibilityConfig, align, config_from_options, f1,
                                              iou_f1_of_means, parse_sweep_id, set_scores)
+from evaluation.plausibility.micro_f1 import micro_macro_table
 from evaluation.plausibility.top_p import top_p_binarize
 from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.runs.store import ResultStore
@@ -276,6 +277,14 @@ def binarized_frames(store: ResultStore, run_id: str, config: PlausibilityConfig
             pd.concat([orderings[~orderings["metric"].isin(top_k)], top_p_draws], ignore_index=True))
 
 
+def micro_macro_report(store: ResultStore, run_id: str) -> pd.DataFrame:
+    """Paper 004 Table 3: each method's macro and micro token F1 at the run's top-k (``micro_f1.py``)."""
+    config, _preset = config_from_options(store.get_run(run_id)["config"].get("options") or {})
+    frame = results_frame(store, run_id)
+    scored = frame[(frame["method"] != RANDOM_METHOD) & frame["metric"].eq("plaus_token_f1_topk")]
+    return micro_macro_table(_documents(store, run_id, scored, config), config) if len(scored) else pd.DataFrame()
+
+
 def run_report(store: ResultStore, run_id: str) -> dict:
     """Everything the page shows about a run, as plain data (also the JSON export)."""
     run = store.get_run(run_id)
@@ -303,5 +312,7 @@ def run_report(store: ResultStore, run_id: str) -> dict:
         # ERASER's script has its own conventions (top-k token F1), whatever the config's binarization
         "eraser_official": [] if empty else eraser_official_table(results_frame(store, run_id)).to_dict(orient="records"),
         "eraser_official_conventions": ERASER_OFFICIAL,
+        # paper 004 Table 3: micro F1 (pooled token decisions) beside macro F1, the config's top-k (aml-top25: 25)
+        "micro_macro": [] if empty else micro_macro_report(store, run_id).to_dict(orient="records"),
         "errors": errors, "taus": list(TAUS),
     }

@@ -263,6 +263,12 @@ def report_view(store: ResultStore, run_id: str) -> None:
         show_table(labelled(pd.DataFrame(report["eraser_official"])), f"plaus-eraser-{run_id}")
         st.caption(" · ".join(report["eraser_official_conventions"].values()) + " (the method x metric table above "
                    "averages the per-example IoU F1 and reports average precision).")
+    if report.get("micro_macro"):
+        st.markdown("##### Macro and micro token F1 at top-k (paper 004 Table 3)")
+        show_table(pd.DataFrame(report["micro_macro"]), f"plaus-micro-{run_id}")
+        st.caption("Macro: the mean of each document's F1; micro: the F1 of every token decision pooled over the "
+                   "documents (long documents weigh more). Paper 004 reports both at the top 25 tokens: the "
+                   "aml-top25 preset.")
     quantity = st.radio("Sweep curve", ("f1", "iou", "precision", "recall", "coverage"), horizontal=True,
                         key=f"plaus-quantity-{run_id}")
     curves = pd.DataFrame(report["sweep"])
