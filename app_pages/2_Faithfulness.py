@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui.views import heatmaps
 
-from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures, perturbation_shift
+from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures, perturbation_shift, sparsity
 
 from ui.widgets import method_run, sidebar
 
@@ -33,6 +33,7 @@ with input_tab:
     faithfulness.input_section(classifier, encoding, explanations, config, selection)
     faithfulness_measures.measures_section(classifier, encoding, explanations, config, selection)
     faithfulness_ffid.ffid_section(classifier, encoding, explanations, config, selection)
+    sparsity.input_section(explanations)
 with bias_tab:
     faithfulness.bias_section(classifier, encoding, explanations, config, selection)
 with dataset_tab:
