@@ -8,6 +8,14 @@ import torch
 from models import Encoding, ModelError, TextClassifier
 
 OUTPUTS = ("logit", "probability", "log-probability")
+# how per-dimension scores of a token become one score: the signed sum (Captum's convention, papers 001 / 003) or the
+# L1 norm over the embedding dimension (paper 002 App. A.1, its "_n" rows: L2 "gave no significant difference")
+REDUCTIONS = ("sum", "l1")
+
+
+def reduce_dimensions(per_dimension: torch.Tensor, reduction: str) -> torch.Tensor:
+    """(tokens, dim) -> (tokens,): the signed sum, or the L1 norm (never negative)."""
+    return per_dimension.abs().sum(dim=-1) if reduction == "l1" else per_dimension.sum(dim=-1)
 OUTPUT_TRANSFORMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {  # logits -> the output differentiated
     "logit": lambda logits: logits,
     "probability": lambda logits: torch.softmax(logits, dim=-1),

@@ -6,7 +6,9 @@ Presets: paper 001 (Eq. 2: zero baseline, right Riemann sum, 50 steps, signed as
 paper-001-code (the same with |.|, as paper 001's reference code returns it; seeds-000-001.md 001.2), paper 003
 ([PAD] baseline with special tokens kept, Gauss-Legendre, 50 steps, signed), ferret (ferret-xai's "Integrated Gradient (x Input)": [CLS] [PAD]... [SEP], Gauss-Legendre, 50 steps,
 logit, signed sum over the hidden units) and ferret-plain (its "Integrated Gradient": the path-averaged gradient
-not multiplied by x - b, Captum's ``multiply_by_inputs=False``).
+not multiplied by x - b, Captum's ``multiply_by_inputs=False``), and ``l1-norm`` (paper 002's "Int. Grads_n", App. A.1:
+[PAD] background, 50 steps, Captum's default rule, the L1 norm over the embedding dimension in place of the signed
+sum; completeness then holds for the signed sum recorded in the provenance, not for the unsigned scores).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from captum.attr import IntegratedGradients as CaptumIntegratedGradients
 
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
-from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
+from explainers.embedding_forward import (BASELINE_LABELS, OUTPUTS, REDUCTIONS, baseline_embeddings, embedding_function,
+                                          reduce_dimensions)
 from explainers.params import param
 from explainers.registry import register
 from explainers.shared_passes import SharedPass, ig_pass, ig_settings
@@ -33,7 +36,7 @@ def plain_integrated_gradients(classifier, encoding, target, p) -> Attribution:
     attribution = CaptumIntegratedGradients(forward, multiply_by_inputs=False).attribute(
         embeddings, baselines=baseline, target=target, n_steps=p.n_steps, method=p.method,
         internal_batch_size=p.internal_batch_size)
-    scores = attribution[0].sum(dim=-1).detach()
+    scores = reduce_dimensions(attribution[0], p.reduction).detach()
     return Attribution(token_scores=(scores.abs() if p.absolute else scores).cpu().numpy(),
                        baseline=BASELINE_LABELS[p.baseline], details={"multiplied_by_inputs": False})
 
@@ -61,6 +64,9 @@ class IntegratedGradients(Explainer):
         multiply_by_inputs: bool = param(True, "Multiply by input - baseline", "Off: the path-averaged gradient "
                                          "alone (Captum multiply_by_inputs=False, ferret's plain IG); no "
                                          "completeness then.")
+        reduction: str = param("sum", "Over the embedding dimension", "sum: signed sum (Captum; completeness); l1: "
+                               "L1 norm of the per-dimension scores (paper 002's _n rows; unsigned).",
+                               choices=REDUCTIONS)
         internal_batch_size: int = param(25, "Batch size for the path", "Path points per forward pass.", min=1,
                                          max=1000)
 
@@ -71,10 +77,12 @@ class IntegratedGradients(Explainer):
         "ferret": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False, "output": "logit"},
         "ferret-plain": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False,
                          "output": "logit", "multiply_by_inputs": False},
+        "l1-norm": {"n_steps": 50, "method": "gausslegendre", "baseline": "pad", "absolute": False,
+                    "reduction": "l1"},  # paper 002's Int. Grads_n
     }
 
     def is_signed(self) -> bool:
-        return not self.params.absolute
+        return not self.params.absolute and self.params.reduction == "sum"
 
     def estimate_passes(self, encoding):
         return self.params.n_steps + 2, self.params.n_steps
@@ -98,5 +106,8 @@ class IntegratedGradients(Explainer):
                             f"f(input) - f(baseline) = {gap:+.3g}: increase the steps.")
         if p.absolute:
             scores = scores.abs()
+        if p.reduction == "l1":  # the signed sum above stays in the details (completeness); the scores are |.|_1
+            scores = reduce_dimensions(path.attribution[0], "l1")
+            details["reduction"] = "L1 norm over the embedding dimension (paper 002's _n)"
         return Attribution(token_scores=scores.cpu().numpy(), baseline=BASELINE_LABELS[p.baseline], details=details,
                            warnings=warnings)

@@ -18,6 +18,10 @@ per-sample work left is the model's forward. Two presets follow the papers:
   5000) samples, n_tokens counting [CLS] and [SEP]; the package's sampling, kernel (width 25) and Ridge; removed
   tokens become [MASK]; the target's probability. (ferret's features are sub-word tokens, [CLS] and [SEP]
   included; here they are words.)
+- paper 002 (App. A.1 and its code, seeds-002-004.md 002.3): 50 samples; each picks 5-13 % of the words (a share
+  drawn uniformly in [5 %, 13 %], at least one) and removes each picked word *and the next three*; removed words
+  become [PAD]; the similarity of a sample is the fraction of unchanged words; sklearn Ridge (alpha 1). Words here
+  where the paper counts sub-word tokens; the explained score, not stated in the paper, is the target's probability.
 """
 from __future__ import annotations
 
@@ -32,8 +36,9 @@ from explainers.params import param
 from explainers.registry import register
 from explainers.seeding import seed_param, seeded
 
-SAMPLINGS = ("bernoulli", "uniform-count")
-KERNELS = ("captum-exp", "lime-text")
+SAMPLINGS = ("bernoulli", "uniform-count", "spans-5-13")
+KERNELS = ("captum-exp", "lime-text", "unchanged-share")
+SPAN = 4  # paper 002: a picked word and the next three
 SURROGATES = ("lasso", "ridge", "linear")
 SAMPLE_COUNTS = ("fixed", "tokens-squared")
 
@@ -44,6 +49,8 @@ def kernel_weights(keep: np.ndarray, kind: str, width: float) -> np.ndarray:
     convention). lime-text: sqrt(exp(-(100 d)^2 / w^2)) (lime.lime_text); captum-exp: exp(-d^2 / (2 w^2))
     (Captum's ``get_exp_kernel_similarity_function("cosine", w)``)."""
     kept = keep.sum(axis=1).astype(np.float64)
+    if kind == "unchanged-share":  # paper 002's code: the fraction of unchanged words
+        return kept / keep.shape[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = np.where(kept == 0, 1.0, 1.0 - kept / (np.sqrt(keep.shape[1]) * np.sqrt(kept)))
     if kind == "lime-text":
@@ -66,6 +73,23 @@ def draw_bernoulli(n_samples: int, n: int) -> np.ndarray:
     """Captum's default LIME sampling (each word kept with p = 0.5): torch's CPU Bernoulli draws element by
     element, so one (n_samples, n) draw equals Captum's n_samples draws of one row."""
     return torch.bernoulli(torch.full((n_samples, n), 0.5)).numpy().astype(bool)
+
+
+def draw_spans(n_samples: int, n: int, low: float = 0.05, high: float = 0.13) -> np.ndarray:
+    """Paper 002's LIME sampling: per sample a share s ~ U[low, high], max(1, round(s n)) distinct start words, each
+    removed with the next three (cut at the end); torch draws, so ``seeded`` makes it repeatable."""
+    keep = np.ones((n_samples, n), dtype=bool)
+    for row in range(n_samples):
+        share = float(torch.empty(1).uniform_(low, high))
+        for start in torch.randperm(n)[:max(1, round(share * n))].tolist():
+            keep[row, start:start + SPAN] = False
+    return keep
+
+
+def draw_keep(sampling: str, n_samples: int, n: int) -> np.ndarray:
+    if sampling == "uniform-count":
+        return draw_uniform_count(n_samples, n)
+    return draw_spans(n_samples, n) if sampling == "spans-5-13" else draw_bernoulli(n_samples, n)
 
 
 def fit_surrogate(kind: str, alpha: float, keep: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -94,7 +118,7 @@ def fit_lime(forward, encoding, p) -> np.ndarray:
     per-sample calls; the samples go to the engine in one batch, each distinct one once."""
     n_samples, n = sample_count(p, encoding), word_input(encoding).shape[1]
     with seeded(p.seed):
-        keep = draw_uniform_count(n_samples, n) if p.sampling == "uniform-count" else draw_bernoulli(n_samples, n)
+        keep = draw_keep(p.sampling, n_samples, n)
     return fit_surrogate(p.surrogate, p.alpha, keep, forward.request(keep), kernel_weights(keep, p.kernel,
                                                                                           p.kernel_width))
 
@@ -107,7 +131,7 @@ class LimeExplainer(Explainer):
     description = "A weighted linear model fitted to the classifier's scores on copies of the input with random " \
                   "words removed; its coefficients are the word scores."
     reference = "Ribeiro et al. 2016; paper 000 section 6.1 (1,000 samples, lime defaults); paper 003 section " \
-                "2.2.2.2 (200 samples, Lasso 0.01)"
+                "2.2.2.2 (200 samples, Lasso 0.01); paper 002 App. A.1 (50 samples, 5-13 % spans, [PAD], Ridge)"
     stochastic = True
 
     @dataclass(frozen=True)
@@ -115,9 +139,11 @@ class LimeExplainer(Explainer):
         n_samples: int = param(200, "Samples", "Perturbed copies the surrogate is fitted to.", min=10, max=20000)
         sampling: str = param("bernoulli", "Sampling", "bernoulli: each word kept with p = 0.5 (Captum, paper "
                               "003); uniform-count: k ~ U{1..n} words removed, first sample the original (lime "
-                              "package, paper 000).", choices=SAMPLINGS)
+                              "package, paper 000); spans-5-13: 5-13 % of the words, each with the next three "
+                              "(paper 002).", choices=SAMPLINGS)
         kernel: str = param("captum-exp", "Kernel", "captum-exp: exp(-d^2/(2w^2)) on cosine distance (paper 003); "
-                            "lime-text: sqrt(exp(-(100 d)^2/w^2)) (lime package, paper 000).", choices=KERNELS)
+                            "lime-text: sqrt(exp(-(100 d)^2/w^2)) (lime package, paper 000); unchanged-share: the fraction of "
+                            "words kept (paper 002).", choices=KERNELS)
         kernel_width: float = param(1.0, "Kernel width", "w in the kernel (1 for captum-exp, 25 for lime-text).",
                                     min=1e-3, max=1e4)
         surrogate: str = param("lasso", "Surrogate", "Linear model fitted with the kernel weights.",
@@ -138,6 +164,8 @@ class LimeExplainer(Explainer):
         "ferret": {"n_samples": 5000, "sample_count": "tokens-squared", "sampling": "uniform-count",
                    "kernel": "lime-text", "kernel_width": 25.0, "surrogate": "ridge", "alpha": 1.0, "operator": "mask",
                    "score": "probability"},
+        "paper-002": {"n_samples": 50, "sampling": "spans-5-13", "kernel": "unchanged-share", "surrogate": "ridge",
+                      "alpha": 1.0, "operator": "pad", "score": "probability"},
     }
 
     def estimate_passes(self, encoding):
