@@ -3,6 +3,11 @@ and the label word appended, then report per method ground-truth overlap (precis
 ground-truth mass with bootstrap 95 % CIs and the random baseline.
 
     python cli.py known-feature --limit 200 --methods integrated_gradients:paper-003,lime,kernel_shap,saliency:paper-003
+    python cli.py known-feature --model minilm-l2      # the twin of another built-in model (same blocks / attention)
+    python cli.py known-feature --model path/to/folder # a classifier already trained on the known-feature task
+
+Paper 003 s. 3.1 trains each model size on the task; ``--model`` names which (issue 36): a built-in model's twin is
+trained once (its recipe with the model's shape), a folder is used as it is.
 """
 from __future__ import annotations
 
@@ -11,7 +16,12 @@ import sys
 from tqdm import tqdm
 
 from evaluation.runs.runner import run_evaluation
-from evaluation.faithfulness.known_feature import RECIPE, paper_003_methods, is_prepared, model_dir, prepare_known_feature_model, read_manifest
+from pathlib import Path
+
+from evaluation.faithfulness.known_feature import (RECIPE, is_prepared, model_dir, paper_003_methods,
+                                                   prepare_known_feature_model, read_manifest, recipe_for)
+from models import UserFacingError
+from models.prepare import RECIPES
 from evaluation.faithfulness.report import run_table, wide_table
 
 from commands.common import (add_output_options, check_out, job_progress, parse_method_specs, print_json,
@@ -24,6 +34,9 @@ from commands.evaluate import SUMMARY_COLUMNS, write_summary
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("known-feature",
                                    help="paper 003's known-feature task: train the model, score methods")
+    parser.add_argument("--model", default="default",
+                        help="a built-in model (its known-feature twin of the same shape, trained once: "
+                             f"{', '.join(RECIPES)}) or the folder of a classifier trained on the known-feature task")
     parser.add_argument("--limit", type=int, default=200, help="known-feature dev sentences to explain (0 = all 872)")
     parser.add_argument("--methods", default=None,
                         help="comma-separated method[:preset] (default: paper 003's methods)")
@@ -38,20 +51,32 @@ def add_parser(subparsers) -> None:
 def handle(args) -> int:
     out = check_out(args.out)
     methods = parse_method_specs(args.methods) if args.methods else paper_003_methods()
-    if not is_prepared() or args.force:
-        bar, progress = training_progress("train known-feature model")
-
-        prepare_known_feature_model(force=args.force, progress=progress, log=tqdm.write)
-        bar.close()
-    manifest = read_manifest()
-    print(f"known-feature model: {model_dir()} (held-out task accuracy {manifest['accuracy']:.1%}, "
-          f"{manifest['train_examples']} training sentences, label seed {RECIPE.label_seed})",
-          file=sys.stderr if args.json else sys.stdout)
+    recipe = recipe_for(args.model)
+    if recipe is None:  # a folder: already trained on the task
+        folder = Path(args.model).expanduser()
+        if not folder.is_dir():
+            raise UserFacingError(f"--model {args.model}: not a built-in model ({', '.join(RECIPES)}) nor a folder. "
+                                  f"Name a built-in model (its known-feature twin is trained once) or the folder of "
+                                  f"a classifier trained on the known-feature task.")
+        if args.prepare or args.force:
+            raise UserFacingError("--prepare / --force train a built-in model's twin; a folder is used as it is.")
+        print(f"known-feature model: {folder} (as given: it must be trained on the known-feature task)",
+              file=sys.stderr if args.json else sys.stdout)
+    else:
+        if not is_prepared(recipe) or args.force:
+            bar, progress = training_progress(f"train the known-feature twin of {args.model}")
+            prepare_known_feature_model(recipe, force=args.force, progress=progress, log=tqdm.write)
+            bar.close()
+        folder = model_dir(recipe)
+        manifest = read_manifest(recipe)
+        print(f"known-feature model: {folder} (twin of {args.model}; held-out task accuracy "
+              f"{manifest['accuracy']:.1%}, {manifest['train_examples']} training sentences, label seed "
+              f"{RECIPE.label_seed})", file=sys.stderr if args.json else sys.stdout)
     if args.prepare:
         return 0
     bar, progress = job_progress("explaining", "example")
 
-    store, summary = run_evaluation(str(model_dir()), f"known-feature:dev:{RECIPE.label_seed}", methods,
+    store, summary = run_evaluation(str(folder), f"known-feature:dev:{RECIPE.label_seed}", methods,
                                     ["known-feature"], limit=args.limit or None,
                                     options={"seed": args.seed, "random_orderings": 10}, progress=progress)
     bar.close()
