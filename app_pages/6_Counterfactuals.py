@@ -3,7 +3,7 @@ minimal-flip search (few words to remove or replace to change the prediction: th
 fits the budget, greedy otherwise)."""
 import streamlit as st
 
-from ui.views import counterfactual_generators, counterfactuals
+from ui.views import counterfactual_generators, counterfactuals, deletion_grid
 
 from ui.views import heatmaps
 
@@ -39,6 +39,9 @@ if filler is not None:
 
 st.subheader("Edit in place")
 counterfactuals.edit_in_place(classifier, encoding)
+
+st.subheader("Deletion grid: each word removed in turn (paper 000 Figs. A17/A18)")
+deletion_grid.section(classifier, encoding)
 
 st.subheader("Counterfactual generators: word replacer, masked LM, HotFlip")
 counterfactual_generators.generator_panel(classifier, encoding, filler)

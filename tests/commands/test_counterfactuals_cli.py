@@ -65,3 +65,15 @@ def test_errors_map_is_pca_of_the_pooled_states(cache, tmp_path, quick_classifie
     coords = np.array([[float(r["pc1"]), float(r["pc2"])] for r in rows])
     signs = np.sign((coords * expected).sum(axis=0))
     assert np.allclose(coords * signs, expected, atol=1e-3)
+
+
+def test_deletion_grid_command(cache, capsys, quick_classifier):  # noqa: F811
+    text = "enormously entertaining for moviegoers of any age ."
+    assert cli.main(["deletion-grid", "--model", "default-quick", "--text", text, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    words = text.split()
+    assert len(rows) == len(words) + 1
+    for i, row in enumerate(rows[1:]):
+        probabilities = quick_classifier.predict_text(" ".join(words[:i] + words[i + 1:]))
+        assert row["prediction"] == quick_classifier.labels[int(np.argmax(probabilities))]
+        assert row["confidence"] == pytest.approx(probabilities.max(), abs=1e-5)

@@ -50,3 +50,17 @@ def test_error_analysis_shows_the_embedding_map_and_a_counterfactual_slice(error
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "changes" in d.value.columns)
     assert set(table["generator"]) == {"word-replacer"} and len(table) >= 1
+
+
+def test_deletion_grid_on_the_counterfactuals_page(monkeypatch, page_cache, quick_classifier):  # noqa: F811
+    at = _open(monkeypatch)
+    grid = next(d.value for d in at.dataframe if "removed" in d.value.columns and "flipped" in d.value.columns)
+    words = TEXT.split()
+    assert len(grid) == len(words) + 1
+    row = grid.iloc[3]  # the third word removed
+    probabilities = quick_classifier.predict_text(" ".join(words[:2] + words[3:]))
+    assert row["removed"] == words[2] and row["prediction"] == quick_classifier.labels[int(np.argmax(probabilities))]
+    at.number_input(key="cf-grid-width").set_value(2).run()
+    assert not at.exception, at.exception
+    grid = next(d.value for d in at.dataframe if "removed" in d.value.columns and "flipped" in d.value.columns)
+    assert len(grid) == len(words)  # n - 1 spans of two words, and the original
