@@ -91,22 +91,27 @@ def _whole_word_tokens(tokenizer) -> tuple[np.ndarray, tuple[str, ...]]:
     return np.array(ids), tuple(words)
 
 
-def loss_gradient(classifier: TextClassifier, encoding: Encoding, target: int) -> tuple[np.ndarray, np.ndarray]:
-    """(gradient of -log p(target) at each token's word embedding (tokens, dim), the embedding matrix (vocab, dim))."""
+def _gradient(classifier: TextClassifier, encoding: Encoding, target: int) -> torch.Tensor:
     tensors = classifier.tensors(encoding)
     embeds = classifier.word_embeddings(tensors["input_ids"]).detach().requires_grad_(True)
     logits = classifier.forward_embeds(embeds, tensors["attention_mask"], tensors.get("token_type_ids"))
     loss = -torch.log_softmax(logits.float(), dim=-1)[0, target]
     (gradient,) = torch.autograd.grad(loss, embeds)
+    return gradient[0].float()
+
+
+def loss_gradient(classifier: TextClassifier, encoding: Encoding, target: int) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient of -log p(target) at each token's word embedding (tokens, dim), the embedding matrix (vocab, dim))."""
     matrix = classifier.model.get_input_embeddings().weight.detach().float().cpu().numpy()
-    return gradient[0].float().cpu().numpy(), matrix
+    return _gradient(classifier, encoding, target).cpu().numpy(), matrix
 
 
 def hotflip_choices(classifier: TextClassifier, encoding: Encoding, target: int) -> list[tuple[int, str, float]]:
     """Per single-token word: (word index, best replacement word, its first-order loss increase), best first."""
-    gradient, matrix = loss_gradient(classifier, encoding, target)
+    gradient = _gradient(classifier, encoding, target)
     ids, words = _whole_word_tokens(classifier.tokenizer)
-    candidates = matrix[ids]
+    with torch.no_grad():  # e_w' . g_i for every token w' and position i at once: (vocab, tokens)
+        projected = (classifier.model.get_input_embeddings().weight.detach().float() @ gradient.T).cpu().numpy()
     choices = []
     for word in range(encoding.n_words):
         tokens = [t for t, w in enumerate(encoding.token_word) if w == word]
@@ -114,7 +119,7 @@ def hotflip_choices(classifier: TextClassifier, encoding: Encoding, target: int)
             continue
         position = tokens[0]
         original = encoding.input_ids[position]
-        scores = (candidates - matrix[original]) @ gradient[position]
+        scores = projected[ids, position] - projected[original, position]  # (e_w' - e_w) . g_i
         scores[ids == original] = -np.inf
         best = int(np.argmax(scores))
         choices.append((word, words[best], float(scores[best])))

@@ -171,8 +171,13 @@ def embedding_map(classifier: TextClassifier, examples: list[Example], table: Pr
             return shown
     bar = st.empty()
     try:
-        mapped = embed_dataset(classifier, examples, store=store, progress=lambda done, total: bar.progress(
-            done / max(total, 1), text=f"Embedding: {done:,} / {total:,} examples"))
+        kept_map = st.session_state.get("errors:map")  # reruns (a filter, a colour) reuse the vectors read once
+        if kept_map is not None and kept_map[0] == table.run_id:
+            mapped = kept_map[1]
+        else:
+            mapped = embed_dataset(classifier, examples, store=store, progress=lambda done, total: bar.progress(
+                done / max(total, 1), text=f"Embedding: {done:,} / {total:,} examples"))
+            st.session_state["errors:map"] = (table.run_id, mapped)
         c1, c2 = st.columns(2)
         method = c1.selectbox("Projection", projections(), key="errors-map-projection", format_func=str.upper,
                               help="UMAP is offered only where the optional package umap-learn is installed.")
