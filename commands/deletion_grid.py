@@ -6,7 +6,7 @@ predicted label and its confidence (``--width`` removes phrases of several words
 from __future__ import annotations
 
 from evaluation.faithfulness.deletion_grid import SOURCE, deletion_grid
-from models import Operator, cached_classifier
+from models import Operator, UserFacingError, cached_classifier
 
 from commands.common import add_output_options, check_out, print_json, write_out
 
@@ -15,7 +15,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("deletion-grid", help="paper 000's grid: each word deleted, the predicted label "
                                                          "and confidence")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    parser.add_argument("--text", required=True, help="the input")
+    parser.add_argument("--text", default=None, help="the input (required)")
     parser.add_argument("--pair", default=None, help="its second segment (NLI)")
     parser.add_argument("--operator", default="delete", choices=[o.value for o in Operator if o != Operator.MLM],
                         help="how a word is removed (delete: the paper's grid)")
@@ -26,6 +26,8 @@ def add_parser(subparsers) -> None:
 
 def handle(args) -> int:
     out = check_out(args.out)
+    if not args.text:
+        raise UserFacingError("Give the input with --text \"...\" (and --pair for a sentence pair).")
     classifier = cached_classifier(args.model)
     grid, note = deletion_grid(classifier, classifier.encode(args.text, args.pair), args.operator, args.width)
     rows = grid.astype(object).where(grid.notna(), None).to_dict(orient="records")
