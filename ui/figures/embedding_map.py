@@ -32,7 +32,8 @@ def embedding_figure(frame: pd.DataFrame, coords: np.ndarray, colour: str, axes:
                         labels={"x": axes[0], "y": axes[1], "colour": COLOURS[colour]},
                         color_continuous_scale="Viridis" if colour == "confidence" else None)
     figure.update_traces(marker=dict(size=6, opacity=0.8))
-    figure.update_layout(height=480, margin=dict(l=10, r=10, t=10, b=10), dragmode="lasso", legend_title_text=COLOURS[colour])
+    figure.update_layout(height=500, margin=dict(l=10, r=10, t=40, b=10), dragmode="lasso",
+                         legend=dict(title_text=COLOURS[colour], orientation="h", yanchor="bottom", y=1.02, x=0))
     return figure
 
 
