@@ -13,7 +13,7 @@ from evaluation.errors.generators import (GENERATORS, HOTFLIP, MASKED_LM, PER_WO
 from explainers import create
 from explainers.cache import explain_cached
 from models import Encoding, TextClassifier, UserFacingError, WorkStopped
-from models.mlm import MaskedLMFiller
+from models.mlm import BUILT_IN_MLM, MaskedLMFiller, find_prepared_mlm, load_filler
 
 from ui.views.counterfactuals import flip_diff_html
 from ui.widgets import sidebar
@@ -38,7 +38,8 @@ def options(filler: MaskedLMFiller | None, key: str) -> tuple[str, dict] | None:
     if generator == HOTFLIP:
         return generator, {"words": words}
     if filler is None:
-        st.info("Masked-LM substitution needs a masked LM: pick or prepare one above (Counterfactuals page).")
+        st.info("Masked-LM substitution needs a masked LM: build the offline one on the Counterfactuals page (or "
+                "`python cli.py prepare-mlm`), or pick another there.")
         return None
     per_word = int(c2.number_input("Candidates per word", 1, 10, PER_WORD, key=f"{key}-per-word"))
     return generator, {"words": words, "per_word": per_word, "filler": filler}
@@ -81,18 +82,29 @@ def generator_panel(classifier: TextClassifier, encoding: Encoding, filler: Mask
     return flips
 
 
+def _built_in_filler() -> MaskedLMFiller | None:
+    """The offline masked LM where it is built (the Counterfactuals page builds it or picks another)."""
+    if find_prepared_mlm() is None:
+        return None
+    try:
+        return load_filler(BUILT_IN_MLM)
+    except UserFacingError:
+        return None
+
+
 def slice_panel(classifier: TextClassifier, examples: list, shown: pd.DataFrame, key: str = "errors-gen") -> pd.DataFrame:
     """Error analysis: a generator over the first N rows shown; the rows with a flip can become the slice."""
     if shown.empty:
         return shown
-    chosen = options(None, key)
+    chosen = options(_built_in_filler(), key)
     if chosen is None:
         return shown
     generator, extra = chosen
     most = min(len(shown), 200)
     n = int(st.number_input(f"Examples of the slice (1-{most})", 1, most, min(20, most), key=f"{key}-n"))
     indices = [int(i) for i in shown["index"].head(n)]
-    run_key = json.dumps([classifier.fingerprint, generator, extra, indices], sort_keys=True)
+    identity = {k: (v.identity() if isinstance(v, MaskedLMFiller) else v) for k, v in extra.items()}
+    run_key = json.dumps([classifier.fingerprint, generator, identity, indices], sort_keys=True, default=str)
     done = st.session_state.get(f"{key}:result")
     if done is None or done[0] != run_key:
         if not st.button("Generate counterfactuals of these examples", key=f"{key}-run", icon=":material/play_arrow:"):
