@@ -1,7 +1,8 @@
 """`cli.py sparsity`: paper 001's sparsity curves (App. E, Figs. 5-6) over a dataset, per method, with 95 % bootstrap
 intervals over examples.
 
-    python cli.py sparsity --model default --dataset sst2:dev --limit 100 --methods integrated_gradients,lime --out s.csv
+    python cli.py sparsity --model default --dataset sst2:dev --limit 100 \
+        --methods integrated_gradients,lime --out sparsity.csv
 """
 from __future__ import annotations
 

@@ -142,8 +142,8 @@ class LimeExplainer(Explainer):
                               "package, paper 000); spans-5-13: 5-13 % of the words, each with the next three "
                               "(paper 002).", choices=SAMPLINGS)
         kernel: str = param("captum-exp", "Kernel", "captum-exp: exp(-d^2/(2w^2)) on cosine distance (paper 003); "
-                            "lime-text: sqrt(exp(-(100 d)^2/w^2)) (lime package, paper 000); unchanged-share: the fraction of "
-                            "words kept (paper 002).", choices=KERNELS)
+                            "lime-text: sqrt(exp(-(100 d)^2/w^2)) (lime package, paper 000); unchanged-share: the "
+                            "fraction of words kept (paper 002).", choices=KERNELS)
         kernel_width: float = param(1.0, "Kernel width", "w in the kernel (1 for captum-exp, 25 for lime-text).",
                                     min=1e-3, max=1e4)
         surrogate: str = param("lasso", "Surrogate", "Linear model fitted with the kernel weights.",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import cli
 from evaluation.faithfulness.known_feature import RECIPE, model_dir, recipe_for
 from evaluation.runs.store import ResultStore

@@ -92,7 +92,8 @@ def _built_in_filler() -> MaskedLMFiller | None:
         return None
 
 
-def slice_panel(classifier: TextClassifier, examples: list, shown: pd.DataFrame, key: str = "errors-gen") -> pd.DataFrame:
+def slice_panel(classifier: TextClassifier, examples: list, shown: pd.DataFrame,
+                key: str = "errors-gen") -> pd.DataFrame:
     """Error analysis: a generator over the first N rows shown; the rows with a flip can become the slice."""
     if shown.empty:
         return shown
@@ -121,8 +122,9 @@ def slice_panel(classifier: TextClassifier, examples: list, shown: pd.DataFrame,
         st.session_state[f"{key}:result"] = done = (run_key, frame)
     frame = done[1]
     flipped = frame[frame["flipped"]] if len(frame) else frame
-    st.caption(f"{len(frame)} candidate(s) for {len(indices)} example(s); {flipped['index'].nunique() if len(flipped) else 0} "
-               f"example(s) flip under this generator.")
+    flipping = flipped["index"].nunique() if len(flipped) else 0
+    st.caption(f"{len(frame)} candidate(s) for {len(indices)} example(s); {flipping} example(s) flip under this "
+               f"generator.")
     show_table(flipped if len(flipped) else frame, key=f"{key}-table")
     st.download_button("Download the counterfactuals (CSV: a dataset file every page reads)",
                        frame.to_csv(index=False), file_name="counterfactuals.csv", mime="text/csv", key=f"{key}-csv")

@@ -34,7 +34,7 @@ def test_points_carry_their_index_and_colour_by_the_table():
 
 
 def test_selection_events_are_read_back_to_indices():
-    assert selected_indices({"selection": {"points": [{"customdata": [3]}, {"customdata": [1]}, {"customdata": [3]}]}}) \
-        == [1, 3]
+    event = {"selection": {"points": [{"customdata": [3]}, {"customdata": [1]}, {"customdata": [3]}]}}
+    assert selected_indices(event) == [1, 3]
     assert selected_indices(SimpleNamespace(selection=SimpleNamespace(points=[{"customdata": [2]}]))) == [2]
     assert selected_indices(None) == [] and selected_indices({"selection": {"points": []}}) == []
