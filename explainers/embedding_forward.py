@@ -7,6 +7,8 @@ import torch
 
 from models import Encoding, ModelError, TextClassifier
 
+from explainers.contrast import contrast_columns
+
 OUTPUTS = ("logit", "probability", "log-probability")
 OUTPUT_TRANSFORMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {  # logits -> the output differentiated
     "logit": lambda logits: logits,
@@ -26,7 +28,7 @@ def embedding_function(classifier: TextClassifier, encoding: Encoding, output: s
     transform = OUTPUT_TRANSFORMS[output]
 
     def forward(inputs_embeds: torch.Tensor) -> torch.Tensor:
-        return transform(classifier.forward_embeds(inputs_embeds, mask, types))
+        return contrast_columns(transform(classifier.forward_embeds(inputs_embeds, mask, types)))  # s(A) - s(B)
 
     embeddings = classifier.word_embeddings(tensors["input_ids"]).detach()
     return forward, embeddings

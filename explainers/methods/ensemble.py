@@ -82,7 +82,7 @@ class Ensemble(Explainer):
         return {**super().cache_identity(), "resolved_members": self.members}
 
     def member_explainers(self) -> list[Explainer]:
-        return [create(method, preset=preset) for method, preset in self.members]
+        return [create(method, preset=preset, contrast=self.contrast) for method, preset in self.members]
 
     @staticmethod
     def member_target(classifier, encoding, target: int | None) -> int | None:
