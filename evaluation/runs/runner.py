@@ -53,7 +53,8 @@ def evaluate_example(spec: dict) -> dict:
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
     explained, explanations = {}, {}
     # served from the cache where any page or earlier run left them; the rest share their passes (issue 19)
-    computed = explain_all([create_from_spec(m) for m in spec["methods"]], classifier, encoding, target)
+    computed = explain_all([create_from_spec(m, contrast=run.contrast) for m in spec["methods"]], classifier, encoding,
+                           target)
     for method_spec, explanation in zip(spec["methods"], computed):
         explained[method_spec] = explanation
         explanations[method_spec] = {"words": list(explanation.words),
