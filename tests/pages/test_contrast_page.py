@@ -1,0 +1,41 @@
+"""The sidebar's contrast class (issue 36) reaches the Heatmaps page's methods: every row explains "the target rather
+than the contrast class", says so in its provenance line, and equals the difference of the two classes' LOO."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.integration
+
+from conftest import ROOT
+
+
+def test_heatmaps_explain_the_target_rather_than_the_contrast(quick_classifier):
+    from streamlit.testing.v1 import AppTest
+
+    from explainers import cache, create
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXWB_MODEL", "default-quick")
+        patch.setattr(cache.DEFAULT_CACHE, "directory", None)
+        cache.DEFAULT_CACHE.clear()
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+        at.session_state["keep:example_index"] = 2
+        at.session_state["keep:methods"] = ["leave_one_out"]
+        at.session_state["keep:target-default-quick"] = 1
+        at.session_state["keep:contrast-default-quick"] = 0
+        at.run()
+        at.switch_page("app_pages/1_Heatmaps.py")
+        at.run()
+        assert not at.exception, at.exception
+        shown = " ".join(str(getattr(e, "value", "")) for e in at.main) + " ".join(
+            str(getattr(e, "body", "")) for e in at.markdown)
+        assert "Rather than: **negative**" in shown
+        entries = list(cache.DEFAULT_CACHE._items.values())  # what the page computed, in memory
+        cache.DEFAULT_CACHE.clear()
+    (explanation,) = [e for e in entries if e.method_id == "leave_one_out"]
+    assert explanation.provenance["target"]["contrast"]["index"] == 0 and explanation.target == 1
+    encoding = quick_classifier.encode(" ".join(explanation.words))
+    a = create("leave_one_out").explain(quick_classifier, encoding, 1).word_scores
+    b = create("leave_one_out").explain(quick_classifier, encoding, 0).word_scores
+    np.testing.assert_allclose(explanation.word_scores, a - b, rtol=1e-6, atol=1e-9)
