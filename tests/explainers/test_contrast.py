@@ -27,11 +27,19 @@ LINEAR = [  # (method, params): linear in the score they read, so contrast = exp
 ]
 
 
+def wide_three_class(seed: int = 3):
+    """A random-weight 3-class tiny BERT with wide weights (initializer 0.2): logits of order 1, so scores are
+    far above float noise."""
+    from models import TextClassifier
+    from tiny_models import tiny_architecture
+
+    model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
+    return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")
+
+
 @pytest.fixture(scope="module")
 def three_class():
-    from tiny_models import random_classifier
-
-    return random_classifier(seed=3, num_labels=3)
+    return wide_three_class()
 
 
 @pytest.mark.parametrize("method,params", LINEAR, ids=[f"{m}-{'-'.join(map(str, p.values()))}" for m, p in LINEAR])
@@ -44,6 +52,7 @@ def test_linear_methods_equal_the_difference_of_two_single_class_explanations(th
     difference = one.word_scores - other.word_scores
     assert np.abs(difference).max() > 1e-6  # the two classes' explanations differ, so the check is not vacuous
     np.testing.assert_allclose(both.word_scores, difference, rtol=1e-4, atol=1e-6)
+    assert np.abs(difference).max() > 1e-2  # of the order of the scores
     assert both.provenance["target"]["contrast"]["index"] == b
     assert both.target == a
 

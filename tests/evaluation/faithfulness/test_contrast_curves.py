@@ -14,11 +14,19 @@ from models.perturb import perturbed_logits
 TEXT = "the movie was excellent and the music was long"
 
 
+def wide_three_class(seed: int = 3):
+    """A random-weight 3-class tiny BERT with wide weights (initializer 0.2): logits of order 1, so scores are
+    far above float noise."""
+    from models import TextClassifier
+    from tiny_models import tiny_architecture
+
+    model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
+    return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")
+
+
 @pytest.fixture(scope="module")
 def three_class():
-    from tiny_models import random_classifier
-
-    return random_classifier(seed=3, num_labels=3)
+    return wide_three_class()
 
 
 def test_curve_scores_are_the_probability_difference_after_removal(three_class):
