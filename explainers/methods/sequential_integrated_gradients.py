@@ -56,6 +56,16 @@ def batched_forward(classifier, encoding, output: str):
     return forward
 
 
+def available_baseline(classifier, requested: str) -> tuple[str, list[str]]:
+    """The requested baseline, or the zero embedding where the tokenizer has no such token (GPT-2, Llama, T5 have
+    no [MASK]), with a warning that says so (as removal falls back to delete, models/perturb.py)."""
+    token = {"mask": classifier.tokenizer.mask_token_id, "pad": classifier.tokenizer.pad_token_id}.get(requested, 0)
+    if token is not None:
+        return requested, []
+    return "zero", [f"This tokenizer has no [{requested.upper()}] token: the moving word starts from zero "
+                    f"word-embedding vectors instead (Enguehard 2023 uses [MASK])."]
+
+
 @register
 class SequentialIntegratedGradients(Explainer):
     id = "sequential_integrated_gradients"
@@ -86,7 +96,8 @@ class SequentialIntegratedGradients(Explainer):
     def attribute(self, classifier, encoding, target):
         p = self.params
         forward = batched_forward(classifier, encoding, p.output)
-        inputs, baselines = word_paths(classifier, encoding, p.baseline)
+        baseline, warnings = available_baseline(classifier, p.baseline)
+        inputs, baselines = word_paths(classifier, encoding, baseline)
         attribution = CaptumIntegratedGradients(forward).attribute(
             inputs, baselines=baselines, target=target, n_steps=p.n_steps, method=p.method,
             internal_batch_size=p.internal_batch_size).detach()  # (n_words, T, H): row i moved only word i
@@ -101,10 +112,10 @@ class SequentialIntegratedGradients(Explainer):
         gaps = ends[0] - ends[1:]  # F(x) - F(x_bar^(i)) per word
         sums = np.array([token_scores[word_of == w].sum() for w in range(encoding.n_words)])
         delta = float(np.abs(sums - gaps).max()) if encoding.n_words else 0.0
-        warnings = []
         if encoding.n_words and delta > 0.05 * max(float(np.abs(gaps).max()), 1e-6):
             warnings.append(f"Largest per-word convergence delta {delta:.3g} is over 5 % of the largest "
                             f"F(x) - F(baseline of the word): increase the steps.")
-        return Attribution(token_scores=token_scores, baseline=f"{BASELINE_LABELS[p.baseline]}, one word at a time",
-                           details={"max_word_convergence_delta": delta, "word_gaps": gaps.tolist()},
+        return Attribution(token_scores=token_scores, baseline=f"{BASELINE_LABELS[baseline]}, one word at a time",
+                           details={"max_word_convergence_delta": delta, "word_gaps": gaps.tolist(),
+                                    "baseline": baseline, "baseline_requested": p.baseline},
                            warnings=warnings)

@@ -77,3 +77,17 @@ def test_sig_differs_from_ig(classifier):
     sig = create("sequential_integrated_gradients", n_steps=16).explain(classifier, encoding, 0).word_scores
     ig = create("integrated_gradients", n_steps=16, baseline="mask").explain(classifier, encoding, 0).word_scores
     assert np.abs(sig - ig).max() > 1e-3
+
+
+def test_a_tokenizer_without_mask_falls_back_to_zero_embeddings_and_says_so():
+    from models import TextClassifier
+    from tiny_models import tiny_architecture
+
+    model, tokenizer = tiny_architecture("gpt2", seed=1)
+    gpt2 = TextClassifier(model, tokenizer, name="tiny-gpt2", device="cpu", source="tests")
+    encoding = gpt2.encode(TEXT)
+    explanation = create("sequential_integrated_gradients", n_steps=32).explain(gpt2, encoding, 1)
+    assert explanation.provenance["details"]["baseline"] == "zero"
+    assert any("no [MASK] token" in w for w in explanation.warnings)
+    gaps = np.asarray(explanation.provenance["details"]["word_gaps"])
+    np.testing.assert_allclose(explanation.word_scores, gaps, atol=5e-3 * max(1.0, np.abs(gaps).max()))
