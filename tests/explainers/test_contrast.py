@@ -153,3 +153,20 @@ def test_policy_parse():
     assert contrast_policy.parse(None) is None and contrast_policy.parse("none") is None
     assert contrast_policy.parse("2") == 2 and contrast_policy.parse("Runner-up") == "runner-up"
     assert contrast_policy.resolve("runner-up", [0.1, 3.0, 2.0], 1) == 2
+
+
+def test_exports_name_the_contrast_class(three_class):
+    import csv
+    import io
+    import json
+
+    from explainers.export import scores_csv, scores_json
+
+    encoding = three_class.encode(TEXT)
+    contrasted = create("leave_one_out", contrast=2).explain(three_class, encoding, 0)
+    plain = create("leave_one_out").explain(three_class, encoding, 0)
+    rows = list(csv.DictReader(io.StringIO(scores_csv([contrasted, plain]))))
+    assert {r["contrast"] for r in rows if r["method"] == "leave_one_out"} == {"2", ""}
+    assert rows[0]["contrast_label"] == three_class.labels[2]
+    document = json.loads(scores_json([contrasted]))
+    assert document["explanations"][0]["provenance"]["target"]["contrast"]["index"] == 2
