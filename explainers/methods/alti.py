@@ -30,6 +30,7 @@ import torch
 
 from models import ModelError
 from models.architectures import get_module
+from models.metering import count
 
 from explainers.base import Attribution, Explainer
 from explainers.methods.attention import summary_index
@@ -103,6 +104,7 @@ def trace_layers(classifier, encoding) -> list[LayerTrace]:
             handles += [m.register_forward_hook(log) for name, m in block.named_modules() if name]
         with torch.no_grad():
             classifier.model(**_inputs(classifier, encoding, 1))
+        count(forward=1, batches=1)
     finally:
         for handle in handles:
             handle.remove()
@@ -184,6 +186,7 @@ def attention_terms(classifier, encoding, layer: int, trace: LayerTrace,
                     classifier.model(**_inputs(classifier, encoding, len(chunk)))
                 except _Stop:
                     pass
+            count(forward=len(chunk), batches=1)  # partial forwards counted whole; honours Stop
         finally:
             for handle in handles:
                 handle.remove()

@@ -25,6 +25,7 @@ import torch
 
 from models import ModelError
 from models.architectures import get_module
+from models.metering import count
 
 from explainers.base import Attribution, Explainer
 from explainers.methods.attention import summary_index
@@ -103,6 +104,7 @@ def layer_outputs(classifier, encoding, zero: list[int | None], layer: int | Non
                 model(**inputs)
             except _Stop:
                 pass
+        count(forward=len(zero), batches=1)  # the cost model's passes (partial forwards counted whole); honours Stop
     finally:
         for handle in handles:
             handle.remove()
