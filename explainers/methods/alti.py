@@ -35,7 +35,7 @@ from models.metering import count
 from explainers.base import Attribution, Explainer
 from explainers.methods.attention import summary_index
 from explainers.methods.attention_rollout import rollout
-from explainers.methods.value_zeroing import _hidden, _Stop, normalize_rows, value_projection
+from explainers.methods.value_zeroing import _hidden, _Stop, normalize_rows, this_thread_only, value_projection
 from explainers.params import param
 from explainers.registry import register
 
@@ -99,9 +99,9 @@ def trace_layers(classifier, encoding) -> list[LayerTrace]:
     handles = []
     try:
         for block in blocks:
-            handles.append(block.register_forward_pre_hook(before_block, with_kwargs=True))
-            handles.append(block.register_forward_hook(after_block))
-            handles += [m.register_forward_hook(log) for name, m in block.named_modules() if name]
+            handles.append(block.register_forward_pre_hook(this_thread_only(before_block), with_kwargs=True))
+            handles.append(block.register_forward_hook(this_thread_only(after_block)))
+            handles += [m.register_forward_hook(this_thread_only(log)) for name, m in block.named_modules() if name]
         with torch.no_grad():
             classifier.model(**_inputs(classifier, encoding, 1))
         count(forward=1, batches=1)
@@ -178,9 +178,10 @@ def attention_terms(classifier, encoding, layer: int, trace: LayerTrace,
         try:
             for block in blocks:
                 value, fused = value_projection(block)
-                handles.append(block.register_forward_pre_hook(before_block))
-                handles.append(value.register_forward_hook(lambda m, a, o, fused=fused: keep_one(m, a, o, fused)))
-            handles.append(trace.projection.register_forward_hook(stop))
+                handles.append(block.register_forward_pre_hook(this_thread_only(before_block)))
+                handles.append(value.register_forward_hook(
+                    this_thread_only(lambda m, a, o, fused=fused: keep_one(m, a, o, fused))))
+            handles.append(trace.projection.register_forward_hook(this_thread_only(stop)))
             with torch.no_grad():
                 try:
                     classifier.model(**_inputs(classifier, encoding, len(chunk)))

@@ -18,6 +18,7 @@ vectors are the output of each block's value projection (``value``, ``v_proj``, 
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,18 @@ AGGREGATIONS = ("rollout", "last-layer")
 
 class _Stop(Exception):
     """Raised by the hook of the probed layer: nothing after it is needed."""
+
+
+def this_thread_only(hook):
+    """The hook, run only for forward passes of the thread that registers it: module hooks are global to the model,
+    and the app runs several methods on one model at once (background jobs), so another thread's forward pass
+    must neither be zeroed nor stopped by this one's hooks."""
+    owner = threading.get_ident()
+
+    def guarded(*args, **kwargs):
+        return hook(*args, **kwargs) if threading.get_ident() == owner else None
+
+    return guarded
 
 
 def value_projection(block: torch.nn.Module) -> tuple[torch.nn.Module, bool]:
@@ -94,9 +107,10 @@ def layer_outputs(classifier, encoding, zero: list[int | None], layer: int | Non
     try:
         for block in blocks:
             module, fused = value_projection(block)
-            handles.append(module.register_forward_hook(lambda m, a, o, fused=fused: zero_value(m, a, o, fused)))
-            handles.append(block.register_forward_pre_hook(before_block))
-            handles.append(block.register_forward_hook(after_block))
+            handles.append(module.register_forward_hook(
+                this_thread_only(lambda m, a, o, fused=fused: zero_value(m, a, o, fused))))
+            handles.append(block.register_forward_pre_hook(this_thread_only(before_block)))
+            handles.append(block.register_forward_hook(this_thread_only(after_block)))
         tensors = classifier.tensors(encoding)
         inputs = {key: value.expand(len(zero), -1) for key, value in tensors.items() if value is not None}
         with torch.no_grad():

@@ -83,3 +83,17 @@ def test_scores_are_the_rolled_out_row_of_the_cls_token(classifier):
     last = create("value_zeroing", aggregation="last-layer").explain(classifier, encoding)
     np.testing.assert_allclose(last.token_scores, normalized[1][0], rtol=1e-4, atol=1e-7)
     assert not explanation.signed and explanation.token_scores.sum() == pytest.approx(1.0)
+
+
+def test_concurrent_runs_on_one_model_do_not_see_each_others_hooks(classifier):
+    """The app runs methods in background threads on one model; hooks are global to the model, so each run's hooks
+    act only on its own thread's forward passes (value zeroing and ALTI side by side give their lone results)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    encoding = classifier.encode(TEXT)
+    alone = {m: create(m).explain(classifier, encoding).token_scores for m in ("value_zeroing", "alti")}
+    with ThreadPoolExecutor(4) as pool:
+        futures = [(m, pool.submit(lambda m=m: create(m).explain(classifier, encoding).token_scores))
+                   for m in ("value_zeroing", "alti") * 3]
+        for method, future in futures:
+            np.testing.assert_allclose(future.result(), alone[method], rtol=1e-6, atol=1e-9)
