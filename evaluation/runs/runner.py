@@ -123,6 +123,8 @@ def _prefill(specs: list[dict]) -> None:
     if not explainers:
         return
     run = options_from(RunOptions, spec.get("options", {}))
+    if run.contrast is not None:  # contrastive paths are keyed by their contrast class: each cell computes its own
+        return
     examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
     encodings, classes = [], []
     with metered(current_stop_check()):
