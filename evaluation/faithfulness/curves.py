@@ -278,8 +278,9 @@ def target_class(options: RemovalOptions, logits: np.ndarray, example=None, expl
         raise ValueError(f"The explanation explains class {explanation.target} but the metric would read class "
                          f"{target} (target {options.target!r}): explain and measure the same class.")
     if options.contrast is not None and not contrast_ok:
-        raise ValueError("This metric reads one class, not a contrast: run it without --contrast (the removal "
-                         "curves, e.g. eraser, deletion, insertion, read s(target) - s(contrast)).")
+        raise ValueError("This metric reads one class, not a contrast: run it without a contrast class (--contrast, "
+                         "the sidebar's 'Rather than'); the removal curves (eraser, deletion, insertion, ...) read "
+                         "s(target) - s(contrast).")
     return target
 
 

@@ -39,3 +39,45 @@ def test_heatmaps_explain_the_target_rather_than_the_contrast(quick_classifier):
     a = create("leave_one_out").explain(quick_classifier, encoding, 1).word_scores
     b = create("leave_one_out").explain(quick_classifier, encoding, 0).word_scores
     np.testing.assert_allclose(explanation.word_scores, a - b, rtol=1e-6, atol=1e-9)
+
+
+def test_faithfulness_page_measures_the_contrast_it_explains(quick_classifier, tmp_path, monkeypatch):
+    """With the sidebar's contrast, the page's curves read p(target) - p(contrast) (checked against the engine), and
+    the one-class measures (NAOPC, soft) say they refuse it instead of failing the page."""
+    from streamlit.testing.v1 import AppTest
+
+    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders
+    from evaluation.faithfulness.presets import BY_ID
+    from explainers import create
+    from explainers.cache import DEFAULT_CACHE
+    from models.prepare import models_dir
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(models_dir(), target_is_directory=True)
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(cache))
+    monkeypatch.setattr(DEFAULT_CACHE, "directory", cache / "explanations")
+    monkeypatch.setenv("EXWB_MODEL", "default-quick")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["keep:example_index"] = 2
+    at.session_state["keep:target-default-quick"] = 1
+    at.session_state["keep:contrast-default-quick"] = 0
+    at.run()
+    at.switch_page("app_pages/2_Faithfulness.py")
+    at.session_state["faith-methods"] = ["leave_one_out"]
+    at.session_state["faith-metrics"] = ["eraser"]
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Contrast class 0" in c.value for c in at.caption)
+    at.multiselect(key="faith-measures").set_value(["soft"]).run()
+    assert not at.exception, at.exception
+    assert any("not a contrast" in str(e.value) for e in at.info)  # the one-class measure says why it does not run
+    table = next(df.value for df in at.dataframe if "Comprehensiveness (AOPC) ↑" in df.value.index)
+    text = "not bad at all , actually ."
+    encoding = quick_classifier.encode(text)
+    explanation = create("leave_one_out", contrast=0).explain(quick_classifier, encoding, 1)
+    order = np.argsort(-explanation.word_scores, kind="stable")
+    (direct,) = evaluate_orders(quick_classifier, encoding, [BY_ID["comprehensiveness-eraser"]], order[None],
+                                RemovalOptions(target=1, contrast=0), explanation=explanation)
+    shown = [c for c in table.columns if "Leave-one-out" in c][0]
+    assert table.loc["Comprehensiveness (AOPC) ↑", shown].startswith(f"{direct.values['comprehensiveness-eraser']:.3f}")
