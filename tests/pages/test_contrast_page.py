@@ -81,3 +81,27 @@ def test_faithfulness_page_measures_the_contrast_it_explains(quick_classifier, t
                                 RemovalOptions(target=1, contrast=0), explanation=explanation)
     shown = [c for c in table.columns if "Leave-one-out" in c][0]
     assert table.loc["Comprehensiveness (AOPC) ↑", shown].startswith(f"{direct.values['comprehensiveness-eraser']:.3f}")
+
+
+def test_a_shared_link_carries_the_contrast_class(quick_classifier, monkeypatch):
+    from urllib.parse import parse_qsl, urlsplit
+
+    from streamlit.testing.v1 import AppTest
+
+    from explainers import cache
+
+    monkeypatch.setenv("EXWB_MODEL", "default-quick")
+    monkeypatch.setattr(cache.DEFAULT_CACHE, "directory", None)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.query_params.update({"model": "default-quick", "target": "1", "contrast": "0", "methods": "random"})
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="contrast-default-quick").value == 0
+    (block,) = [c for c in at.sidebar.code]
+    assert dict(parse_qsl(urlsplit(block.value).query))["contrast"] == "0"
+    bad = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    bad.query_params.update({"model": "default-quick", "contrast": "9"})
+    bad.run()
+    assert not bad.exception, bad.exception
+    assert "no contrast class" in " ".join(w.value for w in [*bad.warning, *bad.sidebar.warning])
+    assert bad.selectbox(key="contrast-default-quick").value is None
