@@ -45,7 +45,7 @@ from commands.common import (add_executor_flag, add_output_options, add_schema_f
 
 SUMMARY_COLUMNS = ["method", "metric", "label", "direction", "mean", "low", "high", "n", "random_mean", "random_low",
                    "random_high", "diff_mean", "diff_low", "diff_high", "vs_random", "preset", "operator", "target",
-                   "special_tokens", "seed", "random_orderings", "agreement_k", "agreement_ranking", "model", "dataset",
+                   "contrast", "special_tokens", "seed", "random_orderings", "agreement_k", "agreement_ranking", "model", "dataset",
                    "run_id", "tuned_for", "selection_warning"]
 PLAUSIBILITY = "plausibility-"  # prefix of the plausibility metrics' flags (--plausibility-top-k ...)
 
@@ -95,7 +95,7 @@ def run_options(args) -> dict:
     run = options_from(RunOptions, given)
     options = {"target": run.target, "operator": removal.operator, "exclude_special": removal.exclude_special,
                "seed": run.seed, "random_orderings": run.random_orderings}
-    options.update({k: given[k] for k in ("rank_by", "aopc_divisor") if k in given})
+    options.update({k: given[k] for k in ("rank_by", "aopc_divisor", "contrast") if k in given})
     for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):
         options.update(schema_values(args, options_class))
     plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
@@ -226,7 +226,8 @@ def handle(args) -> int:
         return 0
     print(f"run {summary.run_id}: {summary.done}/{summary.total} examples ({summary.status}); "
           f"{args.model} on {args.dataset}; target {options['target']}; "
-          f"operator {options['operator'] or 'per preset'}; seed {options['seed']}; random baseline: "
+          + (f"contrast {options['contrast']} (s(target) - s(contrast)); " if options.get("contrast") is not None else "")
+          + f"operator {options['operator'] or 'per preset'}; seed {options['seed']}; random baseline: "
           f"{options['random_orderings']} orderings per example")
     print(wide_table(table).to_string())
     if table["metric"].isin(["plaus_iou_precision", "plaus_auprc_trapezoid"]).any():

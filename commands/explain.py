@@ -11,6 +11,7 @@ from tqdm import tqdm
 import settings
 from corpora import normalize_typed_text
 from explainers import create, parse_spec
+from evaluation.targets import cli_contrast
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import UserFacingError, load_classifier
 
@@ -25,6 +26,10 @@ def add_parser(subparsers) -> None:
                         help="the input; split as the datasets are (punctuation and n't / 's become words)")
     parser.add_argument("--pair", default=None, help="second segment (sentence pairs, e.g. NLI hypothesis)")
     parser.add_argument("--target", type=int, default=None, help="class index to explain (default: predicted)")
+    parser.add_argument("--contrast", type=cli_contrast, default=None,
+                        help="explain 'why the target rather than this class': a class index or 'runner-up'; the "
+                             "explained output is the method's score of the target minus that of this class "
+                             "(logit difference with output=logit, probability difference with probability)")
     add_method_options(parser)
     add_output_options(parser, "the explanations", csv="one row per method and word",
                        json="scores, prediction and provenance")
@@ -35,12 +40,18 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
+def contrast_label(explanation) -> str:
+    """The contrast class of an explanation's CSV rows ("" without one)."""
+    contrast = explanation.provenance["target"].get("contrast")
+    return contrast["label"] if contrast else ""
+
+
 def words_table(explanations) -> pd.DataFrame:
     """One row per (method, word): the CSV form of the explanations."""
-    return pd.DataFrame([{"method": e.method_id, "target": e.target_label, "word_index": i, "word": word,
-                          "score": float(score)}
+    return pd.DataFrame([{"method": e.method_id, "target": e.target_label, "contrast": contrast_label(e),
+                          "word_index": i, "word": word, "score": float(score)}
                          for e in explanations for i, (word, score) in enumerate(zip(e.words, e.word_scores))],
-                        columns=["method", "target", "word_index", "word", "score"])
+                        columns=["method", "target", "contrast", "word_index", "word", "score"])
 
 
 def handle(args) -> int:
@@ -62,7 +73,8 @@ def handle(args) -> int:
     explanations, errors = [], {}
     for spec in tqdm(specs, desc="explaining", unit="method", file=sys.stderr, disable=len(specs) < 2):
         method, preset = parse_spec(spec)
-        explainer = create(method, preset=preset or presets.get(method), **overrides.get(method, {}))
+        explainer = create(method, preset=preset or presets.get(method), contrast=args.contrast,
+                           **overrides.get(method, {}))
         try:
             explanations.append(explain_cached(explainer, classifier, encoding, args.target,
                                                cache=None if args.no_cache else DEFAULT_CACHE))
@@ -85,6 +97,11 @@ def handle(args) -> int:
         return 0
     print(f"model {classifier.name} ({classifier.fingerprint}); predicted {report['predicted']} "
           f"({max(probabilities):.1%})")
+    for e in explanations[:1]:
+        target = e.provenance["target"]
+        if target.get("contrast"):
+            print(f"contrast: why {target['label']} rather than {target['contrast']['label']} "
+                  f"(each method's score of {target['label']} minus that of {target['contrast']['label']})")
     if encoding.truncated_tokens:
         print(f"note: {encoding.truncated_tokens} tokens beyond the model's {classifier.max_length} were cut.")
     for warning in dict.fromkeys(w for e in explanations for w in e.warnings):  # each once, not once per method

@@ -78,12 +78,18 @@ def target_option():
     return param(targets.PREDICTED, "Class explained and measured", targets.HELP, type=str, parse=targets.parse)
 
 
+def contrast_option():
+    """The ``contrast`` option: explain and measure "the target rather than this class" (issue 36)."""
+    return param(None, "Contrast class", targets.CONTRAST_HELP, type=str, parse=targets.parse_contrast)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Options of a dataset run that belong to no metric (each option group reads its own keys from the run's
     one flat options dict; ``target`` and ``seed`` are shared with the removal metrics' ``RemovalOptions``)."""
 
     target: str | int = target_option()
+    contrast: str | int | None = contrast_option()
     seed: int = param(0, "Seed", "tie-breaking among equal scores and the random baseline's draws", min=0)
     random_orderings: int = param(10, "Random baseline draws", "random orderings (removal metrics) or random "
                                   "score draws (other metrics) per example; 0 = no random baseline", min=0)

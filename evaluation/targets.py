@@ -21,6 +21,8 @@ from argparse import ArgumentTypeError
 
 import numpy as np
 
+from explainers import contrast as contrast_policy
+
 PREDICTED = "predicted"
 GOLD = "gold"
 NAMES = (PREDICTED, GOLD)
@@ -88,5 +90,28 @@ def cli_choice(value: str) -> Choice:
     """``parse`` for argparse (``type=``): a bad value gets the policy's one-line message."""
     try:
         return parse(value)
+    except ValueError as error:
+        raise ArgumentTypeError(str(error)) from None
+
+
+# ----- the contrast class ("why the target rather than B?", issue 36) ---------------------------------------------
+# The rule lives in ``explainers/contrast.py`` (explainers may not import evaluation); the metrics read it from here.
+CONTRAST_HELP = contrast_policy.HELP
+
+
+def parse_contrast(choice):
+    """None, "runner-up" or a class index (ValueError with the fix otherwise)."""
+    return contrast_policy.parse(choice)
+
+
+def resolve_contrast(choice, logits, target: int) -> int | None:
+    """The contrast class of an input with these unperturbed logits and this target class, or None."""
+    return contrast_policy.resolve(choice, logits, target)
+
+
+def cli_contrast(value: str):
+    """``parse_contrast`` for argparse (``type=``)."""
+    try:
+        return parse_contrast(value)
     except ValueError as error:
         raise ArgumentTypeError(str(error)) from None

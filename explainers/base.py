@@ -15,6 +15,7 @@ import numpy as np
 from models import Encoding, Operator, TextClassifier, metered, resolve_operator
 from models.runtime import library_versions
 
+from explainers import contrast as contrast_policy
 from explainers.aggregate import aggregate_to_words
 from explainers.explanation import Explanation
 from explainers.params import ParamError, coerce, validate
@@ -60,8 +61,11 @@ class Explainer:
     Params: ClassVar[type] = NoParams
     presets: ClassVar[dict[str, dict]] = {}
     word_aggregation: ClassVar[str] = "sum"  # how token scores become word scores
+    # how a contrast class reaches the method (explainers/contrast.py): "output" (through the shared score
+    # functions), "no-class" (the method reads no class, a contrast changes nothing), "unsupported" (refused)
+    contrast_support: ClassVar[str] = "output"
 
-    def __init__(self, params=None, preset: str | None = None, **overrides):
+    def __init__(self, params=None, preset: str | None = None, contrast=None, **overrides):
         values = {}
         if preset is not None:
             if preset not in self.presets:
@@ -73,6 +77,13 @@ class Explainer:
         self.params = coerce(self.Params, values) if values else self.Params()
         validate(self.params)
         self.preset = preset
+        try:  # "why the target rather than this class?": a class index, "runner-up" or None
+            self.contrast = contrast_policy.parse(contrast)
+        except ValueError as error:
+            raise ParamError(str(error)) from None
+        if self.contrast is not None and self.contrast_support == "unsupported":
+            raise ParamError(f"{self.label} does not take a contrast class: its objective reads one class in its "
+                             f"own way. Explain it without --contrast, or pick a gradient or removal method.")
 
     # ----- capability answers that may depend on parameters ----------------------------------------
     def is_signed(self) -> bool:
@@ -110,7 +121,9 @@ class Explainer:
             if not 0 <= target < classifier.num_labels:
                 raise ParamError(f"Target class {target} does not exist; the model has classes "
                                  f"0..{classifier.num_labels - 1} ({', '.join(classifier.labels)}).")
-            result = self.attribute(classifier, encoding, target)
+            foil = self._foil(classifier, encoding, target)
+            with contrast_policy.contrasting(foil):
+                result = self.attribute(classifier, encoding, target)
         token_scores = None
         if result.token_scores is not None:
             token_scores = np.asarray(result.token_scores, dtype=np.float64)
@@ -122,7 +135,8 @@ class Explainer:
         provenance = {
             "method": self.id, "method_label": self.label, "family": self.family, "reference": self.reference,
             "preset": self.preset, "params": dataclasses.asdict(self.params),
-            "target": {"index": target, "label": classifier.labels[target], "how": target_choice},
+            "target": {"index": target, "label": classifier.labels[target], "how": target_choice,
+                       **self._contrast_provenance(classifier, foil, target)},
             "baseline": result.baseline, "removal_operator": operator.value if operator else None,
             "removal_operator_requested": requested.value if requested else None, "removal_fallback": fallback,
             "sign": self.sign_convention(),
@@ -148,8 +162,29 @@ class Explainer:
                                      *([fallback] if fallback else []),
                                      *_causal_caveat(classifier, self.family, operator)))
 
+    def _foil(self, classifier: TextClassifier, encoding: Encoding, target: int) -> int | None:
+        """The contrast class of this input, or None (also for a method that reads no class)."""
+        if self.contrast is None or self.contrast_support == "no-class":
+            return None
+        try:
+            return contrast_policy.resolve(self.contrast, classifier.logits_of(encoding), target)
+        except ValueError as error:
+            raise ParamError(str(error)) from None
+
+    def _contrast_provenance(self, classifier: TextClassifier, foil: int | None, target: int) -> dict:
+        if self.contrast is None:
+            return {}
+        if foil is None:  # a method that reads no class
+            return {"contrast": None, "contrast_requested": self.contrast,
+                    "contrast_note": "this method reads no class: the contrast changes nothing"}
+        return {"contrast": {"index": foil, "label": classifier.labels[foil], "requested": self.contrast},
+                "explained_output": contrast_policy.explained_output(foil, classifier.labels, target)}
+
     def cache_identity(self) -> dict:
-        return {"method": self.id, "params": dataclasses.asdict(self.params)}
+        identity = {"method": self.id, "params": dataclasses.asdict(self.params)}
+        if self.contrast is not None:  # keys without a contrast stay as they were
+            identity["contrast"] = self.contrast
+        return identity
 
     def cache_salt(self, classifier: TextClassifier) -> dict:
         """What else, besides the model and the parameters, decides the result (e.g. AML's trained checkpoint);

@@ -7,6 +7,8 @@ import torch
 
 from models import Encoding, ModelError, TextClassifier
 
+from explainers.contrast import contrast_columns
+
 OUTPUTS = ("logit", "probability", "log-probability")
 # how per-dimension scores of a token become one score: the signed sum (Captum's convention, papers 001 / 003) or the
 # L1 norm over the embedding dimension (paper 002 App. A.1, its "_n" rows: L2 "gave no significant difference")
@@ -34,7 +36,7 @@ def embedding_function(classifier: TextClassifier, encoding: Encoding, output: s
     transform = OUTPUT_TRANSFORMS[output]
 
     def forward(inputs_embeds: torch.Tensor) -> torch.Tensor:
-        return transform(classifier.forward_embeds(inputs_embeds, mask, types))
+        return contrast_columns(transform(classifier.forward_embeds(inputs_embeds, mask, types)))  # s(A) - s(B)
 
     embeddings = classifier.word_embeddings(tensors["input_ids"]).detach()
     return forward, embeddings

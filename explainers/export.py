@@ -19,7 +19,7 @@ from explainers.mask_learning.selection import metric_named
 CSV_COLUMNS = ("method", "method_label", "family", "preset", "target", "target_label", "word_index", "word",
                "segment", "score", "display_score", "normalization", "absolute", "signed", "baseline",
                "removal_operator", "seed", "seconds", "forward_passes", "backward_passes", "model_fingerprint",
-               "tuned_for")
+               "tuned_for", "contrast", "contrast_label")
 
 
 def tuned_for(explanation: Explanation) -> str:
@@ -27,6 +27,12 @@ def tuned_for(explanation: Explanation) -> str:
     details = explanation.provenance.get("details")
     metric = details.get("tuned_for") if isinstance(details, dict) else None
     return metric_named(metric).label if metric else ""
+
+
+def contrast_columns(explanation: Explanation) -> dict:
+    """The contrast class of a contrastive explanation ("why the target rather than B", issue 36); empty otherwise."""
+    contrast = (explanation.provenance.get("target") or {}).get("contrast")
+    return {"contrast": contrast["index"] if contrast else "", "contrast_label": contrast["label"] if contrast else ""}
 
 
 def scores_csv(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False) -> str:
@@ -46,7 +52,7 @@ def scores_csv(explanations: Sequence[Explanation], normalization: str = "none",
                 "baseline": p.get("baseline"), "removal_operator": p.get("removal_operator"), "seed": p.get("seed"),
                 "seconds": p.get("seconds"), "forward_passes": p.get("forward_passes"),
                 "backward_passes": p.get("backward_passes"), "model_fingerprint": p.get("model", {}).get("fingerprint"),
-                "tuned_for": badge,
+                "tuned_for": badge, **contrast_columns(e),
             })
     return out.getvalue()
 

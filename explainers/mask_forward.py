@@ -19,6 +19,7 @@ import torch
 from models import OPERATORS, Encoding, InputError, Operator, TextClassifier
 from models.perturb import perturbed_logits
 
+from explainers.contrast import contrast_columns
 from explainers.params import param
 from explainers.scores import class_score
 
@@ -41,7 +42,7 @@ def score_param(default: str):
 
 def target_scores(logits: np.ndarray, target: int, score: str) -> np.ndarray:
     if score == "logit":
-        return np.asarray(logits, dtype=np.float64)[:, target]
+        return contrast_columns(np.asarray(logits, dtype=np.float64))[:, target]  # z_A - z_B with a contrast
     return class_score(logits, target, score)
 
 

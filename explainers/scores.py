@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from explainers.contrast import current_foil
+
 SCORES = ("log2-odds", "probability")
 
 
@@ -26,6 +28,13 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 def class_score(logits: np.ndarray, target: int, scale: str) -> np.ndarray:
+    """The target's score on ``scale``; inside ``contrast.contrasting(B)``, the target's minus B's."""
+    foil = current_foil()
+    score = _one_class_score(logits, target, scale)
+    return score if foil is None else score - _one_class_score(logits, foil, scale)
+
+
+def _one_class_score(logits: np.ndarray, target: int, scale: str) -> np.ndarray:
     if scale == "probability":
         return softmax(logits)[:, target]
     if scale == "log2-odds":

@@ -38,6 +38,7 @@ from models.perturb import perturbed_logits
 
 from explainers import cache as cache_module
 from explainers.base import Explainer
+from explainers.contrast import contrast_columns, current_foil
 from explainers.embedding_forward import OUTPUT_TRANSFORMS, baseline_embeddings, embedding_function
 from explainers.explanation import Explanation
 
@@ -62,7 +63,10 @@ class SharedPass:
 def shared_pass_of(explainer: Explainer) -> SharedPass | None:
     """The pass a method can share, or None (methods without the ``shared_pass`` hook share nothing)."""
     hook = getattr(explainer, "shared_pass", None)
-    return hook() if hook is not None else None
+    shared = hook() if hook is not None else None
+    if shared is None or getattr(explainer, "contrast", None) is None:
+        return shared
+    return dataclasses.replace(shared, settings=(*shared.settings, ("contrast", explainer.contrast)))
 
 
 # ----- the memo of one run ----------------------------------------------------------------------------------------
@@ -123,7 +127,8 @@ def compute_pass(shared: SharedPass, classifier: TextClassifier, encoding: Encod
 
 
 def memo_key(shared: SharedPass, classifier: TextClassifier, encoding: Encoding, target: int) -> tuple:
-    return classifier.fingerprint, id(classifier.model), encoding.key, target if shared.per_target else None, shared
+    foil = current_foil() if shared.per_target else None  # a contrastive pass is another pass (explainers/contrast.py)
+    return classifier.fingerprint, id(classifier.model), encoding.key, target if shared.per_target else None, shared, foil
 
 
 # ----- the passes -------------------------------------------------------------------------------------------------
@@ -217,7 +222,7 @@ def ig_paths(classifier: TextClassifier, encodings: Sequence[Encoding], targets:
     transform = OUTPUT_TRANSFORMS[params.output]
 
     def forward(inputs_embeds, attention_mask, token_type_ids):
-        return transform(classifier.forward_embeds(inputs_embeds, attention_mask, token_type_ids))
+        return contrast_columns(transform(classifier.forward_embeds(inputs_embeds, attention_mask, token_type_ids)))
 
     steps_per_forward = max(1, classifier.max_batch_tokens // (n * width))
     with metered() as meter:

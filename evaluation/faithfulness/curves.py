@@ -37,7 +37,7 @@ from models.mlm import load_filler as load_masked_lm
 from models.perturb import perturb
 
 from evaluation import targets
-from evaluation.metric import target_option
+from evaluation.metric import contrast_option, target_option
 
 RANK_BY = ("signed", "absolute")
 ROUNDINGS = ("floor", "ceil", "round")
@@ -53,6 +53,7 @@ class RemovalOptions:
     operator: str | None = param(None, "Removal operator", "how a removed word is removed; not set = each "
                                  "preset's own operator", choices=OPERATOR_IDS, type=str)
     target: str | int = target_option()  # predicted (papers 000, 003, 004, ERASER), gold (paper 002), or a class
+    contrast: str | int | None = contrast_option()  # read s(target) - s(contrast) after removal (issue 36)
     exclude_special: bool = param(True, "Words only in fractions", "true: fractions count words only; false: "
                                   "[CLS]/[SEP] count too (papers 003/004; they are never removed)")
     seed: int = param(0, "Tie-break seed", "seed of the tie-breaking among equal scores (paper 002's code adds "
@@ -64,6 +65,7 @@ class RemovalOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "target", targets.parse(self.target))  # "Gold" -> "gold", "1" -> 1
+        object.__setattr__(self, "contrast", targets.parse_contrast(self.contrast))
         validate(self)
 
     @classmethod
@@ -266,14 +268,35 @@ def base_logits(classifier: TextClassifier, encoding: Encoding) -> np.ndarray:
     return logits
 
 
-def target_class(options: RemovalOptions, logits: np.ndarray, example=None, explanation=None) -> int:
+def target_class(options: RemovalOptions, logits: np.ndarray, example=None, explanation=None,
+                 contrast_ok: bool = False) -> int:
     """The class whose score the metric reads (the one policy, ``evaluation/targets.py``). An explanation of
-    another class is refused: its ranking would be scored against a class it does not explain."""
+    another class is refused: its ranking would be scored against a class it does not explain. A metric that does
+    not read a contrast (``contrast_ok`` False) refuses a run with one rather than measure another quantity."""
     target = targets.resolve(options.target, logits, getattr(example, "label", None))
     if explanation is not None and int(explanation.target) != target:
         raise ValueError(f"The explanation explains class {explanation.target} but the metric would read class "
                          f"{target} (target {options.target!r}): explain and measure the same class.")
+    if options.contrast is not None and not contrast_ok:
+        raise ValueError("This metric reads one class, not a contrast: run it without a contrast class (--contrast, "
+                         "the sidebar's 'Rather than'); the removal curves (eraser, deletion, insertion, ...) read "
+                         "s(target) - s(contrast).")
     return target
+
+
+def contrast_class(options: RemovalOptions, logits: np.ndarray, target: int, explanation=None) -> int | None:
+    """The contrast class the metric reads beside ``target`` (None without one). An explanation made against
+    another contrast (or none) is refused, as one of another target is."""
+    foil = targets.resolve_contrast(options.contrast, logits, target)
+    if explanation is not None:
+        explained = (explanation.provenance.get("target") or {}).get("contrast")
+        explained = None if explained is None else int(explained["index"])
+        no_class = "contrast_note" in (explanation.provenance.get("target") or {})  # attention, random: any contrast
+        if explained != foil and not no_class:
+            raise ValueError(f"The explanation is {'against class ' + str(explained) if explained is not None else 'not contrastive'} "
+                             f"but the metric would read {'class ' + str(foil) if foil is not None else 'no contrast'}: "
+                             f"explain and measure with the same --contrast.")
+    return foil
 
 
 def n_units(encoding: Encoding, options: RemovalOptions) -> int:
@@ -290,7 +313,11 @@ def keep_rows(order: np.ndarray, counts: np.ndarray, mode: str) -> np.ndarray:
     return ~in_top if mode == "remove" else in_top
 
 
-def _score(logits: np.ndarray, target: int, kind: str) -> np.ndarray:
+def _score(logits: np.ndarray, target: int, kind: str, foil: int | None = None) -> np.ndarray:
+    """The target's ``kind`` score of each row; with a contrast class, the target's minus the foil's
+    (probability: p(A) - p(B) after removal; log-probability: log p(A) - log p(B) = z_A - z_B)."""
+    if foil is not None:
+        return _score(logits, target, kind) - _score(logits, foil, kind)
     probabilities = softmax(logits)[:, target]
     if kind == "probability":
         return probabilities
@@ -442,7 +469,8 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
     if orders.shape[1] != encoding.n_words:
         raise ValueError(f"orderings have {orders.shape[1]} words; the input has {encoding.n_words}")
     logits0 = base_logits(classifier, encoding)
-    target = target_class(options, logits0, example, explanation)
+    target = target_class(options, logits0, example, explanation, contrast_ok=True)
+    foil = contrast_class(options, logits0, target, explanation)
     predicted = int(np.argmax(logits0))
     units = n_units(encoding, options)
     results = [OrderResult() for _ in range(len(orders))]
@@ -464,8 +492,8 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
         for metric, index, counts, x in layout:
             part = logits[offset:offset + len(counts)]
             offset += len(counts)
-            start = float(_score(logits0[None, :], target, metric.score)[0])
-            scores = _score(part, target, metric.score) if len(part) else np.zeros(0)
+            start = float(_score(logits0[None, :], target, metric.score, foil)[0])
+            scores = _score(part, target, metric.score, foil) if len(part) else np.zeros(0)
             changed = part.argmax(axis=1) != predicted if len(part) else np.zeros(0, bool)
             value = summarize_points(metric, counts, x, scores, start, changed, units, options) if len(counts) \
                 else metric.no_points_value
@@ -496,7 +524,9 @@ def provenance(metric: RemovalMetric, options: RemovalOptions) -> dict:
             "special_tokens": "excluded" if options.exclude_special else "counted in fractions",
             "tie_break_seed": options.seed, "rank_by": options.rank_by, "reference": metric.reference,
             **({"aopc_divisor": options.aopc_divisor or metric.aopc_divisor} if metric.summary == "aopc" else {}),
-            **({"convention": metric.convention} if metric.convention else {})}
+            **({"convention": metric.convention} if metric.convention else {}),
+            **({"contrast": options.contrast, "contrast_read": "s(target) - s(contrast) after removal: p(A) - p(B) "
+                "for probability scores (issue 36)"} if options.contrast is not None else {})}
 
 
 def with_operator(metric: RemovalMetric, operator: str, suffix: str | None = None) -> RemovalMetric:

@@ -35,7 +35,7 @@ def metric_provenance(metric_id: str, options: dict | None) -> dict:
         operator = removal.operator
     return {"preset": info.preset if info is not None else None,
             "operator": None if operator is None else OPERATORS[Operator(operator)].label,
-            "target": removal.target, "special_tokens": "excluded" if removal.exclude_special else "counted",
+            "target": removal.target, "contrast": removal.contrast, "special_tokens": "excluded" if removal.exclude_special else "counted",
             "seed": removal.seed, "random_orderings": int(options.get("random_orderings", 0) or 0)}
 
 

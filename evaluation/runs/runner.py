@@ -53,7 +53,8 @@ def evaluate_example(spec: dict) -> dict:
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
     explained, explanations = {}, {}
     # served from the cache where any page or earlier run left them; the rest share their passes (issue 19)
-    computed = explain_all([create_from_spec(m) for m in spec["methods"]], classifier, encoding, target)
+    computed = explain_all([create_from_spec(m, contrast=run.contrast) for m in spec["methods"]], classifier, encoding,
+                           target)
     for method_spec, explanation in zip(spec["methods"], computed):
         explained[method_spec] = explanation
         explanations[method_spec] = {"words": list(explanation.words),
@@ -122,6 +123,8 @@ def _prefill(specs: list[dict]) -> None:
     if not explainers:
         return
     run = options_from(RunOptions, spec.get("options", {}))
+    if run.contrast is not None:  # contrastive paths are keyed by their contrast class: each cell computes its own
+        return
     examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
     encodings, classes = [], []
     with metered(current_stop_check()):

@@ -36,6 +36,7 @@ from explainers.registry import register
 @register
 class AML(Explainer):
     id = "aml"
+    contrast_support = "unsupported"  # G is trained for one class at a time
     label = "AML (attributive masking learning)"
     family = "mask_learning"  # optimized or learned masks: no ensemble member by default (tens of seconds)
     description = "A trained attribution model predicts which words carry the prediction in one pass (pAML), " \

@@ -30,6 +30,7 @@ def head_mean_attention(classifier, encoding) -> np.ndarray:
 @register
 class Attention(Explainer):
     id = "attention"
+    contrast_support = "no-class"  # attention weights read no class
     label = "Attention weights"
     family = "attention"
     description = "How much attention the classifier's summary token (or every token, on average) pays to each " \

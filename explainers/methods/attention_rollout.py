@@ -35,6 +35,7 @@ def rollout(attention: np.ndarray, residual: bool = False) -> np.ndarray:
 @register
 class AttentionRollout(Explainer):
     id = "attention_rollout"
+    contrast_support = "no-class"  # attention weights read no class
     label = "Attention rollout"
     family = "attention"
     description = "Attention multiplied through all layers: how much each input token flows into the " \

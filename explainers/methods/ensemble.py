@@ -29,9 +29,10 @@ PAPER_003_ALL = ("saliency:paper-003,input_x_gradient:paper-003,integrated_gradi
 
 
 def all_members() -> list[str]:
-    """Every registered method that can be an ensemble member by default (no MLM, no training)."""
+    """Every registered method that can be an ensemble member by default (no MLM, no training, not one that waits for
+    a click: SIG runs one IG path per word)."""
     return [m for m, cls in REGISTRY.items()
-            if cls.family in MEMBER_FAMILIES and not cls.needs_mlm and not cls.trains]
+            if cls.family in MEMBER_FAMILIES and not cls.needs_mlm and not cls.trains and not cls.expensive]
 
 
 def parse_members(spec: str) -> list[tuple[str, str | None]]:
@@ -82,7 +83,7 @@ class Ensemble(Explainer):
         return {**super().cache_identity(), "resolved_members": self.members}
 
     def member_explainers(self) -> list[Explainer]:
-        return [create(method, preset=preset) for method, preset in self.members]
+        return [create(method, preset=preset, contrast=self.contrast) for method, preset in self.members]
 
     @staticmethod
     def member_target(classifier, encoding, target: int | None) -> int | None:

@@ -113,6 +113,7 @@ class MaskedLMMethod(Explainer):
 @register
 class InputMarginalization(MaskedLMMethod):
     id = "input_marginalization"
+    contrast_support = "unsupported"  # log2-odds of a marginal: not a per-class score
     label = "Input Marginalization"
     family = "mlm"
     description = ("Replace each word by the masked LM's likely candidates and compare the prediction with its "

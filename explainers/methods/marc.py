@@ -187,6 +187,7 @@ def full_text(classifier: TextClassifier, encoding: Encoding) -> Encoding:
 @register
 class MaRC(Explainer):
     id = "marc"
+    contrast_support = "unsupported"  # the mask objective reads one class's log-probability
     label = "MaRC (mask optimization)"
     family = "mask_learning"  # optimized or learned masks: no ensemble member by default (tens of seconds)
     description = "A smooth word mask optimized for this input: the kept words alone must keep the prediction, the " \

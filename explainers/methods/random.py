@@ -21,6 +21,7 @@ DISTRIBUTIONS = ("permutation", "uniform", "normal")
 @register
 class RandomBaseline(Explainer):
     id = "random"
+    contrast_support = "no-class"  # random scores read no class
     label = "Random (baseline)"
     family = "baseline"
     description = "Random word scores from a seeded generator; any method should do clearly better."

@@ -72,8 +72,10 @@ def test_every_option_group_keeps_its_defaults():
     from evaluation.roar.training import Variant
 
     assert dataclasses.asdict(RemovalOptions()) == {"operator": None, "target": "predicted", "exclude_special": True,
-                                                    "seed": 0, "rank_by": "signed", "aopc_divisor": None}
-    assert dataclasses.asdict(RunOptions()) == {"target": "predicted", "seed": 0, "random_orderings": 10}
+                                                    "seed": 0, "rank_by": "signed", "aopc_divisor": None,
+                                                    "contrast": None}  # issue 36: no contrast by default
+    assert dataclasses.asdict(RunOptions()) == {"target": "predicted", "seed": 0, "random_orderings": 10,
+                                                "contrast": None}
     assert PlausibilityConfig().to_dict() == {"top_k": "20%", "tau": 0.5, "sign": "positive", "ties": "pessimistic",
                                               "iou_threshold": 0.5, "iou_from": "top-k", "truncation": "drop",
                                               "only_correct": False, "select_by": "f1",

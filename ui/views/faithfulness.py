@@ -31,6 +31,7 @@ from evaluation.runs.store import ResultStore
 from explainers import Explanation, ParamError, label_for
 from models import OPERATORS, Operator, UserFacingError
 
+from ui.widgets import state
 from ui.widgets.bands import band_picker
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
@@ -110,8 +111,13 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
             with column:
                 method_card(evaluator, popover=True, label=f"About {PRESETS[evaluator]}")
     # every removal option and the random baseline's draws, from their param() schemas (the target: above)
-    values = schema_controls(RemovalOptions, key, exclude=("target",), labels={"operator": _operator_label})
-    values |= schema_controls(RunOptions, key, exclude=("target", "seed"))  # both shared with RemovalOptions
+    values = schema_controls(RemovalOptions, key, exclude=("target", "contrast"), labels={"operator": _operator_label})
+    values |= schema_controls(RunOptions, key, exclude=("target", "seed", "contrast"))  # both shared with RemovalOptions
+    contrast = getattr(state.current(), "contrast", None)  # the sidebar's, as the methods get it (issue 36)
+    if contrast is not None:
+        values["contrast"] = contrast
+        st.caption(f"Contrast class {contrast} (sidebar): every removal metric reads p(target) - p(class {contrast}) "
+                   f"after removal; metrics that read one class refuse it.")
     operator, n_random = values["operator"], values["random_orderings"]
     if n_random < MIN_ORDERINGS:
         st.caption(f"The random band needs at least {MIN_ORDERINGS} orderings: {MIN_ORDERINGS} are drawn.")

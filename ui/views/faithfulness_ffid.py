@@ -60,11 +60,18 @@ def build_panel(classifier, model_spec: str, beta: float, operator: str) -> None
         run_progress(store, run_id, unit="chunks")
 
 
+ONE_CLASS_ONLY = ("F-Fidelity reads one class's probability, not a contrast: with the sidebar's contrast class it is "
+                  "not computed. Set 'Rather than' to 'no contrast' to measure it.")
+
+
 def ffid_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:
     st.markdown("##### F-Fidelity: removal on a copy fine-tuned with random removal (Zheng et al. 2025)")
     method_card("ffid", popover=True, label="About F-Fidelity")
     if not st.toggle("Measure F-Fidelity", key=f"{KEY}-on",
                      help="FFid+ (higher is better) / FFid- (lower is better) with the random band"):
+        return
+    if config["options"].get("contrast") is not None:  # issue 36: these measures read one class
+        st.info(ONE_CLASS_ONLY)
         return
     options = {**config["options"], **_controls()}
     operator = operator_of(RemovalOptions.from_dict(options))

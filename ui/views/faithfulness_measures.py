@@ -37,6 +37,11 @@ def option_controls(evaluator_ids: list[str]) -> dict:
     return values
 
 
+ONE_CLASS_ONLY = ("These measures read one class's probability, not a contrast: with the sidebar's contrast class "
+                  "they are not computed (the removal curves above read p(target) - p(contrast)). Set 'Rather than' "
+                  "to 'no contrast' to measure them.")
+
+
 def measures_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:
     st.markdown("##### Normalized and in-distribution measures")
     chosen = st.multiselect("Also measure", list(other_measures.MEASURES), default=[], key=KEY,
@@ -45,6 +50,9 @@ def measures_section(classifier, encoding, explanations: dict[str, Explanation],
                                  "across models; exact bounds cost 2^n perturbed inputs); soft sufficiency / "
                                  "comprehensiveness drop embedding elements by importance.")
     if not chosen or not explanations:
+        return
+    if config["options"].get("contrast") is not None:  # issue 36: these measures read one class
+        st.info(ONE_CLASS_ONLY)
         return
     options = {**config["options"], **option_controls(chosen)}
     example = selection.example

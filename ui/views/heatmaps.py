@@ -14,7 +14,7 @@ from models import Encoding, InputError, TextClassifier
 from models.precision import dtype_name, fast_dtype, unavailable_note
 from models.metering import autorun_budget
 
-from ui.widgets import loaders, method_run
+from ui.widgets import loaders, method_run, state
 from ui.widgets.controls import method_controls
 from ui.figures.common import probability_bars
 from ui.figures.heatmap_matrix import EXPORT_FORMATS, export_config, heatmap_matrix
@@ -117,6 +117,11 @@ def prediction_panel(classifier: TextClassifier, encoding: Encoding, selection: 
             st.caption(f"Gold label: {gold} ({verdict})")
         st.caption(f"Explaining: **{classifier.labels[target]}**" +
                    (" (the predicted class)" if selection.target is None else " (chosen)"))
+        contrast = selection.contrast
+        if contrast is not None and contrast < len(classifier.labels):  # issue 36
+            st.caption(f"Rather than: **{classifier.labels[contrast]}**: each method explains its score of "
+                       f"{classifier.labels[target]} minus that of {classifier.labels[contrast]}"
+                       + (" (the same class: every contrastive method will refuse it)" if contrast == target else ""))
     with right:
         st.plotly_chart(prediction_chart(tuple(classifier.labels), tuple(map(float, probabilities)), predicted),
                         key="prediction_bars", width="stretch", config={"displayModeBar": False})
@@ -161,7 +166,17 @@ def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "met
     changed = [settings_text(m, *kept[m]) for m in chosen if kept.get(m)]
     if changed:
         st.caption("Changed settings: " + "; ".join(changed))
-    return [MethodChoice(m, *(kept.get(m) or (None, {}))) for m in chosen]
+    return with_contrast([MethodChoice(m, *(kept.get(m) or (None, {}))) for m in chosen])
+
+
+def with_contrast(choices: list[MethodChoice]) -> list[MethodChoice]:
+    """The choices with the sidebar's contrast class (issue 36), where it has one; a method that refuses a contrast
+    says so in its row."""
+    selection = state.current()
+    contrast = getattr(selection, "contrast", None)
+    if contrast is None:
+        return choices
+    return [MethodChoice(c.method_id, c.preset, {**c.overrides, "contrast": contrast}) for c in choices]
 
 
 def settings_text(method_id: str, preset: str | None, overrides: dict) -> str:

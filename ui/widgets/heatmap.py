@@ -175,6 +175,8 @@ def provenance_line(explanation, normalization: str = "none") -> str:
     """target, baseline, operator, sign, normalization, seed, preset and cost of one explanation (plain text)."""
     p = explanation.provenance
     parts = [f"target: {p['target']['label']} ({p['target']['how']})", f"baseline: {p['baseline']}"]
+    if p["target"].get("contrast"):  # issue 36: the score of the target minus that of this class
+        parts.insert(1, f"rather than: {p['target']['contrast']['label']}")
     if badge_of(explanation):
         parts.insert(0, badge_of(explanation))
     if p.get("removal_operator"):

@@ -105,7 +105,7 @@ def apply_link(other_model: str) -> list[str]:
     params = {k: st.query_params.get(k) for k in st.query_params}
     signature = tuple(sorted(params.items()))
     problems = []
-    if any(k in params for k in ("model", "level", "target", "palette", *INPUT_PARAMS)) and \
+    if any(k in params for k in ("model", "level", "target", "contrast", "palette", *INPUT_PARAMS)) and \
             _first_time(signature, "sidebar"):
         problems += _apply_sidebar(params, other_model)
     page = current_page()
@@ -168,17 +168,20 @@ def _apply_sidebar(params: dict, other_model: str) -> list[str]:
                             f"({', '.join(PALETTES)}); keeping the current colours.")
     if params.get("target"):
         problems += _apply_target(params["target"], model or _current_model(other_model))
+    if params.get("contrast"):  # issue 36: "rather than" this class
+        problems += _apply_target(params["contrast"], model or _current_model(other_model), "contrast")
     return problems
 
 
-def _apply_target(target: str, model: str) -> list[str]:
+def _apply_target(target: str, model: str, key: str = "target") -> list[str]:
+    fallback = "explaining the predicted class" if key == "target" else "no contrast class"
     if not target.isdigit():
-        return [f"The link's class {shown(target)} is not a class number; explaining the predicted class."]
+        return [f"The link's class {shown(target)} is not a class number; {fallback}."]
     labels = _labels(model)
     if labels is not None and int(target) >= len(labels):
         return [f"The link's class {shown(target)} is not a class of {shown(model)} (classes 0-{len(labels) - 1}: "
-                f"{', '.join(labels)}); explaining the predicted class."]
-    _keep(f"target-{model}", int(target))
+                f"{', '.join(labels)}); {fallback}."]
+    _keep(f"{key}-{model}", int(target))
     return []
 
 
@@ -306,6 +309,8 @@ def link_params(selection: Selection) -> tuple[dict[str, str], str | None]:
     params["level"] = selection.level
     if selection.target is not None:
         params["target"] = str(selection.target)
+    if selection.contrast is not None:
+        params["contrast"] = str(selection.contrast)
     if state.get("keep:palette"):
         params["palette"] = state["keep:palette"]
     for name, (widget_key, _) in PAGE_OPTIONS.get(current_page(), {}).items():

@@ -184,6 +184,12 @@ def render() -> state.Selection | None:
         labels = classifier.labels if classifier is not None else []
         target = kept(st.selectbox, "Explain the class", f"target-{spec}", None, [None] + list(range(len(labels))),
                       format_func=lambda t: "predicted class" if t is None else f"{t}: {labels[t]}")
+        contrast = kept(st.selectbox, "Rather than (contrast class)", f"contrast-{spec}", None,
+                        [None] + list(range(len(labels))),
+                        format_func=lambda t: "no contrast" if t is None else f"{t}: {labels[t]}",
+                        help="Explain 'why this class rather than that one': each method explains its score of the "
+                             "class minus that of the contrast class (logit difference, or probability "
+                             "difference where a method scores probabilities); removal metrics read p(A) - p(B).")
         level = kept(st.radio, "View", "level", "word", ("word", "token"), horizontal=True,
                      format_func=lambda v: "words" if v == "word" else "sub-word tokens")
         palette_picker()  # kept in the session: every heatmap of every page draws with it
@@ -192,7 +198,7 @@ def render() -> state.Selection | None:
         return None
     text, pair, source, example = picked
     selection = state.Selection(model=spec, text=text, pair=pair, target=target, level=level, source=source,
-                                example=example)
+                                example=example, contrast=contrast)
     state.store(selection)
     with st.sidebar:
         share_link.render(selection)
