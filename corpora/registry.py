@@ -6,6 +6,7 @@ from functools import lru_cache
 from typing import Callable
 
 from corpora import file_access
+from corpora.file_header import check_header
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
 from corpora.known_feature import (NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split,
                                    parse_known_feature_id)
@@ -59,12 +60,13 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
 
 def check_dataset_id(dataset_id: str) -> None:
     """Refuse, before any job starts, a dataset id that cannot be loaded: an unknown name or split, or a
-    ``file:`` path ``file_access`` does not allow (DataError with the message). Reads no dataset."""
+    ``file:`` path ``file_access`` does not allow, or a file whose first row has no ``text`` column (DataError with
+    the message). Reads no dataset: at most the first ``file_header.HEADER_BYTES`` of a file."""
     if not dataset_id or not dataset_id.strip():
         raise DataError("No dataset given: choose a dataset (name:split, e.g. sst2:dev) or a file.")
     name, split = parse_dataset_id(dataset_id.strip())
     if name == "file":
-        file_access.readable_file(split)
+        check_header(file_access.readable_file(split))  # a readable file that is no dataset stops here too
     elif name == KNOWN_FEATURE:
         parse_known_feature_id(f"{name}:{split}")
     elif split not in DATASETS[name].splits:

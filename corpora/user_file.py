@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 import settings
+from corpora.file_header import missing_text_column
 from corpora.records import DataError, Example, split_words
 from corpora.text_encoding import decode_user_bytes
 
@@ -199,8 +200,7 @@ def load_user_file(path: str | Path, content: str | None = None,
     if not rows:
         raise DataError(f"{path.name}: no rows found.")
     if "text" not in columns:
-        raise DataError(f"{path.name}: a 'text' column is required, and none of the {len(columns)} column(s) of "
-                        f"the first row is named 'text'. Name the column that holds the texts 'text' (lower case).")
+        raise DataError(missing_text_column(path.name, len(columns)))
     from_model = label_names is not None
     names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []

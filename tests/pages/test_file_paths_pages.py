@@ -98,6 +98,23 @@ def test_report_card_refuses_a_dataset_it_cannot_read_and_starts_nothing(keyword
     assert ResultStore().list_runs(rc.KIND) == []
 
 
+def test_report_card_and_compare_refuse_a_csv_that_is_no_dataset_before_any_run(keyword_model, tmp_path):
+    """Issue 30: a readable .csv without a 'text' column is refused at its header, with what to fix."""
+    table = tmp_path / "accounts.csv"
+    table.write_text(f"user,{SECRET}\nalice,1\n")
+    at = _page(REPORT_CARD)
+    at.text_input(key="card-dataset").input(f"file:{table}").run()
+    assert any("'text' column is required" in m and "accounts.csv" in m for m in _errors(at)), _errors(at)
+    assert at.button(key="card-start").disabled and not at.exception
+    at.switch_page(COMPARE).run()
+    at.multiselect(key="cmp-models").set_value([]).run()
+    at.multiselect(key="cmpd-models").set_value([keyword_model]).run()
+    at.text_input(key="cmpd-dataset").input(f"file:{table}").run()
+    assert any("'text' column is required" in m for m in _errors(at)) and at.button(key="cmpd-start").disabled
+    assert not any("AKIAEXAMPLE123" in m for m in _errors(at))
+    assert ResultStore().list_runs() == []
+
+
 def test_report_card_in_shared_mode_has_no_dataset_text(keyword_model, monkeypatch):
     monkeypatch.setenv("EXWB_SHARED", "1")
     at = _page(REPORT_CARD)
