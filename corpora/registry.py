@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+import settings
 from corpora import file_access
 from corpora.file_header import check_header
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
@@ -15,7 +16,8 @@ from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
 from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
-from corpora.user_file import load_user_file
+from corpora.isolated_parse import parse_in_worker
+from corpora.user_file import Progress, load_user_file
 
 
 @dataclass(frozen=True)
@@ -79,16 +81,25 @@ def _load_cached(name: str, split: str) -> tuple[Example, ...]:
 
 
 def load_dataset(dataset_id: str, limit: int | None = None,
-                 label_names: tuple[str, ...] | list[str] | None = None) -> list[Example]:
+                 label_names: tuple[str, ...] | list[str] | None = None, isolated: bool | None = None,
+                 progress: Progress | None = None) -> list[Example]:
     """Load ``name:split`` (e.g. ``sst2:dev``) or ``file:/path/to/data.csv``; the first ``limit`` examples.
 
     ``label_names``: the labels of the model the examples go to. Give them whenever a model is known: a
     user file's label names are then matched to the model's labels (``user_file.load_user_file``).
+    ``isolated``: a user file is parsed in a worker process under ``EXWB_PARSE_SECONDS`` / ``EXWB_PARSE_MB``
+    (``isolated_parse``), so a big or hostile file never holds this process's interpreter lock; None: in shared
+    mode. ``progress(share read, rows)``: a user file's parse reports to it.
     """
     name, split = parse_dataset_id(dataset_id)
     if name == "file":
-        examples = load_user_file(file_access.readable_file(split),
-                                  label_names=tuple(label_names) if label_names is not None else None)
+        path = file_access.readable_file(split)
+        labels = tuple(label_names) if label_names is not None else None
+        if settings.shared_mode() if isolated is None else isolated:
+            examples = parse_in_worker(path, labels, settings.upload_rows(), settings.parse_seconds(),
+                                       settings.parse_mb(), progress)
+        else:
+            examples = load_user_file(path, label_names=labels, progress=progress)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples
