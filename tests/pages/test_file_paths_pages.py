@@ -168,3 +168,25 @@ def test_the_sidebars_your_file_offers_the_admins_files_in_shared_mode(keyword_m
     assert not at.exception and not at.error, (at.exception, _errors(at))
     first = load_dataset(data)[0]
     assert any(first.id in c.value for c in at.sidebar.caption)  # the shared file's first row is the input
+
+
+def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_field(keyword_model, tmp_path,
+                                                                                      monkeypatch):
+    """Issue 30: the Faithfulness dataset picker (and the Table 4 one that shares it) offers built-ins, the admin's
+    EXWB_DATA_FOLDERS files and an upload, as ui/widgets/dataset_field.py does everywhere; a file picked is read."""
+    shared = tmp_path / "class"
+    shared.mkdir()
+    data = write_rationale_csv(shared / "week3.csv", 4, seed=3)
+    monkeypatch.setenv("EXWB_SHARED", "1")
+    monkeypatch.setenv("EXWB_DATA_FOLDERS", str(shared))
+    at = _page("app_pages/2_Faithfulness.py")
+    for key in ("faith-ds", "faith-shift-ds"):
+        picker = at.selectbox(key=key)
+        assert picker.options[0].startswith("sst2:") and picker.options[-2:] == [
+            "shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"], picker.options
+    assert not any("path" in t.label.lower() or "file" in t.label.lower() for t in at.text_input)
+    at.selectbox(key="faith-ds").set_value(data).run()
+    assert not at.exception and not _errors(at), (at.exception, _errors(at))
+    outside = tmp_path / "elsewhere.csv"  # a file outside the folders is never an option
+    outside.write_text("text\nfine\n")
+    assert not any("elsewhere" in o for o in at.selectbox(key="faith-ds").options)
