@@ -12,7 +12,7 @@ limits itself with ``resource.setrlimit``:
   it runs ``2 x seconds + 5`` of wall-clock time (a worker starved on a busy machine).
 
 The caller waits on a pipe (the interpreter lock released), receives progress messages (share of the text read,
-rows so far), reports the worker's CPU time to ``CPU_LISTENERS`` (a job's CPU quota), and gets the examples, or the ``DataError`` the parse raised, or a ``DataError`` saying which limit
+rows so far) and the examples in pieces of ``CHUNK``, reports the worker's CPU time to ``CPU_LISTENERS`` (a job's CPU quota), and gets the examples, or the ``DataError`` the parse raised, or a ``DataError`` saying which limit
 ended it and what to do. Messages never quote the file's content (``corpora/user_file.py``).
 """
 from __future__ import annotations
@@ -36,6 +36,9 @@ Progress = Callable[[float, int], None]  # (share of the file read, rows so far)
 # the job queue charges them to the job that asked (evaluation/runs/scheduler.py, registered there)
 CPU_LISTENERS: list[Callable[[float], None]] = []
 ROOT = Path(__file__).resolve().parents[1]
+# examples per message: unpickling one holds the caller's interpreter lock ~10 ms, so other sessions' threads get
+# their turn between messages (all 100k at once held it for over a second: bench/upload_memory.py --responsiveness)
+CHUNK = 1000
 WORKER = "from corpora.isolated_parse import main; main()"  # run from ROOT; not -m, which imports the module twice
 
 
@@ -59,7 +62,9 @@ def _child(conn: Connection, path: str, label_names, max_rows: int, seconds: flo
         _limit_self(seconds, memory_mb)
         examples = load_user_file(path, label_names=label_names, max_rows=max_rows,
                                   progress=lambda share, rows: conn.send(("progress", share, rows)))
-        conn.send(("done", examples))
+        for start in range(0, len(examples), CHUNK):  # in pieces: the caller never unpickles all at once
+            conn.send(("examples", examples[start:start + CHUNK]))
+        conn.send(("done", None))
     except DataError as error:
         conn.send(("error", str(error)))
     except MemoryError:
@@ -98,6 +103,7 @@ def parse_in_worker(path: str | Path, label_names: tuple[str, ...] | None, max_r
         os.close(write_end)  # the worker holds the only writing end: its exit ends every wait below
     receive = Connection(read_end, writable=False)
     deadline = time.monotonic() + 2 * seconds + 5  # the CPU limit ends it first unless the machine is saturated
+    examples: list[Example] = []
     answered = False  # it said how the parse ended: let it exit by itself (else: killed at once, e.g. on a rerun)
     try:
         while True:
@@ -107,7 +113,7 @@ def parse_in_worker(path: str | Path, label_names: tuple[str, ...] | None, max_r
                 continue
             try:
                 kind, *payload = receive.recv()
-                answered = kind != "progress"
+                answered = kind not in ("progress", "examples")
             except EOFError:  # it died without a word: a limit of the kernel's ended it
                 _reap(worker)
                 died_of_cpu = worker.returncode == -signal.SIGXCPU
@@ -118,8 +124,10 @@ def parse_in_worker(path: str | Path, label_names: tuple[str, ...] | None, max_r
             if kind == "progress":
                 if progress is not None:
                     progress(*payload)
+            elif kind == "examples":
+                examples += payload[0]
             elif kind == "done":
-                return payload[0]
+                return examples
             elif kind == "memory":
                 raise DataError(_limit_message(name, "memory", seconds, memory_mb))
             else:
