@@ -1,6 +1,8 @@
 """Dataset ids (``name:split``) -> loaders, so the app and the command line name datasets the same way."""
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -80,6 +82,33 @@ def _load_cached(name: str, split: str) -> tuple[Example, ...]:
     return tuple(DATASETS[name].loader(split))
 
 
+# The last user files parsed, keyed by their path, size and modification time: a dataset run's cells each load
+# their example (evaluation/runs/runner.py), and a file must not be parsed (in a worker process) once per cell.
+# Two entries of at most EXWB_UPLOAD_ROWS rows each bound the memory this keeps.
+_PARSED: OrderedDict[tuple, tuple[Example, ...]] = OrderedDict()
+_PARSED_ENTRIES = 2
+_PARSED_LOCK = threading.Lock()
+
+
+def _user_file(path, labels: tuple[str, ...] | None, isolated: bool, progress) -> list[Example]:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, labels, settings.upload_rows())
+    with _PARSED_LOCK:
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            return list(_PARSED[key])
+    if isolated:
+        examples = parse_in_worker(path, labels, settings.upload_rows(), settings.parse_seconds(), settings.parse_mb(),
+                                   progress)
+    else:
+        examples = load_user_file(path, label_names=labels, progress=progress)
+    with _PARSED_LOCK:
+        _PARSED[key] = tuple(examples)
+        while len(_PARSED) > _PARSED_ENTRIES:
+            _PARSED.popitem(last=False)
+    return examples
+
+
 def load_dataset(dataset_id: str, limit: int | None = None,
                  label_names: tuple[str, ...] | list[str] | None = None, isolated: bool | None = None,
                  progress: Progress | None = None) -> list[Example]:
@@ -95,11 +124,7 @@ def load_dataset(dataset_id: str, limit: int | None = None,
     if name == "file":
         path = file_access.readable_file(split)
         labels = tuple(label_names) if label_names is not None else None
-        if settings.shared_mode() if isolated is None else isolated:
-            examples = parse_in_worker(path, labels, settings.upload_rows(), settings.parse_seconds(),
-                                       settings.parse_mb(), progress)
-        else:
-            examples = load_user_file(path, label_names=labels, progress=progress)
+        examples = _user_file(path, labels, settings.shared_mode() if isolated is None else isolated, progress)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

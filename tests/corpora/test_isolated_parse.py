@@ -77,17 +77,19 @@ def test_a_parse_over_its_cpu_seconds_is_ended_by_the_kernel_with_a_message(tmp_
 
 
 def test_load_dataset_parses_in_a_worker_when_asked_and_in_shared_mode(tmp_path, monkeypatch):
-    path = tmp_path / "utf16.csv"
-    path.write_bytes(codecs.BOM_UTF16_LE + "text,label\nfine,positive\n".encode("utf-16-le"))
+    paths = [tmp_path / f"utf16-{i}.csv" for i in range(3)]  # three files: a file parsed once is kept (below)
+    for path in paths:
+        path.write_bytes(codecs.BOM_UTF16_LE + "text,label\nfine,positive\n".encode("utf-16-le"))
     charged = []
     monkeypatch.setattr(isolated_parse, "CPU_LISTENERS", [charged.append])
     monkeypatch.delenv("EXWB_SHARED", raising=False)
-    plain = load_dataset(f"file:{path}", label_names=LABELS)
+    plain = [e.text for e in load_dataset(f"file:{paths[0]}", label_names=LABELS)]
     assert charged == []  # outside shared mode the command line parses in its own process
-    assert load_dataset(f"file:{path}", label_names=LABELS, isolated=True) == plain and len(charged) == 1
+    assert [e.text for e in load_dataset(f"file:{paths[1]}", label_names=LABELS, isolated=True)] == plain
+    assert len(charged) == 1
     monkeypatch.setenv("EXWB_SHARED", "1")
     monkeypatch.setenv("EXWB_DATA_FOLDERS", str(tmp_path))
-    assert load_dataset(f"file:{path}", label_names=LABELS) == plain and len(charged) == 2
+    assert [e.text for e in load_dataset(f"file:{paths[2]}", label_names=LABELS)] == plain and len(charged) == 2
     assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_zombie_child(int(p))]
 
 
@@ -98,3 +100,14 @@ def _is_zombie_child(pid: int) -> bool:
     except OSError:
         return False
     return fields[0] == "Z" and int(fields[1]) == os.getpid()
+
+
+def test_a_file_is_parsed_once_for_the_cells_of_a_run_until_it_changes(tmp_path, monkeypatch):
+    """Each cell of a dataset run loads its example; the file is parsed once, again only when it changed."""
+    path = _write_rows(tmp_path / "cells.csv", 10)
+    charged = []
+    monkeypatch.setattr(isolated_parse, "CPU_LISTENERS", [charged.append])
+    first = [load_dataset(f"file:{path}", limit=i + 1, isolated=True)[i] for i in range(5)]
+    assert len(charged) == 1 and [e.id for e in first] == [f"file:cells.csv:{i}" for i in range(5)]
+    _write_rows(path, 12)  # changed on disk: read again
+    assert len(load_dataset(f"file:{path}", isolated=True)) == 12 and len(charged) == 2

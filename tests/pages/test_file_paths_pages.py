@@ -190,3 +190,7 @@ def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_
     outside = tmp_path / "elsewhere.csv"  # a file outside the folders is never an option
     outside.write_text("text\nfine\n")
     assert not any("elsewhere" in o for o in at.selectbox(key="faith-ds").options)
+    for page, key in (("app_pages/3_Sanity_checks.py", "sanity-ds"), ("app_pages/10_Adversarial.py", "adv-ds-name")):
+        at.switch_page(page).run()  # the other dataset runs offer the same choices
+        assert at.selectbox(key=key).options[-2:] == ["shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"]
+        assert not at.exception, at.exception

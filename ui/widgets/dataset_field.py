@@ -114,12 +114,13 @@ def readable(dataset_id: str, label_names: tuple[str, ...] | None = None) -> str
     return dataset_id
 
 
-def dataset_picker(key: str, label: str = "Dataset") -> str | None:
+def dataset_picker(key: str, label: str = "Dataset", columns=None, name_key: str | None = None) -> str | None:
     """A built-in dataset and its split, an upload, or in shared mode a file of the admin's folders (the choices
-    ``dataset_field`` offers), a file read before it is returned. None while nothing usable is chosen."""
+    ``dataset_field`` offers), a file read before it is returned. None while nothing usable is chosen.
+    ``columns``: the two containers of the name and the split (default: two new columns)."""
     files = [f"file:{p}" for p in shared_files()] if settings.shared_mode() else []
-    c1, c2 = st.columns([3, 1])
-    name = c1.selectbox(label, list(DATASETS) + files + [UPLOAD], key=key,
+    c1, c2 = columns or st.columns([3, 1])
+    name = c1.selectbox(label, list(DATASETS) + files + [UPLOAD], key=name_key or key,
                         format_func=lambda n: f"{n}: {DATASETS[n].title}" if n in DATASETS else
                         "upload a CSV / TSV / JSONL file" if n == UPLOAD else _label(n))
     if name in DATASETS:
