@@ -2,18 +2,19 @@
 
 Parsing a big or hostile file (100k rows, a 25 MB single line, an encoding guessed from the bytes) is pure Python:
 in the server's process it holds the interpreter lock for seconds and every other session waits. Here the parse
-runs in a child process (``python -c WORKER``: a fresh interpreter that imports only ``corpora``,
-~0.1 s; multiprocessing's spawn and forkserver would import the server's main module in each child), which first
-limits itself with ``resource.setrlimit``:
+runs in a child process (``python -c WORKER``: a fresh interpreter that imports only ``corpora``, ~0.1 s;
+multiprocessing's spawn and forkserver would import the server's main module in each child), which first limits
+itself with ``resource.setrlimit``:
 
 - ``RLIMIT_AS``: its address space may grow by at most ``memory_mb`` over what it had once ``corpora`` was
   imported (a file that needs more gets a message; the server's own memory never sees it);
 - ``RLIMIT_CPU``: ``seconds`` of CPU (the kernel ends it with SIGXCPU past that); the parent also kills it when
   it runs ``2 x seconds + 5`` of wall-clock time (a worker starved on a busy machine).
 
-The caller waits on a pipe (the interpreter lock released), receives progress messages (share of the text read,
-rows so far) and the examples in pieces of ``CHUNK``, reports the worker's CPU time to ``CPU_LISTENERS`` (a job's CPU quota), and gets the examples, or the ``DataError`` the parse raised, or a ``DataError`` saying which limit
-ended it and what to do. Messages never quote the file's content (``corpora/user_file.py``).
+The caller waits on a pipe (the interpreter lock released) and receives progress messages (share of the text
+read, rows so far), then the examples in pieces of ``CHUNK``, or the ``DataError`` the parse raised, or learns which
+limit ended it (a ``DataError`` saying what to do). It reports the worker's CPU time to ``CPU_LISTENERS`` (a job's
+CPU quota). Messages never quote the file's content (``corpora/user_file.py``).
 """
 from __future__ import annotations
 

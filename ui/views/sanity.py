@@ -407,7 +407,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
 # ----- over a dataset ---------------------------------------------------------------------------------------------
 def dataset_section(selection, choices: list[MethodChoice], config: dict, num_labels: int) -> None:
     c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
-    dataset = dataset_picker("sanity-ds", columns=(c1, c2), name_key="sanity-ds")  # built-in, shared file, upload
+    dataset = dataset_picker("sanity-ds", columns=(c1, c2))  # built-in, shared file, upload
     limit = int(c3.number_input("Examples", 1, 100_000, 20, key="sanity-limit",
                                 help="paper 003 averaged 50 examples"))
     check = c4.radio("Check", list(sanity_dataset.CHECKS), key="sanity-check", format_func=lambda c: sanity_dataset.CHECKS[c],
