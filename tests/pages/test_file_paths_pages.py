@@ -185,8 +185,13 @@ def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_
         assert picker.options[0].startswith("sst2:") and picker.options[-2:] == [
             "shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"], picker.options
     assert not any("path" in t.label.lower() or "file" in t.label.lower() for t in at.text_input)
+    from corpora import isolated_parse
+
+    workers = []  # the app parses a user file in a worker process (its CPU time is reported when it ends)
+    monkeypatch.setattr(isolated_parse, "CPU_LISTENERS", [workers.append])
     at.selectbox(key="faith-ds").set_value(data).run()
     assert not at.exception and not _errors(at), (at.exception, _errors(at))
+    assert len(workers) == 1
     outside = tmp_path / "elsewhere.csv"  # a file outside the folders is never an option
     outside.write_text("text\nfine\n")
     assert not any("elsewhere" in o for o in at.selectbox(key="faith-ds").options)
