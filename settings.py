@@ -20,6 +20,8 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_UPLOAD_MB       | largest user dataset file, uploaded or read by path, in MB      | 25 in shared mode, 500 otherwise         |
 | EXWB_UPLOAD_ROWS     | most rows read from a user dataset file                         | 50,000 in shared mode, 1,000,000 otherwise |
 | EXWB_UPLOAD_SESSION_MB | total MB one browser session may upload                       | 100 in shared mode, no limit otherwise   |
+| EXWB_PARSE_SECONDS   | CPU seconds one user file may take to parse in its worker process (the app always; jobs and the CLI in shared mode) | 60 |
+| EXWB_PARSE_MB        | memory one user file's worker process may add while parsing, in MB | 1000                                  |
 | EXWB_JOB_SLOTS       | app jobs running at once in shared mode (more wait in a fair queue) | max(1, usable cores - 1)           |
 | EXWB_QUOTA_RUNNING   | running app jobs per browser session (shared mode)              | 1                                        |
 | EXWB_QUOTA_QUEUED    | queued app jobs per browser session (shared mode)               | 3                                        |
@@ -122,6 +124,16 @@ def upload_rows() -> int:
 def upload_session_mb() -> float | None:
     """The MB one browser session may upload in all (None: no limit)."""
     return _positive_number("EXWB_UPLOAD_SESSION_MB", 100.0 if shared_mode() else None)
+
+
+def parse_seconds() -> float:
+    """CPU seconds a user file may take to parse in its worker process (corpora/isolated_parse.py)."""
+    return _positive_number("EXWB_PARSE_SECONDS", 60.0)
+
+
+def parse_mb() -> float:
+    """MB a user file's parse may add to its worker process's address space (corpora/isolated_parse.py)."""
+    return _positive_number("EXWB_PARSE_MB", 1000.0)
 
 
 def cache_dir() -> Path:

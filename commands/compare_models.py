@@ -19,7 +19,7 @@ import sys
 
 import pandas as pd
 
-from corpora import normalize_typed_text
+from corpora import check_dataset_id, normalize_typed_text
 from evaluation import model_comparison_dataset as mcd
 from evaluation.model_comparison import ModelComparison, compare_models
 from evaluation.adversarial.attack import ATTACKED_METHODS
@@ -196,6 +196,9 @@ def handle(args) -> int:
     config = config_from_args(args)
     twins = twins_from_args(args.known_feature_model)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
+    for data in (args.dataset, config.known_feature_dataset, config.plausibility_dataset):
+        if data:  # an unreadable file, or one that is no dataset, stops here: one line, no progress bar (issue 30)
+            check_dataset_id(data)
     bar, progress = job_progress("compare models", "cell", len(models) * len(config.checks))
 
     try:

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from tqdm import tqdm
 
+from corpora import check_dataset_id
 from explainers import ParamError
 from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
@@ -89,6 +90,9 @@ def handle(args) -> int:
     out = check_out(args.out, OUT_FORMATS)
     methods = parse_method_specs(args.methods) if args.methods else default_methods()
     config = config_from_args(args)
+    for data in (args.dataset, config.known_feature_dataset, config.plausibility_dataset):
+        if data:  # an unreadable file, or one that is no dataset, stops here: one line, no progress bar (issue 30)
+            check_dataset_id(data)
     bar = tqdm(total=len(config.checks), desc="report card", unit="check", file=sys.stderr)
 
     def progress(done: int, total: int, eta) -> None:

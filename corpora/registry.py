@@ -1,11 +1,15 @@
 """Dataset ids (``name:split``) -> loaders, so the app and the command line name datasets the same way."""
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+import settings
 from corpora import file_access
+from corpora.file_header import check_header
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
 from corpora.known_feature import (NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split,
                                    parse_known_feature_id)
@@ -14,7 +18,8 @@ from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
 from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
-from corpora.user_file import load_user_file
+from corpora.isolated_parse import parse_in_worker
+from corpora.user_file import Progress, load_user_file
 
 
 @dataclass(frozen=True)
@@ -59,12 +64,13 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
 
 def check_dataset_id(dataset_id: str) -> None:
     """Refuse, before any job starts, a dataset id that cannot be loaded: an unknown name or split, or a
-    ``file:`` path ``file_access`` does not allow (DataError with the message). Reads no dataset."""
+    ``file:`` path ``file_access`` does not allow, or a file whose first row has no ``text`` column (DataError with
+    the message). Reads no dataset: at most the first ``file_header.HEADER_BYTES`` of a file."""
     if not dataset_id or not dataset_id.strip():
         raise DataError("No dataset given: choose a dataset (name:split, e.g. sst2:dev) or a file.")
     name, split = parse_dataset_id(dataset_id.strip())
     if name == "file":
-        file_access.readable_file(split)
+        check_header(file_access.readable_file(split))  # a readable file that is no dataset stops here too
     elif name == KNOWN_FEATURE:
         parse_known_feature_id(f"{name}:{split}")
     elif split not in DATASETS[name].splits:
@@ -76,17 +82,49 @@ def _load_cached(name: str, split: str) -> tuple[Example, ...]:
     return tuple(DATASETS[name].loader(split))
 
 
+# The last user files parsed, keyed by their path, size and modification time: a dataset run's cells each load
+# their example (evaluation/runs/runner.py), and a file must not be parsed (in a worker process) once per cell.
+# Two entries of at most EXWB_UPLOAD_ROWS rows each bound the memory this keeps.
+_PARSED: OrderedDict[tuple, tuple[Example, ...]] = OrderedDict()
+_PARSED_ENTRIES = 2
+_PARSED_LOCK = threading.Lock()
+
+
+def _user_file(path, labels: tuple[str, ...] | None, isolated: bool, progress) -> list[Example]:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, labels, settings.upload_rows())
+    with _PARSED_LOCK:
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            return list(_PARSED[key])
+    if isolated:
+        examples = parse_in_worker(path, labels, settings.upload_rows(), settings.parse_seconds(), settings.parse_mb(),
+                                   progress)
+    else:
+        examples = load_user_file(path, label_names=labels, progress=progress)
+    with _PARSED_LOCK:
+        _PARSED[key] = tuple(examples)
+        while len(_PARSED) > _PARSED_ENTRIES:
+            _PARSED.popitem(last=False)
+    return examples
+
+
 def load_dataset(dataset_id: str, limit: int | None = None,
-                 label_names: tuple[str, ...] | list[str] | None = None) -> list[Example]:
+                 label_names: tuple[str, ...] | list[str] | None = None, isolated: bool | None = None,
+                 progress: Progress | None = None) -> list[Example]:
     """Load ``name:split`` (e.g. ``sst2:dev``) or ``file:/path/to/data.csv``; the first ``limit`` examples.
 
     ``label_names``: the labels of the model the examples go to. Give them whenever a model is known: a
     user file's label names are then matched to the model's labels (``user_file.load_user_file``).
+    ``isolated``: a user file is parsed in a worker process under ``EXWB_PARSE_SECONDS`` / ``EXWB_PARSE_MB``
+    (``isolated_parse``), so a big or hostile file never holds this process's interpreter lock; None: in shared
+    mode. ``progress(share read, rows)``: a user file's parse reports to it.
     """
     name, split = parse_dataset_id(dataset_id)
     if name == "file":
-        examples = load_user_file(file_access.readable_file(split),
-                                  label_names=tuple(label_names) if label_names is not None else None)
+        path = file_access.readable_file(split)
+        labels = tuple(label_names) if label_names is not None else None
+        examples = _user_file(path, labels, settings.shared_mode() if isolated is None else isolated, progress)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

@@ -20,12 +20,16 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Callable
 
 import settings
+from corpora.file_header import missing_text_column
 from corpora.records import DataError, Example, split_words
 from corpora.text_encoding import decode_user_bytes
 
 MAX_REPORTED_ERRORS = 10
+PROGRESS_ROWS = 5000  # rows between two progress reports (a worker process sends each to the page)
+Progress = Callable[[float, int], None]  # (share of the text read, rows so far)
 _MARKED = re.compile(r"^\*(.+)\*$")
 _INDEX = re.compile(r"^-?\d+$")
 
@@ -60,11 +64,14 @@ def _too_many_rows(name: str, max_rows: int) -> DataError:
                      f"(EXWB_UPLOAD_ROWS). Keep the first {max_rows:,} rows, or split the file.")
 
 
-def _jsonl_rows(name: str, content: str, max_rows: int) -> list[tuple[int, dict]]:
+def _jsonl_rows(name: str, content: str, max_rows: int, progress: Progress | None = None) -> list[tuple[int, dict]]:
     rows = []
-    for number, line in enumerate(content.splitlines(), start=1):
+    lines = content.splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if progress is not None and rows and len(rows) % PROGRESS_ROWS == 0:
+            progress(number / len(lines), len(rows))
         if len(rows) >= max_rows:
             raise _too_many_rows(name, max_rows)
         try:
@@ -84,10 +91,12 @@ def _looks_like_rows(field: str, delimiter: str, n_columns: int) -> bool:
     return any(len(next(csv.reader([line], delimiter=delimiter), [])) >= max(2, n_columns) for line in later)
 
 
-def _csv_rows(name: str, content: str, delimiter: str, max_rows: int) -> tuple[list[str], list[tuple[int, dict]]]:
+def _csv_rows(name: str, content: str, delimiter: str, max_rows: int,
+              progress: Progress | None = None) -> tuple[list[str], list[tuple[int, dict]]]:
     """The header and the rows as dicts keyed by it. A quote never closed, a quoted field that swallowed whole
     rows, or a row of more fields than the header is an error naming the line where that row starts."""
-    reader = csv.reader(io.StringIO(content, newline=""), delimiter=delimiter, strict=True)
+    stream = io.StringIO(content, newline="")
+    reader = csv.reader(stream, delimiter=delimiter, strict=True)
     header: list[str] | None = None
     rows = []
     while True:
@@ -110,6 +119,8 @@ def _csv_rows(name: str, content: str, delimiter: str, max_rows: int) -> tuple[l
             continue
         if len(rows) >= max_rows:
             raise _too_many_rows(name, max_rows)
+        if progress is not None and rows and len(rows) % PROGRESS_ROWS == 0:
+            progress(stream.tell() / max(1, len(content)), len(rows))
         end = reader.line_num
         if end > start and (len(fields) < len(header) or any(_looks_like_rows(f, delimiter, len(header))
                                                                for f in fields if "\n" in f or "\r" in f)):
@@ -127,14 +138,15 @@ def _unclosed(where: str) -> str:
             f"Close the quote (a quote inside quoted text is written twice: \"\") and load again.")
 
 
-def _rows(path: Path, content: str, max_rows: int) -> tuple[list[str], list[tuple[int, dict]]]:
+def _rows(path: Path, content: str, max_rows: int,
+          progress: Progress | None = None) -> tuple[list[str], list[tuple[int, dict]]]:
     """(column names, [(line, row)]) of a CSV/TSV or JSONL file."""
     suffix = path.suffix.lower()
     if suffix in {".jsonl", ".json"}:
-        rows = _jsonl_rows(path.name, content, max_rows)
+        rows = _jsonl_rows(path.name, content, max_rows, progress)
         return (list(rows[0][1]) if rows else []), rows
     if suffix in {".csv", ".tsv"}:
-        return _csv_rows(path.name, content, "\t" if suffix == ".tsv" else ",", max_rows)
+        return _csv_rows(path.name, content, "\t" if suffix == ".tsv" else ",", max_rows, progress)
     raise DataError(f"{path.name}: unsupported file type; use .csv, .tsv or .jsonl.")
 
 
@@ -180,12 +192,13 @@ def label_index(value, names: tuple[str, ...], from_model: bool) -> int | None:
 # ----- the file ---------------------------------------------------------------------------------------------
 def load_user_file(path: str | Path, content: str | None = None,
                    label_names: tuple[str, ...] | list[str] | None = None,
-                   max_rows: int | None = None) -> list[Example]:
+                   max_rows: int | None = None, progress: Progress | None = None) -> list[Example]:
     """Read and validate a user file (``content`` lets an upload be read without touching disk).
 
     ``label_names``: the labels of the model the file is used with (give them whenever a model is known:
     gold labels are then that model's class indices); None reads the file on its own. ``max_rows``: the most
-    rows read (None: ``settings.upload_rows()``). Who may read which path is ``file_access``'s to decide.
+    rows read (None: ``settings.upload_rows()``). ``progress(share of the text read, rows so far)`` is called every
+    ``PROGRESS_ROWS`` rows. Who may read which path is ``file_access``'s to decide.
     """
     path = Path(path)
     note = None  # how the bytes were read, when not as UTF-8 (corpora/text_encoding.py); kept on every example
@@ -195,12 +208,11 @@ def load_user_file(path: str | Path, content: str | None = None,
             content, note = decoded.text, decoded.note
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
-    columns, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows)
+    columns, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows, progress)
     if not rows:
         raise DataError(f"{path.name}: no rows found.")
     if "text" not in columns:
-        raise DataError(f"{path.name}: a 'text' column is required, and none of the {len(columns)} column(s) of "
-                        f"the first row is named 'text'. Name the column that holds the texts 'text' (lower case).")
+        raise DataError(missing_text_column(path.name, len(columns)))
     from_model = label_names is not None
     names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []

@@ -19,12 +19,15 @@ from __future__ import annotations
 import math
 import os
 import queue as queue_module
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 
 import settings
 from models import runtime
+
+from evaluation.runs.scheduler import charge_cpu
 
 PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
 
@@ -91,11 +94,13 @@ def _start_worker(env: dict[str, str], channel, stop) -> None:
     _queue, _stop = channel, stop
 
 
-def _run_window(run_window, run_id: str, cells: list, work, batch_hook) -> tuple[bool, list[tuple[str, dict, float]]]:
-    """In a worker: ``run_window`` is ``jobs.run_window`` (passed by the caller, pickled by name: no import cycle)."""
+def _run_window(run_window, run_id: str, cells: list, work, batch_hook) -> tuple[bool, list, int, float]:
+    """In a worker: ``run_window`` is ``jobs.run_window`` (passed by the caller, pickled by name: no import cycle).
+    Returns (stopped, results, this worker's pid, its process CPU seconds so far: every thread, model loading
+    included), so the job's CPU quota counts the workers (evaluation/runs/scheduler.py)."""
     store = _QueueStore(_queue)
     stopped, _ = run_window(store, run_id, cells, work, batch_hook, 0, len(cells), None, _stop.is_set, {})
-    return stopped, store.results
+    return stopped, store.results, os.getpid(), time.process_time()
 
 
 def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: int, total: int, progress,
@@ -113,6 +118,7 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
     context = multiprocessing.get_context("spawn")
     channel, stop = context.Queue(), context.Event()
     reported: set[str] = set()
+    worker_cpu: dict[int, float] = {}  # pid -> the process CPU seconds it last reported
     stopped = False
 
     def receive(timeout: float) -> bool:
@@ -154,7 +160,9 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
                     continue
                 window = futures[future]
                 try:
-                    window_stopped, results = future.result()
+                    window_stopped, results, pid, cpu = future.result()
+                    charge_cpu(cpu - worker_cpu.get(pid, 0.0))  # what the worker used since its last window
+                    worker_cpu[pid] = cpu
                 except BrokenProcessPool as error:  # a worker died: every window not finished fails with it
                     failure = f"a worker process stopped ({error}); start the run again to compute this cell"
                     done = _fail_unreported(store, run_id, window, reported, errors, failure, done, total, progress)

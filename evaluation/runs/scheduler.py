@@ -12,9 +12,12 @@ least CPU in the last hour, then the one that started the fewest jobs in that ho
 earliest waiting; within a session, first in first out.
 
 CPU accounting: a job's CPU seconds are those of its own thread (the thread's CPU clock, user + system time,
-``time.pthread_getcpuclockid`` / ``time.thread_time``), read live while it runs. Work the job hands to other
-threads (torch's intra-op pool when ``EXWB_THREADS`` > 1, worker processes of the processes executor) is not
-counted; the app's default is one torch thread, where the job's thread does all of its work.
+``time.pthread_getcpuclockid`` / ``time.thread_time``), read live while it runs, plus what ``charge_cpu`` adds
+from the job's thread: threads started with ``job_thread`` (their whole CPU time, when they end), worker processes
+of the processes executor (each worker's process CPU time, all its threads, reported with each window), the
+worker process that parses a user file (``corpora.isolated_parse``, its rusage). Not counted: torch's intra-op
+pool when ``EXWB_THREADS`` > 1 (process-wide threads shared by every job and page, so no job owns them); shared
+mode runs with one torch thread (``make serve``), where torch computes on the calling thread, so nothing is missed.
 
 Priority: each job thread lowers its own OS priority (nice ``JOB_NICENESS``; on Linux nice is per thread and
 inherited by the threads it creates), so pages stay responsive while jobs compute.
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import settings
+from corpora import isolated_parse
 from models import UserFacingError
 
 JOB_NICENESS = 10  # added to a job thread's nice value: the kernel gives page threads (nice 0) ~10x its share
@@ -76,8 +80,13 @@ class Job:
     _cpu_start: float = 0.0
     _cpu_final: float | None = None
 
+    _cpu_charged: float = 0.0  # CPU of the job's other threads and worker processes (charge_cpu)
+
     def cpu_seconds(self) -> float:
-        """CPU seconds of the job's thread so far (0 before it starts)."""
+        """CPU seconds of the job so far: its thread's, and what was charged to it (0 before it starts)."""
+        return self._own_cpu() + self._cpu_charged
+
+    def _own_cpu(self) -> float:
         if self._cpu_final is not None:
             return self._cpu_final
         if self._clock is None:
@@ -86,6 +95,38 @@ class Job:
             return max(0.0, time.clock_gettime(self._clock) - self._cpu_start)
         except OSError:  # the thread just ended
             return self._cpu_final or 0.0
+
+
+_current = threading.local()  # .job: the job this thread works for (its own thread, and threads from job_thread)
+_charge_lock = threading.Lock()
+
+
+def charge_cpu(seconds: float) -> None:
+    """Add CPU ``seconds`` spent for the job the calling thread works for (no job: nothing to count)."""
+    job = getattr(_current, "job", None)
+    if job is not None and seconds > 0:
+        with _charge_lock:
+            job._cpu_charged += seconds
+
+
+def job_thread(target: Callable[[], object], name: str | None = None) -> threading.Thread:
+    """A thread (not started) whose CPU time is charged to the calling thread's job when it ends."""
+    job = getattr(_current, "job", None)
+
+    def run() -> None:
+        _current.job = job
+        try:
+            target()
+        finally:
+            _current.job = None
+            if job is not None:
+                with _charge_lock:
+                    job._cpu_charged += time.thread_time()
+
+    return threading.Thread(target=run, name=name, daemon=True)
+
+
+isolated_parse.CPU_LISTENERS.append(charge_cpu)  # a user file parsed in a worker process counts for its job
 
 
 @dataclass(frozen=True)
@@ -221,11 +262,13 @@ class Scheduler:
         except (AttributeError, OSError):
             job._clock = None
         job._cpu_start = time.thread_time()
+        _current.job = job
         try:
             job.target(job.stop_event.is_set)
         except Exception:  # the run records its own failure; the queue goes on
             log.exception("job %s failed", job.run_id)
         finally:
+            _current.job = None
             job._cpu_final = time.thread_time() - job._cpu_start
             job.target = None  # its cells and closures are not kept alive by the ledger
             with self._lock:

@@ -122,3 +122,14 @@ def test_protocol_paper_003_compares_the_thesis_measures_on_the_twin(tiny, isola
     assert cli.main(args) == 0
     out = capsys.readouterr().out
     assert "Protocol: paper-003." in out and "Comprehensiveness (paper 003 Def. 2.2" in out
+
+
+def test_a_csv_that_is_no_dataset_is_refused_in_one_line(isolated_cache, tmp_path, capsys):
+    """Issue 30: the header check runs before any run or progress bar; the message names the column to add."""
+    import cli
+
+    table = tmp_path / "accounts.csv"
+    table.write_text("user,password\nalice,hunter2\n")
+    assert cli.main(["compare-models", "--models", "default", "--dataset", f"file:{table}"]) == 2
+    err = capsys.readouterr().err
+    assert "'text' column is required" in err and "hunter2" not in err and len(err.strip().splitlines()) == 1

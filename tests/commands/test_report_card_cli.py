@@ -80,3 +80,17 @@ def test_an_unknown_protocol_is_refused_with_the_choices(tiny, isolated_cache, c
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and "invalid choice: 'paper-999'" in err and "paper-003" in err
     assert "Traceback" not in err
+
+
+def test_a_csv_that_is_no_dataset_is_refused_before_any_run(tiny, isolated_cache, tmp_path, capsys):
+    """Issue 30: a readable .csv without a 'text' column stops at its header, naming the column, quoting nothing."""
+    from evaluation.report_card import KIND
+    from evaluation.runs.store import ResultStore
+
+    table = tmp_path / "accounts.csv"
+    table.write_text("user,password\nalice,hunter2\n")
+    assert cli.main(tiny + ["--dataset", f"file:{table}"]) == 2
+    err = capsys.readouterr().err
+    assert "'text' column is required" in err and "accounts.csv" in err and "hunter2" not in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert ResultStore().list_runs(KIND) == []

@@ -98,6 +98,23 @@ def test_report_card_refuses_a_dataset_it_cannot_read_and_starts_nothing(keyword
     assert ResultStore().list_runs(rc.KIND) == []
 
 
+def test_report_card_and_compare_refuse_a_csv_that_is_no_dataset_before_any_run(keyword_model, tmp_path):
+    """Issue 30: a readable .csv without a 'text' column is refused at its header, with what to fix."""
+    table = tmp_path / "accounts.csv"
+    table.write_text(f"user,{SECRET}\nalice,1\n")
+    at = _page(REPORT_CARD)
+    at.text_input(key="card-dataset").input(f"file:{table}").run()
+    assert any("'text' column is required" in m and "accounts.csv" in m for m in _errors(at)), _errors(at)
+    assert at.button(key="card-start").disabled and not at.exception
+    at.switch_page(COMPARE).run()
+    at.multiselect(key="cmp-models").set_value([]).run()
+    at.multiselect(key="cmpd-models").set_value([keyword_model]).run()
+    at.text_input(key="cmpd-dataset").input(f"file:{table}").run()
+    assert any("'text' column is required" in m for m in _errors(at)) and at.button(key="cmpd-start").disabled
+    assert not any("AKIAEXAMPLE123" in m for m in _errors(at))
+    assert ResultStore().list_runs() == []
+
+
 def test_report_card_in_shared_mode_has_no_dataset_text(keyword_model, monkeypatch):
     monkeypatch.setenv("EXWB_SHARED", "1")
     at = _page(REPORT_CARD)
@@ -151,3 +168,34 @@ def test_the_sidebars_your_file_offers_the_admins_files_in_shared_mode(keyword_m
     assert not at.exception and not at.error, (at.exception, _errors(at))
     first = load_dataset(data)[0]
     assert any(first.id in c.value for c in at.sidebar.caption)  # the shared file's first row is the input
+
+
+def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_field(keyword_model, tmp_path,
+                                                                                      monkeypatch):
+    """Issue 30: the Faithfulness dataset picker (and the Table 4 one that shares it) offers built-ins, the admin's
+    EXWB_DATA_FOLDERS files and an upload, as ui/widgets/dataset_field.py does everywhere; a file picked is read."""
+    shared = tmp_path / "class"
+    shared.mkdir()
+    data = write_rationale_csv(shared / "week3.csv", 4, seed=3)
+    monkeypatch.setenv("EXWB_SHARED", "1")
+    monkeypatch.setenv("EXWB_DATA_FOLDERS", str(shared))
+    at = _page("app_pages/2_Faithfulness.py")
+    for key in ("faith-ds", "faith-shift-ds"):
+        picker = at.selectbox(key=key)
+        assert picker.options[0].startswith("sst2:") and picker.options[-2:] == [
+            "shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"], picker.options
+    assert not any("path" in t.label.lower() or "file" in t.label.lower() for t in at.text_input)
+    from corpora import isolated_parse
+
+    workers = []  # the app parses a user file in a worker process (its CPU time is reported when it ends)
+    monkeypatch.setattr(isolated_parse, "CPU_LISTENERS", [workers.append])
+    at.selectbox(key="faith-ds").set_value(data).run()
+    assert not at.exception and not _errors(at), (at.exception, _errors(at))
+    assert len(workers) == 1
+    outside = tmp_path / "elsewhere.csv"  # a file outside the folders is never an option
+    outside.write_text("text\nfine\n")
+    assert not any("elsewhere" in o for o in at.selectbox(key="faith-ds").options)
+    for page, key in (("app_pages/3_Sanity_checks.py", "sanity-ds"), ("app_pages/10_Adversarial.py", "adv-ds-name")):
+        at.switch_page(page).run()  # the other dataset runs offer the same choices
+        assert at.selectbox(key=key).options[-2:] == ["shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"]
+        assert not at.exception, at.exception

@@ -12,7 +12,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from corpora import DATASETS
 from evaluation.adversarial import dataset as adversarial_dataset
 from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, AttackResult, config_for
 from evaluation.adversarial.attack import estimate_seconds as attack_seconds
@@ -23,6 +22,7 @@ from models import Encoding, TextClassifier
 
 from ui.widgets.controls import schema_controls
 from ui.widgets.heatmap import CSS, heatmap_html
+from ui.widgets.dataset_field import dataset_picker
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 
@@ -134,15 +134,12 @@ def result_view(result: AttackResult, encoding: Encoding, classifier: TextClassi
 # ----- a dataset -----------------------------------------------------------------------------------------------
 def dataset_section(model: str, methods: list[str], config: AttackConfig, key: str = "adv-ds") -> None:
     c1, c2, c3 = st.columns([3, 1, 1])
-    names = list(DATASETS)
-    name = c1.selectbox("Dataset", names, key=f"{key}-name", format_func=lambda n: f"{n}: {DATASETS[n].title}")
-    info = DATASETS[name]
-    split = c2.selectbox("Split", info.splits, info.splits.index(info.default_split), key=f"{key}-split-{name}")
+    dataset = dataset_picker(key, columns=(c1, c2), name_key=f"{key}-name")  # built-in, shared file, upload
     limit = int(c3.number_input("Examples", 1, 100_000, 16, key=f"{key}-limit", help="paper 003 attacked 16"))
     store = ResultStore()
-    run_id = start_stop(key, RUN_KEY, lambda: adversarial_dataset.start_attacks(model, f"{name}:{split}", methods,
-                                                                                limit, config, store),
-                        work=adversarial_dataset.attack_cell, disabled=not methods)
+    run_id = start_stop(key, RUN_KEY, lambda: adversarial_dataset.start_attacks(model, dataset, methods, limit, config,
+                                                                                store),
+                        work=adversarial_dataset.attack_cell, disabled=not (methods and dataset))
     runs = store.list_runs(adversarial_dataset.KIND)
     chosen = pick_run(store, runs, run_id, f"{key}-show", model, "adversarial runs")
     if chosen is None:

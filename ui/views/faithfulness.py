@@ -10,7 +10,7 @@ import logging
 import pandas as pd
 import streamlit as st
 
-from corpora import DATASETS, DataError, load_user_file
+from corpora import DataError
 from evaluation import agreement_dataset
 from evaluation.faithfulness import known_feature, other_measures
 from evaluation.faithfulness.perturbation_shift import MAGNITUDE
@@ -38,7 +38,7 @@ from ui.widgets.controls import schema_controls
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
-from ui.widgets.uploads import accept_upload
+from ui.widgets.dataset_field import dataset_picker as pick_dataset
 from ui.views import faithfulness_measures, heatmaps
 from ui.widgets import method_run
 from ui.views.heatmaps import MethodChoice
@@ -51,7 +51,6 @@ DEFAULT_EVALUATORS = ("eraser", "paper-004", "paper-002", "paper-003", "deletion
 OWN_OPERATOR = "(each preset's own)"
 RUN_KEY = "faithfulness:run"
 CACHE_KEY = "faithfulness:cache"
-UPLOAD = "upload a file"
 PAPER_COLUMNS = {d: f"paper 000 {d}" for d in PAPER_DATASETS}  # paper 000's datasets, beside our numbers
 
 
@@ -273,32 +272,9 @@ def bias_section(classifier, encoding, explanations: dict[str, Explanation], con
 
 
 # ----- dataset runs ---------------------------------------------------------------------------------------
-def _save_upload(upload) -> str | None:
-    dataset_id = accept_upload(upload)  # under the user's file name, so messages name it; within the limits
-    if dataset_id is None:
-        return None
-    try:
-        examples = load_user_file(dataset_id.removeprefix("file:"))
-    except DataError as error:
-        st.error(str(error))
-        return None
-    if examples and examples[0].extra.get("file_note"):  # not UTF-8: read in the encoding its bytes tell
-        st.info(examples[0].extra["file_note"])
-    return dataset_id
-
-
 def dataset_picker(key: str = "faith-ds") -> str | None:
-    names = list(DATASETS) + [UPLOAD]
-    c1, c2 = st.columns([3, 1])
-    name = c1.selectbox("Dataset", names, key=key, format_func=lambda n: f"{n}: {DATASETS[n].title}"
-                        if n in DATASETS else "upload a CSV / JSONL file")
-    if name == UPLOAD:
-        upload = st.file_uploader("A .csv / .tsv / .jsonl file with a 'text' column (optional label, pair, rationale)",
-                                  type=["csv", "tsv", "jsonl"], key=f"{key}-upload")
-        return _save_upload(upload) if upload is not None else None
-    splits, default = DATASETS[name].splits, DATASETS[name].default_split
-    split = c2.selectbox("Split", splits, list(splits).index(default), key=f"{key}-split-{name}")
-    return f"{name}:{split}"
+    """The dataset of a run: ``ui.widgets.dataset_field.dataset_picker`` (built-in, upload, admin's files)."""
+    return pick_dataset(key)
 
 
 def dataset_section(selection, choices: list[MethodChoice], config: dict) -> None:

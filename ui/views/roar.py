@@ -101,7 +101,9 @@ def settings_controls(model: str) -> dict | None:
         pairs = _dataset_pairs()
         dataset = c1.selectbox("Dataset (train split -> dev split)", pairs, pairs.index("sst2") if "sst2" in pairs else 0,
                                key="roar-dataset", format_func=lambda n: DATASETS[n].title)
-        executor = c2.radio("Executor", ("local", "ray"), key="roar-executor", horizontal=True)
+        # shared mode: a local Ray instance's workers would escape the job queue's CPU quota (scheduler.py)
+        executor = c2.radio("Executor", ("local",) if shared_mode() else ("local", "ray"), key="roar-executor",
+                            horizontal=True)
         address = "" if shared_mode() else c3.text_input("Ray address (empty: a local Ray instance)", "",
                                                          key="roar-ray-address")  # no server address from a browser
         st.form_submit_button("Apply settings and estimate the cost")

@@ -15,7 +15,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from corpora import DATASETS
 from evaluation import targets
 from evaluation.sanity import one_input
 from evaluation.sanity.one_input import SanityOptions
@@ -31,6 +30,7 @@ from models.metering import autorun_units, work_units
 from ui.widgets.bands import band_picker
 from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
+from ui.widgets.dataset_field import dataset_picker
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
@@ -407,10 +407,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
 # ----- over a dataset ---------------------------------------------------------------------------------------------
 def dataset_section(selection, choices: list[MethodChoice], config: dict, num_labels: int) -> None:
     c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
-    names = list(DATASETS)
-    name = c1.selectbox("Dataset", names, key="sanity-ds", format_func=lambda n: f"{n}: {DATASETS[n].title}")
-    info = DATASETS[name]
-    split = c2.selectbox("Split", info.splits, info.splits.index(info.default_split), key=f"sanity-split-{name}")
+    dataset = dataset_picker("sanity-ds", columns=(c1, c2))  # built-in, shared file, upload
     limit = int(c3.number_input("Examples", 1, 100_000, 20, key="sanity-limit",
                                 help="paper 003 averaged 50 examples"))
     check = c4.radio("Check", list(sanity_dataset.CHECKS), key="sanity-check", format_func=lambda c: sanity_dataset.CHECKS[c],
@@ -437,13 +434,13 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     store = ResultStore()
 
     def start():
-        return sanity_dataset.start_sanity(selection.model, f"{name}:{split}", methods, limit, check, config["mode"],
+        return sanity_dataset.start_sanity(selection.model, dataset, methods, limit, check, config["mode"],
                                            config["init"], config["seed"], seeds=seeds, target=target,
                                            top_fraction=config["top_fraction"], store=store, measures=measures,
                                            smoothing=smoothing,
                                            repeat_seeds=repeat_seeds or repeatability.DEFAULT_SEEDS)
 
-    run_id = start_stop("sanity", RUN_KEY, start, disabled=not methods, work=sanity_dataset.sanity_cell)
+    run_id = start_stop("sanity", RUN_KEY, start, disabled=not (methods and dataset), work=sanity_dataset.sanity_cell)
     runs = store.list_runs(sanity_dataset.KIND)
     chosen = pick_run(store, runs, run_id, "sanity-show-run", selection.model, "sanity runs")
     if chosen is None:

@@ -13,6 +13,7 @@ import settings
 from corpora import DATASETS, DataError, check_dataset_id
 from corpora.file_access import shared_files, shown_name
 
+from ui.widgets import loaders
 from ui.widgets.state import kept
 from ui.widgets.uploads import accept_upload
 
@@ -98,3 +99,35 @@ def dataset_field(label: str, default: str, key: str, help: str | None = None, o
         return None, optional
     dataset_id = checked(text)
     return dataset_id, dataset_id is not None
+
+
+def readable(dataset_id: str, label_names: tuple[str, ...] | None = None) -> str | None:
+    """``dataset_id`` once its file was read (in a worker process, with progress: ``loaders.dataset``); None, with
+    the reason shown, otherwise. A file not in UTF-8 gets a note saying how it was read."""
+    try:
+        examples = loaders.dataset(dataset_id, label_names)
+    except DataError as error:
+        st.error(str(error))
+        return None
+    if examples and examples[0].extra.get("file_note"):
+        st.info(examples[0].extra["file_note"])
+    return dataset_id
+
+
+def dataset_picker(key: str, label: str = "Dataset", columns=None, name_key: str | None = None) -> str | None:
+    """A built-in dataset and its split, an upload, or in shared mode a file of the admin's folders (the choices
+    ``dataset_field`` offers), a file read before it is returned. None while nothing usable is chosen.
+    ``columns``: the two containers of the name and the split (default: two new columns)."""
+    files = [f"file:{p}" for p in shared_files()] if settings.shared_mode() else []
+    c1, c2 = columns or st.columns([3, 1])
+    name = c1.selectbox(label, list(DATASETS) + files + [UPLOAD], key=name_key or key,
+                        format_func=lambda n: f"{n}: {DATASETS[n].title}" if n in DATASETS else
+                        "upload a CSV / TSV / JSONL file" if n == UPLOAD else _label(n))
+    if name in DATASETS:
+        splits, default = DATASETS[name].splits, DATASETS[name].default_split
+        split = c2.selectbox("Split", splits, list(splits).index(default), key=f"{key}-split-{name}")
+        return f"{name}:{split}"
+    if name == UPLOAD:
+        upload = st.file_uploader(UPLOAD_HELP, type=FILE_TYPES, key=f"{key}-upload")
+        name = accept_upload(upload) if upload is not None else None
+    return readable(name) if name else None

@@ -1,6 +1,10 @@
 """Cached loaders for the app: one classifier object per model, shared by every session and page."""
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
+
 import streamlit as st
 
 from corpora import load_dataset
@@ -25,13 +29,46 @@ def fast_classifier(spec: str) -> TextClassifier:
 # one 100k-row file took a server from 1.0 to 2.6 GB). A dataset asked for again is read again from disk.
 DATASET_ENTRIES = 8
 DATASET_TTL = 30 * 60
+_FILES: OrderedDict[tuple, tuple[float, list]] = OrderedDict()  # (dataset id, labels) -> (loaded at, examples)
+_FILES_LOCK = threading.Lock()
 
 
 @st.cache_data(show_spinner="Loading the dataset ...", max_entries=DATASET_ENTRIES, ttl=DATASET_TTL)
+def _built_in(dataset_id: str, label_names: tuple[str, ...] | None = None):
+    return load_dataset(dataset_id, label_names=label_names)
+
+
+def _user_file(dataset_id: str, label_names: tuple[str, ...] | None):
+    """A user file, parsed in a worker process (``corpora.isolated_parse``: a time and a memory limit, never this
+    server's interpreter lock) with a progress bar; kept like the built-in datasets (at most DATASET_ENTRIES,
+    each DATASET_TTL seconds)."""
+    key, now = (dataset_id, label_names), time.monotonic()
+    with _FILES_LOCK:
+        for old in [k for k, (loaded, _) in _FILES.items() if now - loaded > DATASET_TTL]:
+            del _FILES[old]
+        hit = _FILES.get(key)
+    if hit is not None:
+        return list(hit[1])
+    bar = st.progress(0.0, text="Reading the file (in a worker process) ...")
+    try:
+        examples = load_dataset(dataset_id, label_names=label_names, isolated=True,
+                                progress=lambda share, rows: bar.progress(min(1.0, share),
+                                                                          text=f"Reading the file: {rows:,} rows ..."))
+    finally:
+        bar.empty()
+    with _FILES_LOCK:
+        _FILES[key] = (now, examples)
+        while len(_FILES) > DATASET_ENTRIES:
+            _FILES.popitem(last=False)
+    return list(examples)
+
+
 def dataset(dataset_id: str, label_names: tuple[str, ...] | None = None):
     """``label_names``: the model's labels (a user file's label names are matched to them). A ``file:`` path is
-    read only when ``corpora.file_access`` allows it."""
-    return load_dataset(dataset_id, label_names=label_names)
+    read only when ``corpora.file_access`` allows it, in a worker process."""
+    if dataset_id.startswith("file:"):
+        return _user_file(dataset_id, tuple(label_names) if label_names is not None else None)
+    return _built_in(dataset_id, label_names)
 
 
 def is_prepared(spec: str) -> bool:

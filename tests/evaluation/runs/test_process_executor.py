@@ -175,3 +175,32 @@ def test_a_cells_seconds_include_its_share_of_the_window_hook(tmp_path):
     run_id = store.create_run("test", {"n": 3}, total=3, title="squares")
     assert run_cells(store, run_id, cells(3), square_cell, batch_hook=slow_hook).status == "finished"
     assert len(store.cell_seconds(run_id)) == 3 and min(store.cell_seconds(run_id)) >= 0.1
+
+
+def spin_cell(spec: dict) -> dict:
+    """A cell that uses ``spin`` CPU seconds in its worker process (module level: workers import it)."""
+    cpu = time.process_time()
+    while time.process_time() - cpu < spec["spin"]:
+        pass
+    return {"value": spec["i"]}
+
+
+def test_the_workers_cpu_counts_for_the_job_that_started_them(tmp_path):
+    """Issue 30: a job's CPU quota counts its worker processes (each reports its process CPU with each window)."""
+    from evaluation.runs.scheduler import Limits, Scheduler
+
+    store = ResultStore(tmp_path / "runs.sqlite")
+    run_id = store.create_run("test", {"n": 4}, total=4, title="spin")
+    scheduler = Scheduler(Limits(enforce=True, slots=2, running=2, queued=3, cpu_seconds=0))
+    own = {}
+
+    def job(should_stop):
+        start = time.thread_time()
+        run_cells(store, run_id, cells(4, spin=0.25), spin_cell, executor="processes", workers=2)
+        own["thread"] = time.thread_time() - start
+
+    scheduler.submit(run_id, job, owner="A")
+    assert scheduler.wait(run_id, 120)
+    assert len(store.cells(run_id)) == 4
+    charged = scheduler.cpu_last_hour("A") - own["thread"]
+    assert charged >= 4 * 0.25  # the cells' CPU, plus each worker's start-up, none of it on the job's thread

@@ -151,3 +151,54 @@ def test_a_job_thread_runs_at_a_lower_os_priority():
     scheduler.submit("probe", probe)
     assert scheduler.wait("probe", 10)
     assert seen["nice"] >= os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + 10 or seen["nice"] == 19
+
+
+def _spin(seconds: float) -> None:
+    cpu = time.thread_time()
+    while time.thread_time() - cpu < seconds:
+        pass
+
+
+def test_a_jobs_cpu_counts_the_threads_it_starts_and_what_is_charged_to_it():
+    """Issue 30: the quota counts a job's own thread, the threads it starts with job_thread, and CPU charged from
+    its thread (worker processes); a thread that works for no job charges nobody."""
+    from evaluation.runs.scheduler import charge_cpu, job_thread
+
+    scheduler = Scheduler(Limits(enforce=True, slots=2, running=2, queued=3, cpu_seconds=0))
+
+    def job(should_stop):
+        helpers = [job_thread(lambda: _spin(0.2)) for _ in range(2)]
+        for helper in helpers:
+            helper.start()
+        for helper in helpers:
+            helper.join()
+        charge_cpu(1.5)  # e.g. a worker process's CPU, reported back to the job's thread
+
+    scheduler.submit("threads", job, owner="A")
+    assert scheduler.wait("threads", 30)
+    own = scheduler.cpu_last_hour("A")
+    assert own == pytest.approx(0.2 + 0.2 + 1.5, abs=0.1)  # the job's thread itself mostly waited
+    charge_cpu(5.0)  # not in a job: nothing to count
+    outside = job_thread(lambda: _spin(0.05))
+    outside.start()
+    outside.join()
+    assert scheduler.cpu_last_hour("A") == pytest.approx(own)
+
+
+def test_a_user_file_parsed_in_a_worker_process_counts_for_the_job(tmp_path):
+    from corpora.isolated_parse import parse_in_worker
+
+    path = tmp_path / "rows.csv"
+    path.write_text("text,label\n" + "".join(f"a fine film number {i},1\n" for i in range(30_000)))
+    scheduler = Scheduler(Limits(enforce=True, slots=2, running=2, queued=3, cpu_seconds=0))
+    thread_cpu = {}
+
+    def job(should_stop):
+        start = time.thread_time()
+        assert len(parse_in_worker(path, None, 10 ** 6, 60, 500)) == 30_000
+        thread_cpu["own"] = time.thread_time() - start
+
+    scheduler.submit("parse", job, owner="A")
+    assert scheduler.wait("parse", 60)
+    worker = scheduler.cpu_last_hour("A") - thread_cpu["own"]
+    assert worker > 0.05  # the worker process's parse, not only the job thread's unpickling
