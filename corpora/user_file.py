@@ -201,6 +201,14 @@ def load_user_file(path: str | Path, content: str | None = None,
     if "text" not in columns:
         raise DataError(f"{path.name}: a 'text' column is required, and none of the {len(columns)} column(s) of "
                         f"the first row is named 'text'. Name the column that holds the texts 'text' (lower case).")
+    return rows_to_examples(path.name, rows, label_names, note)
+
+
+def rows_to_examples(name: str, rows: list[tuple[int, dict]], label_names: tuple[str, ...] | list[str] | None = None,
+                     note: str | None = None) -> list[Example]:
+    """Validated examples from ``(line, row)`` pairs whose keys are text / label / pair / rationale: a file's rows,
+    or Python records (``corpora/objects.py``); every malformed row is reported, none dropped."""
+    path = Path(name)
     from_model = label_names is not None
     names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []
