@@ -39,23 +39,29 @@ def _records(source: Any) -> tuple[str, list[dict]]:
 
 def examples_from(source: Any, text_column: str = "text", label_column: str | None = "label",
                   pair_column: str | None = "pair", rationale_column: str | None = "rationale",
-                  label_names: tuple[str, ...] | list[str] | None = None, name: str | None = None) -> list[Example]:
+                  label_names: tuple[str, ...] | list[str] | None = None, name: str | None = None,
+                  max_rows: int | None = None) -> list[Example]:
     """Examples from ``source`` (see the module's docstring), reading the texts from ``text_column`` and, where
     present, labels, second segments and rationales from the other columns. ``label_names``: the model's labels
-    (names in the label column are matched to them; integers are class indices)."""
+    (names in the label column are matched to them; integers are class indices). ``max_rows``: a file on a server
+    (``file:x.parquet``) is refused past it, and its messages never list the file's own column names (issue 30)."""
     found_name, records = _records(source)
     name = name or found_name
+    on_server = max_rows is not None
     if not records:
         raise DataError(f"{name}: no rows.")
+    if on_server and len(records) > max_rows:
+        raise DataError(f"{name}: more than {max_rows:,} rows; this server reads at most {max_rows:,} rows of a file "
+                        f"(EXWB_UPLOAD_ROWS). Keep the first {max_rows:,} rows, or split the file.")
     columns = set().union(*(row.keys() for row in records))
+    listed = "" if on_server else f" (columns: {', '.join(sorted(map(str, columns)))})"
     if text_column not in columns:
-        raise DataError(f"{name}: no column '{text_column}' (columns: {', '.join(sorted(map(str, columns)))}); "
-                        f"name the text column with text_column= (--text-column on the command line).")
+        raise DataError(f"{name}: no column '{text_column}'{listed}; name the text column with text_column= "
+                        f"(--text-column on the command line).")
     mapping = {"text": text_column, "label": label_column, "pair": pair_column, "rationale": rationale_column}
     for field, column in mapping.items():
         if column is not None and field != "text" and column != field and column not in columns:
-            raise DataError(f"{name}: no column '{column}' for the {field}s; columns: "
-                            f"{', '.join(sorted(map(str, columns)))}.")
+            raise DataError(f"{name}: no column '{column}' for the {field}s{listed}.")
     rows = []
     for number, row in enumerate(records, start=1):
         mapped = {field: row.get(column) for field, column in mapping.items() if column is not None}

@@ -4,7 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
+from urllib.parse import parse_qsl, urlencode
 
+import settings
 from corpora import file_access
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
 from corpora.known_feature import (NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split,
@@ -14,7 +16,10 @@ from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
 from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
+from corpora.objects import examples_from
 from corpora.user_file import load_user_file
+
+COLUMN_FIELDS = ("text", "label", "pair", "rationale")  # file:PATH?text=sentence&label=gold names the columns
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,32 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
     return name, split or DATASETS[name].default_split
 
 
+def with_columns(dataset_id: str, **columns: str | None) -> str:
+    """``file:PATH`` with the columns that hold the texts, labels, pairs, rationales (issue 34; ``--text-column``
+    ...): ``file:/x.csv?text=sentence&label=gold``. The mapping is part of the id, so a run and its workers read
+    the same columns, and two mappings of one file are two runs."""
+    given = {field: column for field, column in columns.items() if column}
+    if not given:
+        return dataset_id
+    name, split = parse_dataset_id(dataset_id)
+    if name != "file":
+        raise DataError(f"Column options (--text-column, --label-column, --pair-column) name the columns of a file; "
+                        f"'{dataset_id}' is a built-in dataset. Use file:PATH.")
+    path, mapping = file_columns(split)
+    return f"file:{path}?{urlencode({**mapping, **given})}"
+
+
+def file_columns(split: str) -> tuple[str, dict[str, str]]:
+    """The path and the column mapping of a ``file:`` id's rest (``/x.csv?text=sentence``)."""
+    path, _, query = split.partition("?")
+    mapping = dict(parse_qsl(query, keep_blank_values=False)) if query else {}
+    unknown = sorted(set(mapping) - set(COLUMN_FIELDS))
+    if unknown:
+        raise DataError(f"Unknown column field(s) {', '.join(unknown)} in the dataset id; the fields are "
+                        f"{', '.join(COLUMN_FIELDS)} (e.g. file:/x.csv?text=sentence&label=gold).")
+    return path, mapping
+
+
 def check_dataset_id(dataset_id: str) -> None:
     """Refuse, before any job starts, a dataset id that cannot be loaded: an unknown name or split, or a
     ``file:`` path ``file_access`` does not allow (DataError with the message). Reads no dataset."""
@@ -64,7 +95,7 @@ def check_dataset_id(dataset_id: str) -> None:
         raise DataError("No dataset given: choose a dataset (name:split, e.g. sst2:dev) or a file.")
     name, split = parse_dataset_id(dataset_id.strip())
     if name == "file":
-        file_access.readable_file(split)
+        file_access.readable_file(file_columns(split)[0])
     elif name == KNOWN_FEATURE:
         parse_known_feature_id(f"{name}:{split}")
     elif split not in DATASETS[name].splits:
@@ -85,8 +116,15 @@ def load_dataset(dataset_id: str, limit: int | None = None,
     """
     name, split = parse_dataset_id(dataset_id)
     if name == "file":
-        examples = load_user_file(file_access.readable_file(split),
-                                  label_names=tuple(label_names) if label_names is not None else None)
+        path, columns = file_columns(split)
+        readable = file_access.readable_file(path)
+        names = tuple(label_names) if label_names is not None else None
+        if readable.suffix.lower() == ".parquet":
+            examples = examples_from(str(readable), **{f"{field}_column": columns.get(field, field)
+                                                       for field in COLUMN_FIELDS},
+                                     label_names=names, name=readable.name, max_rows=settings.upload_rows())
+        else:
+            examples = load_user_file(readable, label_names=names, columns=columns)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples
