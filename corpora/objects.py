@@ -62,12 +62,19 @@ def examples_from(source: Any, text_column: str = "text", label_column: str | No
     for field, column in mapping.items():
         if column is not None and field != "text" and column != field and column not in columns:
             raise DataError(f"{name}: no column '{column}' for the {field}s{listed}.")
-    rows = []
-    for number, row in enumerate(records, start=1):
-        mapped = {field: row.get(column) for field, column in mapping.items() if column is not None}
-        rows.append((number, {k: _plain(v) for k, v in mapped.items()}))
+    rows = [(number, {field: _plain(row.get(column)) for field, column in mapping.items() if column is not None})
+            for number, row in enumerate(records, start=1)]
     examples = rows_to_examples(name, rows, label_names)
     return [replace(e, id=f"{name}:{i}", dataset=name) for i, e in enumerate(examples)]
+
+
+def examples_rows(source: Any) -> list[dict]:
+    """The rows of any supported source as dicts, before any column is read."""
+    return _records(source)[1]
+
+
+def plain_cell(value):
+    return _plain(value)
 
 
 def _plain(value):

@@ -8,7 +8,7 @@
 
 ``__all__`` is the API promise: a name listed here keeps its meaning; a change goes through a release with a
 ``DeprecationWarning`` first (docs/python.md). Importing this package changes nothing in the process: no
-environment variable, no matplotlib backend, no Streamlit import (tests/workbench/test_import_side_effects.py); the
+environment variable, no matplotlib backend, no Streamlit import (tests/workbench/test_workbench_import.py); the
 library stays offline unless ``EXWB_ALLOW_HUB=1``.
 """
 from corpora import Example
@@ -22,6 +22,7 @@ from workbench.data import dataset
 from workbench.explaining import explain, load_model
 from workbench.explanations import Explanations, load
 from workbench.importers import from_ferret, from_inseq, from_token_scores
+from workbench.runs import DatasetRun, evaluate
 from workbench.scoring import agreement, faithfulness, plausibility, sanity, shape
 
 __version__ = "0.34.0"
@@ -37,6 +38,7 @@ def metrics() -> list[str]:
     return sorted(_METRICS)
 
 
-__all__ = ["Example", "Explanation", "Explanations", "FORMAT", "FormatError", "TextClassifier", "UserFacingError",
-           "agreement", "dataset", "explain", "faithfulness", "from_ferret", "from_inseq", "from_token_scores",
-           "load", "load_model", "methods", "metrics", "plausibility", "read_document", "sanity", "shape"]
+__all__ = ["DatasetRun", "Example", "Explanation", "Explanations", "FORMAT", "FormatError", "TextClassifier",
+           "UserFacingError", "agreement", "dataset", "evaluate", "explain", "faithfulness", "from_ferret",
+           "from_inseq", "from_token_scores", "load", "load_model", "methods", "metrics", "plausibility",
+           "read_document", "sanity", "shape"]
