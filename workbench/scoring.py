@@ -84,7 +84,8 @@ def plausibility(explanations: Explanations, rationale: Sequence[int], model: Te
                  config: PlausibilityConfig | None = None) -> pd.DataFrame:
     """Each explanation against a human rationale (a 0/1 mask over the words of the text, then the pair): one row
     per method with every plausibility metric (ERASER's token F1 / IOU, AUPRC; paper 002's top-p on datasets), and
-    a "random" row: the expected value of a random ranking (the mean of 100 shuffles of the scores, seed 0)."""
+    the random band: rows "random" (the mean), "random_low" and "random_high" (2.5 and 97.5 percentiles) over 100
+    shuffles of the first explanation's scores (seed 0)."""
     classifier, encoding = _model_and_input(explanations, model)
     config = config or PlausibilityConfig()
     rows = []
@@ -93,7 +94,10 @@ def plausibility(explanations: Explanations, rationale: Sequence[int], model: Te
     rng = np.random.default_rng(0)
     shuffled = [score_example(encoding, rng.permutation(explanations[0].word_scores), list(rationale), config).metrics
                 for _ in range(100)]
-    rows.append({"method": "random", **pd.DataFrame(shuffled).mean().to_dict()})
+    draws = pd.DataFrame(shuffled)
+    rows.append({"method": "random", **draws.mean().to_dict()})
+    rows.append({"method": "random_low", **draws.quantile(0.025).to_dict()})
+    rows.append({"method": "random_high", **draws.quantile(0.975).to_dict()})
     return pd.DataFrame(rows)
 
 

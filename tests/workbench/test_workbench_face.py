@@ -166,3 +166,28 @@ def test_an_inseq_output_imported_takes_the_last_step_summed_over_the_hidden_siz
 def test_tokens_of_another_tokenizer_are_refused_with_a_message(keyword_classifier):
     with pytest.raises(wb.UserFacingError, match="do not match"):
         wb.from_token_scores(keyword_classifier, TEXT, ["x", "y"], [0.1, 0.2], method="other")
+
+
+def test_plausibility_is_score_example_per_method_with_a_random_band(keyword_classifier, explained):
+    from evaluation.plausibility.metrics import PlausibilityConfig
+    from evaluation.plausibility.one_input import score_example
+
+    rationale = [0, 1, 0, 0, 0, 0]  # "excellent"
+    table = wb.plausibility(explained, rationale).set_index("method")
+    encoding = keyword_classifier.encode(TEXT)
+    for e in explained:
+        direct = score_example(encoding, e.word_scores, rationale, PlausibilityConfig()).metrics
+        assert table.loc[e.method_id, list(direct)].tolist() == pytest.approx(list(direct.values()), nan_ok=True)
+    numeric = table.loc[["random_low", "random", "random_high"]].select_dtypes("number").dropna(axis=1)
+    assert (numeric.loc["random_low"] <= numeric.loc["random"] + 1e-12).all()
+    assert (numeric.loc["random"] <= numeric.loc["random_high"] + 1e-12).all()
+
+
+def test_sanity_is_run_sanity_s_frame_with_its_chance_band(keyword_classifier):
+    from evaluation.sanity.one_input import run_sanity
+
+    e = wb.explain(keyword_classifier, TEXT, methods=["saliency"])
+    frame = wb.sanity(e)
+    direct = run_sanity(keyword_classifier, keyword_classifier.encode(TEXT), ["saliency"], target=e[0].target)
+    pd.testing.assert_frame_equal(frame[direct.frame().columns], direct.frame())
+    assert "chance_spearman_high" in frame.columns
