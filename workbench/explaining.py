@@ -3,6 +3,7 @@ methods that share a pass computing it once), so a notebook gets the numbers the
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -16,6 +17,11 @@ from models import TextClassifier, UserFacingError, cached_classifier
 from workbench.explanations import Explanations
 
 DEFAULT_METHODS = ("saliency", "integrated_gradients", "leave_one_out")
+# methods whose scores are linear in the explained output, so the explanation of "target rather than contrast"
+# (Yin & Neubig 2022, contrastive explanations) is the difference of the two classes' explanations, with the same
+# seed and samples; saliency (a norm), attention and the mask-learning methods are not
+CONTRASTABLE = ("integrated_gradients", "input_x_gradient", "deeplift", "gradient_shap", "leave_one_out",
+                "occlusion", "lime", "kernel_shap", "shapley_sampling", "partition_shap")
 
 
 def load_model(spec: str = "default", device: str | None = None) -> TextClassifier:
@@ -27,11 +33,13 @@ def load_model(spec: str = "default", device: str | None = None) -> TextClassifi
 
 def explain(model: TextClassifier | str, text: str, pair: str | None = None,
             methods: Sequence[str] | str = DEFAULT_METHODS, target: int | str | None = None,
-            params: dict[str, dict] | None = None) -> Explanations:
+            params: dict[str, dict] | None = None, contrast: int | str | None = None) -> Explanations:
     """Explain ``text`` (and ``pair``, the second segment of an NLI pair; a document is a long ``text``) with each
     of ``methods`` ("method" or "method:preset", e.g. ``"lime:ferret"``; ``workbench.methods()`` lists them) for
     class ``target`` (an index, a label name, or None for the predicted class).
 
+    ``contrast``: a second class; each explanation is then "why ``target`` rather than ``contrast``", the
+    difference of the two classes' explanations (only for methods linear in the explained output: ``CONTRASTABLE``).
     ``params``: method id -> parameter overrides, e.g. ``{"integrated_gradients": {"steps": 100}}``. Typed text is
     split as the datasets are (punctuation and n't become words), as on the app's sidebar. A method that cannot run
     (one that needs a masked LM or a trained attribution model not prepared) is left out, and ``.skipped`` says why.
@@ -44,6 +52,8 @@ def explain(model: TextClassifier | str, text: str, pair: str | None = None,
     pair = normalize_typed_text(pair) if pair is not None else None
     encoding = classifier.encode(text, pair)
     index = _target_index(classifier, target)
+    if contrast is not None:
+        return _contrasted(classifier, text, pair, methods, index, _target_index(classifier, contrast), params)
     results, skipped = {}, {}
     for batch in _unique_method_batches(methods):  # the planner keys results by method id
         choices = [_choice(spec, params or {}) for spec in batch]
@@ -67,6 +77,32 @@ def explain(model: TextClassifier | str, text: str, pair: str | None = None,
                "probabilities": {label: float(p) for label, p in zip(classifier.labels, probabilities)}}
     ordered = [results[spec] for spec in methods if spec in results]
     return Explanations(ordered, context, classifier=classifier, encoding=encoding, skipped=skipped)
+
+
+def _contrasted(classifier: TextClassifier, text: str, pair: str | None, methods: list[str], index: int | None,
+                contrast: int, params: dict[str, dict] | None) -> Explanations:
+    """Each method's explanation of ``index`` minus its explanation of ``contrast`` (same seed, same samples)."""
+    refused = [m for m in methods if parse_spec(m)[0] not in CONTRASTABLE]
+    if refused:
+        raise UserFacingError(f"A contrast class needs methods linear in the explained output ({', '.join(refused)} "
+                              f"is not); use {', '.join(CONTRASTABLE)}.")
+    if index is None:
+        index = int(np.argmax(classifier.proba_of(classifier.encode(text, pair))))
+    if index == contrast:
+        raise UserFacingError("The contrast class is the explained class; pick another one.")
+    fact = explain(classifier, text, pair, methods, index, params)
+    foil = explain(classifier, text, pair, methods, contrast, params)
+    contrasted = []
+    for a, b in zip(fact, foil):
+        label = f"{classifier.labels[index]} rather than {classifier.labels[contrast]}"
+        contrasted.append(replace(
+            a, word_scores=a.word_scores - b.word_scores, signed=True, method_label=f"{a.method_label} ({label})",
+            token_scores=None if a.token_scores is None or b.token_scores is None else a.token_scores - b.token_scores,
+            provenance={**a.provenance, "contrast": {"index": contrast, "label": classifier.labels[contrast],
+                                                     "how": "explanation of the target minus that of the contrast "
+                                                            "class (Yin & Neubig 2022)"}}))
+    return Explanations(contrasted, {**fact.context, "contrast": classifier.labels[contrast]}, classifier=classifier,
+                        encoding=fact.encoding, skipped={**fact.skipped, **foil.skipped})
 
 
 def _choice(spec: str, params: dict[str, dict]) -> MethodChoice:

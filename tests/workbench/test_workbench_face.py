@@ -191,3 +191,20 @@ def test_sanity_is_run_sanity_s_frame_with_its_chance_band(keyword_classifier):
     direct = run_sanity(keyword_classifier, keyword_classifier.encode(TEXT), ["saliency"], target=e[0].target)
     pd.testing.assert_frame_equal(frame[direct.frame().columns], direct.frame())
     assert "chance_spearman_high" in frame.columns
+
+
+def test_a_contrast_class_gives_leave_one_out_of_the_difference_of_the_two_classes_scores(keyword_classifier):
+    from explainers.scores import class_score
+    from models import Operator, perturbed_logits
+
+    e = wb.explain(keyword_classifier, TEXT, methods=["leave_one_out"], target=1, contrast=0,
+                   params={"leave_one_out": {"score": "probability"}})
+    encoding = keyword_classifier.encode(TEXT)
+    n = encoding.n_words
+    keep = np.ones((n + 1, n), dtype=bool)
+    keep[np.arange(1, n + 1), np.arange(n)] = False  # row 0 the input, row i + 1 without word i
+    logits = perturbed_logits(keyword_classifier, encoding, keep, Operator(e[0].provenance["removal_operator"]))
+    difference = class_score(logits, 1, "probability") - class_score(logits, 0, "probability")
+    np.testing.assert_allclose(e[0].word_scores, difference[0] - difference[1:], atol=1e-6)
+    with pytest.raises(wb.UserFacingError, match="linear"):
+        wb.explain(keyword_classifier, TEXT, methods=["saliency"], target=1, contrast=0)
