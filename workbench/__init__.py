@@ -23,7 +23,7 @@ from workbench.explaining import explain, load_model
 from workbench.explanations import Explanations, load
 from workbench.importers import from_ferret, from_inseq, from_token_scores
 from workbench.runs import DatasetRun, evaluate
-from workbench.scoring import agreement, faithfulness, plausibility, sanity, shape
+from workbench.scoring import agreement, compare_models, faithfulness, plausibility, sanity, shape
 
 __version__ = "0.34.0"
 
@@ -39,6 +39,6 @@ def metrics() -> list[str]:
 
 
 __all__ = ["DatasetRun", "Example", "Explanation", "Explanations", "FORMAT", "FormatError", "TextClassifier",
-           "UserFacingError", "agreement", "dataset", "evaluate", "explain", "faithfulness", "from_ferret",
+           "UserFacingError", "agreement", "compare_models", "dataset", "evaluate", "explain", "faithfulness", "from_ferret",
            "from_inseq", "from_token_scores", "load", "load_model", "methods", "metrics", "plausibility",
            "read_document", "sanity", "shape"]

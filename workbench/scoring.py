@@ -12,9 +12,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from corpora import normalize_typed_text
 from evaluation.agreement import MEASURES, agreement_matrix, shape_table
 from evaluation.faithfulness.one_input import evaluate_input
 from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS
+from evaluation.model_comparison import compare_models as _compare_models
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.plausibility.one_input import score_example
 from evaluation.sanity.one_input import run_sanity
@@ -121,3 +123,21 @@ def sanity(explanations: Explanations, mode: str = "cascading", model: TextClass
 def _name(e) -> str:
     preset = e.provenance.get("preset")
     return f"{e.method_id}:{preset}" if preset else e.method_id
+
+
+def compare_models(models: dict[str, TextClassifier | str] | Sequence[str], text: str, pair: str | None = None,
+                   methods: Sequence[str] = ("integrated_gradients",), measure: str = "spearman"
+                   ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """One input on several models (the Model comparison page, paper 003's cross-model agreement): the long table
+    (method, model, explained class, word, score) and, per method, models x models agreement of the word scores."""
+    named = {m: m for m in models} if not isinstance(models, dict) else dict(models)
+    classifiers = {name: load_model(m) if isinstance(m, str) else m for name, m in named.items()}
+    comparison = _compare_models(classifiers, normalize_typed_text(text),
+                                 normalize_typed_text(pair) if pair is not None else None, list(methods))
+    matrices = {}
+    for method in methods:
+        agreement_of = comparison.agreement(method, measure)
+        if agreement_of is not None:
+            matrices[method] = pd.DataFrame(agreement_of.matrix, index=agreement_of.labels,
+                                            columns=agreement_of.labels)
+    return comparison.scores_frame(), matrices

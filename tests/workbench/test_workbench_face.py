@@ -208,3 +208,14 @@ def test_a_contrast_class_gives_leave_one_out_of_the_difference_of_the_two_class
     np.testing.assert_allclose(e[0].word_scores, difference[0] - difference[1:], atol=1e-6)
     with pytest.raises(wb.UserFacingError, match="linear"):
         wb.explain(keyword_classifier, TEXT, methods=["saliency"], target=1, contrast=0)
+
+
+def test_compare_models_on_one_input_is_the_page_s_comparison(keyword_classifier, random_classifier):
+    from evaluation.model_comparison import compare_models
+
+    scores, matrices = wb.compare_models({"keyword": keyword_classifier, "random": random_classifier}, TEXT,
+                                         methods=["leave_one_out"])
+    direct = compare_models({"keyword": keyword_classifier, "random": random_classifier}, TEXT, None,
+                            ["leave_one_out"])
+    pd.testing.assert_frame_equal(scores, direct.scores_frame())
+    np.testing.assert_allclose(matrices["leave_one_out"].to_numpy(), direct.agreement("leave_one_out").matrix)
