@@ -19,6 +19,9 @@ sys.path.insert(0, str(ROOT))
 from bench.machine import describe  # noqa: E402
 
 CASES = {"torch + transformers": "import torch, transformers",
+         # what loading any model pays anyway: transformers imports its modeling code lazily, on first use
+         "torch + transformers + a model class": "import torch, transformers; "
+                                                 "from transformers import BertForSequenceClassification",
          "workbench": "import workbench",
          "workbench + a model": "import workbench; workbench.load_model('default-quick')"}
 TIMER = "import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
@@ -45,7 +48,7 @@ def main() -> None:
     floor = statistics.median(times["torch + transformers"])
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"{name:22s} median {median:6.2f} s  (min {min(values):.2f}, max {max(values):.2f})  "
+        print(f"{name:38s} median {median:6.2f} s  (min {min(values):.2f}, max {max(values):.2f})  "
               f"{median / floor:4.2f}x torch + transformers")
 
 
