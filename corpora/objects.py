@@ -62,7 +62,7 @@ def examples_from(source: Any, text_column: str = "text", label_column: str | No
     for field, column in mapping.items():
         if column is not None and field != "text" and column != field and column not in columns:
             raise DataError(f"{name}: no column '{column}' for the {field}s{listed}.")
-    rows = [(number, {field: _plain(row.get(column)) for field, column in mapping.items() if column is not None})
+    rows = [(number, {field: plain_cell(row.get(column)) for field, column in mapping.items() if column is not None})
             for number, row in enumerate(records, start=1)]
     examples = rows_to_examples(name, rows, label_names)
     return [replace(e, id=f"{name}:{i}", dataset=name) for i, e in enumerate(examples)]
@@ -74,10 +74,6 @@ def examples_rows(source: Any) -> list[dict]:
 
 
 def plain_cell(value):
-    return _plain(value)
-
-
-def _plain(value):
     """A cell as a user file gives it: NaN / None absent (as an empty CSV cell), numpy scalars as Python ones,
     arrays (a parquet list column) as lists."""
     if hasattr(value, "tolist"):
