@@ -175,3 +175,17 @@ def test_a_cells_seconds_include_its_share_of_the_window_hook(tmp_path):
     run_id = store.create_run("test", {"n": 3}, total=3, title="squares")
     assert run_cells(store, run_id, cells(3), square_cell, batch_hook=slow_hook).status == "finished"
     assert len(store.cell_seconds(run_id)) == 3 and min(store.cell_seconds(run_id)) >= 0.1
+
+
+def test_workers_start_with_the_runtime_variables_and_the_parent_gets_its_environment_back(monkeypatch):
+    """A library user never ran prepare_runtime: the variables are there while workers start, and gone after."""
+    import settings
+    from evaluation.runs.process_executor import launch_environment
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    before = dict(os.environ)
+    env = settings.runtime_environment()
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE"
+    with launch_environment(env):
+        assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert dict(os.environ) == before
