@@ -247,12 +247,18 @@ def prepare_runtime() -> None:
     - OMP_WAIT_POLICY=PASSIVE: with torch's default busy-waiting OpenMP threads, small ops get ~1000x
       slower as soon as another process uses the second core (shared/notes/stack-probe.md section 6).
     """
+    for name, value in runtime_environment().items():
+        os.environ.setdefault(name, value)
+
+
+def runtime_environment() -> dict[str, str]:
+    """The variables ``prepare_runtime`` sets (those not set already), e.g. for worker processes that import torch
+    before any code of theirs runs (issue 34: importing the library sets none of them)."""
+    wanted = {"OMP_WAIT_POLICY": "PASSIVE", "TOKENIZERS_PARALLELISM": "false",
+              "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
     if not allow_hub():
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+        wanted = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **wanted}
+    return {name: value for name, value in wanted.items() if name not in os.environ}
 
 
 def torch_threads() -> int | None:

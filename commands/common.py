@@ -16,6 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from corpora import DataError
+from corpora.registry import with_columns
 from explainers import REGISTRY, ParamError, parse_spec
 from explainers.params import schema
 from evaluation.runs.jobs import EXECUTORS, run_cells
@@ -39,8 +40,32 @@ def help_text(text: str) -> str:
     return text.replace("%", "%%")
 
 
+def add_column_options(parser: argparse.ArgumentParser) -> None:
+    """--text-column / --label-column / --pair-column of every dataset command: the columns of a ``file:`` dataset
+    (csv, tsv, jsonl, parquet) that hold the texts, gold labels and second segments, when not named text / label /
+    pair (issue 34). They become part of the dataset id (``corpora.registry.with_columns``)."""
+    parser.add_argument("--text-column", default=None, help="the file's column of texts (default: text)")
+    parser.add_argument("--label-column", default=None, help="the file's column of gold labels (default: label)")
+    parser.add_argument("--pair-column", default=None, help="the file's column of second segments (default: pair)")
+
+
+def apply_column_options(args) -> None:
+    """Write the column options into every dataset id the command reads (``--dataset``, ``--train-data``, ...)."""
+    columns = {"text": getattr(args, "text_column", None), "label": getattr(args, "label_column", None),
+               "pair": getattr(args, "pair_column", None)}
+    if not any(columns.values()):
+        return
+    for name in ("dataset", "train_data", "test_data"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value.startswith("file:"):
+            setattr(args, name, with_columns(value, **columns))
+        elif name == "dataset" and value is not None:
+            with_columns(value, **columns)  # raises: column options name a file's columns
+
+
 def run_command(handler, args) -> int:
     try:
+        apply_column_options(args)
         return handler(args) or 0
     except (UserFacingError, DataError, ParamError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -187,6 +212,7 @@ def add_input_options(parser: argparse.ArgumentParser, limit: int, limit_help: s
     parser.add_argument("--limit", type=int, default=limit, help=limit_help)
     parser.add_argument("--text", default=None, help=f"{one_input} one input instead of a dataset")
     parser.add_argument("--pair", default=None, help="second segment for --text")
+    add_column_options(parser)
 
 
 def job_progress(desc: str, unit: str, total: int | None = None):

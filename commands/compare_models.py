@@ -29,6 +29,7 @@ from explainers import ParamError, label_for
 from models import load_classifier
 from models.prepare import ZOO
 
+from commands.common import add_column_options
 from commands.common import (add_executor_flag, check_out, help_text, job_progress, parse_method_specs, print_json,
                              write_out)
 
@@ -41,6 +42,7 @@ def add_parser(subparsers) -> None:
     defaults = mcd.ComparisonConfig()
     parser.add_argument("--models", default=",".join(ZOO),
                         help="comma-separated built-in names, folders or hub ids (default: the offline zoo)")
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
     parser.add_argument("--dataset", default="sst2:dev", help="dataset of the faithfulness and sanity checks")
     parser.add_argument("--limit", type=int, default=defaults.limit,
                         help="examples per check (each check's own limit below overrides it)")

@@ -20,6 +20,7 @@ from evaluation.errors.embedding_map import embed_dataset, project
 from evaluation.errors.report import MAX_EXPLAINED, error_report
 from evaluation.errors.slices import MIN_COUNT, TOP_K
 
+from commands.common import add_column_options
 from commands.common import add_output_options, check_out, job_progress, print_json, write_out
 
 SHOWN = 10  # errors and words printed in the human-readable summary
@@ -28,6 +29,7 @@ SHOWN = 10  # errors and words printed in the human-readable summary
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("errors", help="error analysis: predictions, the errors' top words, shortcut words")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
     parser.add_argument("--dataset", default="sst2:dev", help="name:split (sst2:dev, mr:all, ...) or file:PATH")
     parser.add_argument("--method", default="leave_one_out", help="method id or method:preset that explains the "
                                                                   "errors (see `cli.py methods`)")

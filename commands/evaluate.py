@@ -40,6 +40,7 @@ from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.f_fidelity import FFidOptions
 from evaluation.agreement_dataset import AgreementOptions, with_settings
 
+from commands.common import add_column_options
 from commands.common import (add_executor_flag, add_output_options, add_schema_flags, check_out, help_text,
                              job_progress, parse_method_specs, print_json, schema_values, write_out)
 
@@ -53,6 +54,7 @@ PLAUSIBILITY = "plausibility-"  # prefix of the plausibility metrics' flags (--p
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("evaluate", help="faithfulness / plausibility metrics of methods over a dataset")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
     parser.add_argument("--dataset", default="sst2:dev",
                         help="name:split (sst2:dev, eraser-movies:validation, known-feature:dev, ...) or file:PATH")
     parser.add_argument("--limit", type=int, default=200, help="first N examples (0 = all)")

@@ -13,6 +13,7 @@ from corpora import normalize_typed_text
 from explainers import create, parse_spec
 from evaluation.targets import cli_contrast
 from explainers.cache import DEFAULT_CACHE, explain_cached
+from explainers.export import explanations_document
 from models import UserFacingError, load_classifier
 
 from commands.common import (add_method_options, add_output_options, check_out, parse_method_options,
@@ -83,13 +84,14 @@ def handle(args) -> int:
                 raise
             errors[spec] = str(error)
             tqdm.write(f"skipped {spec}: {error}", file=sys.stderr)
-    report = {
-        "model": classifier.describe(), "text": encoding.text, "pair": encoding.pair,
-        "truncated_tokens": encoding.truncated_tokens,
-        "prediction": {label: float(p) for label, p in zip(classifier.labels, probabilities)},
-        "predicted": classifier.labels[int(np.argmax(probabilities))],
-        "explanations": [e.to_dict() for e in explanations], "skipped": errors,
-    }
+    prediction = {label: float(p) for label, p in zip(classifier.labels, probabilities)}
+    predicted = classifier.labels[int(np.argmax(probabilities))]
+    # the one versioned layout of the app and the library (explainers/export.py), with the command's own fields
+    report = explanations_document(
+        explanations, context={"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,
+                               "pair": encoding.pair, "predicted": predicted, "probabilities": prediction},
+        model=classifier.describe(), text=encoding.text, pair=encoding.pair,
+        truncated_tokens=encoding.truncated_tokens, prediction=prediction, predicted=predicted, skipped=errors)
     if out:
         write_out(out, report, words_table(explanations))
     if args.json:

@@ -22,6 +22,7 @@ from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
 from evaluation.report_card_html import card_html, interval_text, reference_text
 
+from commands.common import add_column_options
 from commands.common import check_out, help_text, parse_method_specs, print_json, write_out
 
 OUT_FORMATS = (".json", ".html")
@@ -32,6 +33,7 @@ def add_parser(subparsers) -> None:
                                                        "by written rules and an ordering with its reasoning")
     defaults = CardConfig()
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
     parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, file:/x.csv")
     parser.add_argument("--limit", type=int, default=defaults.limit,
                         help="examples of the faithfulness and agreement checks")

@@ -18,7 +18,7 @@ from pathlib import Path
 import settings
 from corpora.records import DataError
 
-SUFFIXES = (".csv", ".tsv", ".jsonl", ".json")
+SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")  # parquet: issue 34
 NOT_AVAILABLE = ("This file is not available on this shared server. Choose a built-in dataset, upload a file, or "
                  "pick one of the files the administrator shared.")
 
@@ -64,7 +64,7 @@ def _local_file(text: str) -> Path:
     if not text.strip():
         raise DataError("No file given: write file:<path to a .csv, .tsv or .jsonl file>.")
     if path.suffix.lower() not in SUFFIXES:
-        raise DataError(f"{path.name}: unsupported file type; use .csv, .tsv or .jsonl.")
+        raise DataError(f"{path.name}: unsupported file type; use .csv, .tsv, .jsonl or .parquet.")
     try:
         if not path.exists():
             raise DataError(f"No file at {path}. Check the path (it is read on the machine the app runs on).")

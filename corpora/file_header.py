@@ -68,7 +68,7 @@ def missing_text_column(name: str, n_columns: int) -> str:
             f"'rationale'), or choose another file.")
 
 
-def check_header(path: str | Path) -> None:
+def check_header(path: str | Path, text_column: str = "text") -> None:
     """DataError (naming the missing column and how to fix it) when the file's first row has no ``text`` column,
     or the file has no row at all."""
     path = Path(path)
@@ -76,5 +76,8 @@ def check_header(path: str | Path) -> None:
     if columns == []:
         raise DataError(f"{path.name}: no rows found. A dataset file has a first row naming its columns ('text', "
                         f"optional 'label', 'pair', 'rationale') and one row per example.")
-    if columns is not None and "text" not in columns:
+    if columns is not None and text_column not in columns:
+        if text_column != "text":  # the user's option value is named, never the file's own headers
+            raise DataError(f"{path.name}: no text column '{text_column}' in the first row; check the column options "
+                            f"(--text-column, --label-column, --pair-column).")
         raise DataError(missing_text_column(path.name, len(columns)))

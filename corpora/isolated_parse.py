@@ -58,10 +58,11 @@ def _limit_self(seconds: float, memory_mb: float) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _child(conn: Connection, path: str, label_names, max_rows: int, seconds: float, memory_mb: float) -> None:
+def _child(conn: Connection, path: str, label_names, max_rows: int, seconds: float, memory_mb: float,
+           columns: dict[str, str] | None = None) -> None:
     try:
         _limit_self(seconds, memory_mb)
-        examples = load_user_file(path, label_names=label_names, max_rows=max_rows,
+        examples = load_user_file(path, label_names=label_names, max_rows=max_rows, columns=columns,
                                   progress=lambda share, rows: conn.send(("progress", share, rows)))
         for start in range(0, len(examples), CHUNK):  # in pieces: the caller never unpickles all at once
             conn.send(("examples", examples[start:start + CHUNK]))
@@ -78,7 +79,8 @@ def main() -> None:
     """The worker: ``python -c WORKER FD JSON``; answers on the pipe's writing end FD."""
     fd, spec = int(sys.argv[1]), json.loads(sys.argv[2])
     labels = tuple(spec["labels"]) if spec["labels"] is not None else None
-    _child(Connection(fd, readable=False), spec["path"], labels, spec["max_rows"], spec["seconds"], spec["memory_mb"])
+    _child(Connection(fd, readable=False), spec["path"], labels, spec["max_rows"], spec["seconds"], spec["memory_mb"],
+           spec.get("columns"))
 
 
 def _limit_message(name: str, what: str, seconds: float, memory_mb: float) -> str:
@@ -91,12 +93,14 @@ def _limit_message(name: str, what: str, seconds: float, memory_mb: float) -> st
 
 
 def parse_in_worker(path: str | Path, label_names: tuple[str, ...] | None, max_rows: int, seconds: float,
-                    memory_mb: float, progress: Progress | None = None) -> list[Example]:
+                    memory_mb: float, progress: Progress | None = None,
+                    columns: dict[str, str] | None = None) -> list[Example]:
     """``load_user_file(path, label_names, max_rows)`` run in a worker process within the limits (module doc)."""
     name = Path(path).name
     read_end, write_end = os.pipe()
     spec = {"path": str(Path(path).resolve()), "labels": list(label_names) if label_names is not None else None,
-            "max_rows": max_rows, "seconds": seconds, "memory_mb": memory_mb}
+            "max_rows": max_rows, "seconds": seconds, "memory_mb": memory_mb,
+            "columns": columns or None}
     try:
         worker = subprocess.Popen([sys.executable, "-c", WORKER, str(write_end), json.dumps(spec)],
                                   cwd=ROOT, pass_fds=(write_end,), stdin=subprocess.DEVNULL)

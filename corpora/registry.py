@@ -6,6 +6,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
+from urllib.parse import parse_qsl, urlencode
 
 import settings
 from corpora import file_access
@@ -19,7 +20,10 @@ from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
 from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
 from corpora.isolated_parse import parse_in_worker
+from corpora.objects import examples_from
 from corpora.user_file import Progress, load_user_file
+
+COLUMN_FIELDS = ("text", "label", "pair", "rationale")  # file:PATH?text=sentence&label=gold names the columns
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,32 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
     return name, split or DATASETS[name].default_split
 
 
+def with_columns(dataset_id: str, **columns: str | None) -> str:
+    """``file:PATH`` with the columns that hold the texts, labels, pairs, rationales (issue 34; ``--text-column``
+    ...): ``file:/x.csv?text=sentence&label=gold``. The mapping is part of the id, so a run and its workers read
+    the same columns, and two mappings of one file are two runs."""
+    given = {field: column for field, column in columns.items() if column}
+    if not given:
+        return dataset_id
+    name, split = parse_dataset_id(dataset_id)
+    if name != "file":
+        raise DataError(f"Column options (--text-column, --label-column, --pair-column) name the columns of a file; "
+                        f"'{dataset_id}' is a built-in dataset. Use file:PATH.")
+    path, mapping = file_columns(split)
+    return f"file:{path}?{urlencode({**mapping, **given})}"
+
+
+def file_columns(split: str) -> tuple[str, dict[str, str]]:
+    """The path and the column mapping of a ``file:`` id's rest (``/x.csv?text=sentence``)."""
+    path, _, query = split.partition("?")
+    mapping = dict(parse_qsl(query, keep_blank_values=False)) if query else {}
+    unknown = sorted(set(mapping) - set(COLUMN_FIELDS))
+    if unknown:
+        raise DataError(f"Unknown column field(s) {', '.join(unknown)} in the dataset id; the fields are "
+                        f"{', '.join(COLUMN_FIELDS)} (e.g. file:/x.csv?text=sentence&label=gold).")
+    return path, mapping
+
+
 def check_dataset_id(dataset_id: str) -> None:
     """Refuse, before any job starts, a dataset id that cannot be loaded: an unknown name or split, or a
     ``file:`` path ``file_access`` does not allow, or a file whose first row has no ``text`` column (DataError with
@@ -70,7 +100,10 @@ def check_dataset_id(dataset_id: str) -> None:
         raise DataError("No dataset given: choose a dataset (name:split, e.g. sst2:dev) or a file.")
     name, split = parse_dataset_id(dataset_id.strip())
     if name == "file":
-        check_header(file_access.readable_file(split))  # a readable file that is no dataset stops here too
+        path, columns = file_columns(split)
+        readable = file_access.readable_file(path)
+        if readable.suffix.lower() != ".parquet":  # a readable file that is no dataset stops here too
+            check_header(readable, text_column=columns.get("text", "text"))
     elif name == KNOWN_FEATURE:
         parse_known_feature_id(f"{name}:{split}")
     elif split not in DATASETS[name].splits:
@@ -90,18 +123,20 @@ _PARSED_ENTRIES = 2
 _PARSED_LOCK = threading.Lock()
 
 
-def _user_file(path, labels: tuple[str, ...] | None, isolated: bool, progress) -> list[Example]:
+def _user_file(path, labels: tuple[str, ...] | None, isolated: bool, progress,
+               columns: dict[str, str] | None = None) -> list[Example]:
     stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns, labels, settings.upload_rows())
+    key = (str(path), stat.st_size, stat.st_mtime_ns, labels, settings.upload_rows(),
+           tuple(sorted((columns or {}).items())))
     with _PARSED_LOCK:
         if key in _PARSED:
             _PARSED.move_to_end(key)
             return list(_PARSED[key])
     if isolated:
         examples = parse_in_worker(path, labels, settings.upload_rows(), settings.parse_seconds(), settings.parse_mb(),
-                                   progress)
+                                   progress, columns)
     else:
-        examples = load_user_file(path, label_names=labels, progress=progress)
+        examples = load_user_file(path, label_names=labels, progress=progress, columns=columns)
     with _PARSED_LOCK:
         _PARSED[key] = tuple(examples)
         while len(_PARSED) > _PARSED_ENTRIES:
@@ -122,9 +157,16 @@ def load_dataset(dataset_id: str, limit: int | None = None,
     """
     name, split = parse_dataset_id(dataset_id)
     if name == "file":
-        path = file_access.readable_file(split)
-        labels = tuple(label_names) if label_names is not None else None
-        examples = _user_file(path, labels, settings.shared_mode() if isolated is None else isolated, progress)
+        path, columns = file_columns(split)
+        readable = file_access.readable_file(path)
+        names = tuple(label_names) if label_names is not None else None
+        if readable.suffix.lower() == ".parquet":
+            examples = examples_from(str(readable), **{f"{field}_column": columns.get(field, field)
+                                                       for field in COLUMN_FIELDS},
+                                     label_names=names, name=readable.name, max_rows=settings.upload_rows())
+        else:
+            examples = _user_file(readable, names, settings.shared_mode() if isolated is None else isolated,
+                                  progress, columns)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

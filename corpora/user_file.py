@@ -192,8 +192,12 @@ def label_index(value, names: tuple[str, ...], from_model: bool) -> int | None:
 # ----- the file ---------------------------------------------------------------------------------------------
 def load_user_file(path: str | Path, content: str | None = None,
                    label_names: tuple[str, ...] | list[str] | None = None,
-                   max_rows: int | None = None, progress: Progress | None = None) -> list[Example]:
+                   max_rows: int | None = None, progress: Progress | None = None,
+                   columns: dict[str, str] | None = None) -> list[Example]:
     """Read and validate a user file (``content`` lets an upload be read without touching disk).
+
+    ``columns``: field -> the file's column for it (text / label / pair / rationale; issue 34's --text-column ...),
+    when the file does not use the field names themselves.
 
     ``label_names``: the labels of the model the file is used with (give them whenever a model is known:
     gold labels are then that model's class indices); None reads the file on its own. ``max_rows``: the most
@@ -208,11 +212,28 @@ def load_user_file(path: str | Path, content: str | None = None,
             content, note = decoded.text, decoded.note
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
+    mapping = {field: column for field, column in (columns or {}).items() if column}
     columns, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows, progress)
     if not rows:
         raise DataError(f"{path.name}: no rows found.")
+    if mapping:
+        missing = [f"{field} column '{column}'" for field, column in mapping.items() if column not in columns]
+        if missing:  # the user's option values are named, never the file's own headers
+            raise DataError(f"{path.name}: no {', no '.join(missing)} in the first row; check the column options "
+                            f"(--text-column, --label-column, --pair-column).")
+        rows = [(line, {field: row.get(mapping.get(field, field)) for field in ("text", "label", "pair", "rationale")
+                        if mapping.get(field, field) in row}) for line, row in rows]
+        columns = ["text"]
     if "text" not in columns:
         raise DataError(missing_text_column(path.name, len(columns)))
+    return rows_to_examples(path.name, rows, label_names, note)
+
+
+def rows_to_examples(name: str, rows: list[tuple[int, dict]], label_names: tuple[str, ...] | list[str] | None = None,
+                     note: str | None = None) -> list[Example]:
+    """Validated examples from ``(line, row)`` pairs whose keys are text / label / pair / rationale: a file's rows,
+    or Python records (``corpora/objects.py``); every malformed row is reported, none dropped."""
+    path = Path(name)
     from_model = label_names is not None
     names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []

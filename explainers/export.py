@@ -4,12 +4,19 @@ Both carry the raw scores and the scores as displayed (normalization, absolute v
 exactly what a heatmap showed; the JSON keeps every explanation's full provenance. A method selected on a
 metric (AML) carries its "tuned for <metric>" badge as a column (CSV) and a field (JSON): its scores on that metric
 are optimistic by construction, and a reader of the file should know it without the provenance.
+
+The JSON is one versioned layout for the command line, the app and the Python library (issue 34):
+``"format": "explanation-workbench/1"``, described by ``assets/schema/explanation-workbench-1.json``;
+``read_document`` reads it back, and also the two unversioned layouts written before it (the app's
+``context``/``display``/``explanations`` and ``cli.py explain --json``'s ``model``/``text``/``explanations``).
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 from explainers.aggregate import NORMALIZATION_LABELS
@@ -57,10 +64,17 @@ def scores_csv(explanations: Sequence[Explanation], normalization: str = "none",
     return out.getvalue()
 
 
-def scores_json(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False,
-                context: dict | None = None) -> str:
-    """JSON document: the input context, the display settings, and per method scores + provenance."""
-    document = {
+FORMAT = "explanation-workbench/1"
+SCHEMA_FILE = "assets/schema/explanation-workbench-1.json"
+
+
+def explanations_document(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False,
+                          context: dict | None = None, **extra) -> dict:
+    """The versioned document: format, the input context, the display settings, per method scores + provenance;
+    ``extra``: top-level fields a writer adds (the command line's model, prediction and skipped methods)."""
+    return {
+        "format": FORMAT,
+        **extra,
         "context": context or {},
         "display": {"normalization": normalization, "normalization_meaning": NORMALIZATION_LABELS[normalization],
                     "absolute": absolute},
@@ -68,4 +82,60 @@ def scores_json(explanations: Sequence[Explanation], normalization: str = "none"
                           "display_word_scores": [float(x) for x in e.scores("word", normalization, absolute)]}
                          for e in explanations],
     }
+
+
+def scores_json(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False,
+                context: dict | None = None) -> str:
+    """The versioned JSON document (``explanations_document``) as text."""
+    document = explanations_document(explanations, normalization, absolute, context)
     return json.dumps(document, indent=2, ensure_ascii=False, default=str)
+
+
+class FormatError(ValueError):
+    """A file that is not an explanations document this version can read; the message says what to do."""
+
+
+@dataclass
+class Document:
+    """What ``read_document`` gives back: the explanations and the context they were computed in."""
+
+    explanations: list[Explanation]
+    context: dict = field(default_factory=dict)
+    display: dict = field(default_factory=dict)
+    format: str = FORMAT  # the format read ("unversioned" for files written before explanation-workbench/1)
+
+
+def read_document(source: str | Path | dict) -> Document:
+    """A document written by ``explanations_document`` (a path, JSON text or the parsed dict), or an older
+    unversioned export of the app or the command line."""
+    if isinstance(source, dict):
+        data = source
+    else:
+        text = Path(source).read_text(encoding="utf-8") if isinstance(source, Path) or not str(source).lstrip(
+        ).startswith("{") else str(source)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise FormatError(f"Not a JSON document ({error.msg} at line {error.lineno}); export explanations with "
+                              f"the app's 'Scores + provenance (JSON)', `cli.py explain --json` or "
+                              f"Explanations.save().") from None
+    version = data.get("format") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(data.get("explanations"), list) or version not in (FORMAT, None):
+        what = f"format '{version}'" if version else "a document without a list of explanations"
+        raise FormatError(f"Cannot read {what}: this version reads '{FORMAT}' and the unversioned exports before "
+                          f"it. A run export ('explanation-workbench-run/1') is read by `cli.py roar --import FILE`."
+                          if version and str(version).startswith("explanation-workbench-run") else
+                          f"Cannot read {what}: this version reads '{FORMAT}' (and the unversioned exports "
+                          f"before it); write the file again with this version.")
+    context = dict(data.get("context") or {})
+    if version is None and "model" in data and "context" not in data:  # cli.py explain --json before the format
+        model = data.get("model") or {}
+        context = {"model": model.get("name"), "fingerprint": model.get("fingerprint"), "text": data.get("text"),
+                   "pair": data.get("pair"), "predicted": data.get("predicted"),
+                   "probabilities": data.get("prediction") or {}}
+    try:
+        explanations = [Explanation.from_dict(item) for item in data["explanations"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise FormatError(f"An explanation in the document is incomplete ({error!r}); the file may have been "
+                          f"edited or cut.") from None
+    return Document(explanations, context, dict(data.get("display") or {}), version or "unversioned")

@@ -21,6 +21,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.modeling_outputs import SequenceClassifierOutput
 
+import settings
 from corpora.records import word_spans
 
 from models.causal_bert import at_last_kept
@@ -196,8 +197,10 @@ def load_prompted(path: Path, device=None) -> PromptedClassifier:
     folder = (path.parent / location) if not Path(location).is_absolute() else Path(location)
     source = str(folder) if folder.exists() else location
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        lm = AutoModelForCausalLM.from_pretrained(source, attn_implementation="eager", use_safetensors=True)
+        local_only = not settings.allow_hub()  # offline by default without relying on HF_HUB_OFFLINE (issue 34)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
+        lm = AutoModelForCausalLM.from_pretrained(source, attn_implementation="eager", use_safetensors=True,
+                                                  local_files_only=local_only)
     except (OSError, ValueError) as error:
         raise ModelError(f"Cannot load the causal LM '{location}' of '{path}': {str(error).splitlines()[0]}") from error
     names = list(spec["labels"])

@@ -4,15 +4,16 @@ from __future__ import annotations
 import platform
 from functools import lru_cache
 
+import torch
+import numpy
+import transformers
+
 import settings
+from models.errors import ModelError
 
-settings.prepare_runtime()
-
-import torch  # noqa: E402  (after prepare_runtime: OMP and hub variables must be set before import)
-import numpy  # noqa: E402
-import transformers  # noqa: E402
-
-from models.errors import ModelError  # noqa: E402
+# No process environment is set here (issue 34): importing the library must leave a notebook's os.environ alone.
+# The entry points (cli.py, app.py, the worker processes) call settings.prepare_runtime() before torch is imported;
+# offline loading is the loaders' own choice (local_files_only unless settings.allow_hub()).
 
 
 def configure_torch() -> None:

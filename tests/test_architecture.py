@@ -7,9 +7,10 @@ import ast
 
 from conftest import ROOT
 
-PACKAGES = ("corpora", "models", "explainers", "evaluation", "ui", "commands")
-# corpora -> models -> explainers -> evaluation -> ui; commands sit beside ui (both read evaluation, never each other)
-LAYER = {"corpora": 0, "models": 1, "explainers": 2, "evaluation": 3, "ui": 4, "commands": 4}
+PACKAGES = ("corpora", "models", "explainers", "evaluation", "ui", "commands", "workbench")
+# corpora -> models -> explainers -> evaluation -> ui; commands sit beside ui (both read evaluation, never each other);
+# workbench, the Python library face (issue 34), sits on top like app.py (it draws with ui/figures, never Streamlit)
+LAYER = {"corpora": 0, "models": 1, "explainers": 2, "evaluation": 3, "ui": 4, "commands": 4, "workbench": 5}
 # function-local project imports kept on purpose (none today); each would need its reason at the import
 ALLOWED_LOCAL: set[str] = set()
 
@@ -101,6 +102,15 @@ def _imported_names(path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
     return names
+
+
+def test_the_library_face_reads_only_the_streamlit_free_figures_of_the_ui():
+    graph = import_graph(project_modules())
+    ui_used = {target for name, edges in graph.items() if name.startswith("workbench") for target in edges
+               if target.startswith("ui")}
+    assert ui_used and all(target.startswith("ui.figures.") for target in ui_used)
+    figures = {name: edges for name, edges in graph.items() if name.startswith("ui.figures")}
+    assert [name for name, edges in figures.items() if any(e.startswith("ui.widgets") for e in edges)] == []
 
 
 def test_no_import_cycle_between_project_modules():

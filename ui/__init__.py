@@ -1,3 +1,5 @@
-"""Streamlit building blocks: figures, widgets, the shared sidebar and cached loaders (no research logic)."""
+"""Streamlit building blocks: figures, widgets, the shared sidebar and cached loaders (no research logic).
 
-from ui import session_owner  # noqa: F401  (registers the session as the owner of the jobs pages start)
+`ui/figures/` imports no Streamlit (the Python library draws with it, issue 34); the session registers itself as
+the owner of the jobs pages start in `ui/widgets/__init__.py`.
+"""

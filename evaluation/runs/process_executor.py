@@ -20,6 +20,7 @@ import math
 import os
 import queue as queue_module
 import time
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
@@ -103,6 +104,23 @@ def _run_window(run_window, run_id: str, cells: list, work, batch_hook) -> tuple
     return stopped, store.results, os.getpid(), time.process_time()
 
 
+@contextmanager
+def launch_environment(env: dict[str, str]):
+    """``env`` in this process while workers start, restored after: a spawned worker inherits the environment as it
+    is when it starts and imports torch before its initializer runs, so the OMP and hub variables must be there then;
+    a library user's process keeps its own environment (issue 34)."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: int, total: int, progress,
                      should_stop, errors: dict[str, str], workers: int | None, eta, run_window,
                      largest_window: int = 32) -> tuple[bool, int]:
@@ -142,7 +160,9 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
                              initargs=(worker_environment(workers), channel, stop)) as pool:
-        futures = {pool.submit(_run_window, run_window, run_id, window, work, batch_hook): window for window in windows}
+        with launch_environment(settings.runtime_environment()):  # the workers start at the first submit
+            futures = {pool.submit(_run_window, run_window, run_id, window, work, batch_hook): window
+                       for window in windows}
         running = set(futures)
         while running:
             receive(0.25)  # sleeps until a cell arrives: the parent must not take the workers' cores

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from explainers import Explanation
 
-from ui.widgets.heatmap import Palette, active_palette
+from ui.figures.heatmap_html import Palette, active_palette
 
 SLIDE_WIDTH = 1280  # 16:9 at 720 p: the figure fits one slide
 SLIDE_HEIGHT = 720

@@ -4,19 +4,20 @@ Words are drawn in boxes whose width follows the word length; long inputs wrap i
 block showing every method, in the palette picked on the page (red-blue or the colour-blind-safe blue-orange),
 each row scaled by its own largest |score| (as on the page). The image carries the prediction under the title
 and both colour scales under the rows, so it reads on its own.
+
+No pyplot and no backend switch (issue 34): the figure is a ``matplotlib.figure.Figure`` on its own Agg canvas,
+so importing this module leaves a notebook's plotting backend and pyplot's figure list alone.
 """
 from __future__ import annotations
 
 import io
 
-import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from ui.widgets.heatmap import SIGNED_SCALE, UNSIGNED_SCALE, Palette, active_palette  # noqa: E402
+from ui.figures.heatmap_html import SIGNED_SCALE, UNSIGNED_SCALE, Palette, active_palette
 
 CHAR = 0.11  # inches per character at font size 9
 ROW = 0.32  # inches per method row
@@ -62,7 +63,7 @@ def _legend(axis, top: float) -> None:
 
 
 def heatmap_figure(explanations, normalization: str = "none", absolute: bool = False, title: str = "",
-                   prediction: str = "", words_per_block: int = 24, dpi: int = 110):
+                   prediction: str = "", words_per_block: int = 24, dpi: int = 110) -> Figure:
     """The matplotlib figure of the word-level heatmaps: title, prediction, one row per method, colour scales."""
     explanations = list(explanations)
     if not explanations:
@@ -78,7 +79,8 @@ def heatmap_figure(explanations, normalization: str = "none", absolute: bool = F
     block_height = (len(rows) + 0.8) * ROW
     header = (0.45 if title else 0.15) + (0.3 if prediction else 0.0)
     height = header + len(blocks) * block_height + 2 * LEGEND_ROW + 0.1
-    figure = plt.figure(figsize=(width, height), dpi=dpi)
+    figure = Figure(figsize=(width, height), dpi=dpi)
+    FigureCanvasAgg(figure)  # its own canvas: savefig and a notebook's display work without pyplot
     axis = figure.add_axes((0, 0, 1, 1))
     axis.set_xlim(0, width)
     axis.set_ylim(height, 0)
@@ -118,5 +120,4 @@ def heatmap_png(explanations, normalization: str = "none", absolute: bool = Fals
     figure = heatmap_figure(explanations, normalization, absolute, title, prediction, words_per_block, dpi)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
-    plt.close(figure)
     return buffer.getvalue()

@@ -204,3 +204,17 @@ def test_the_workers_cpu_counts_for_the_job_that_started_them(tmp_path):
     assert len(store.cells(run_id)) == 4
     charged = scheduler.cpu_last_hour("A") - own["thread"]
     assert charged >= 4 * 0.25  # the cells' CPU, plus each worker's start-up, none of it on the job's thread
+
+
+def test_workers_start_with_the_runtime_variables_and_the_parent_gets_its_environment_back(monkeypatch):
+    """A library user never ran prepare_runtime: the variables are there while workers start, and gone after."""
+    import settings
+    from evaluation.runs.process_executor import launch_environment
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    before = dict(os.environ)
+    env = settings.runtime_environment()
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE"
+    with launch_environment(env):
+        assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert dict(os.environ) == before
