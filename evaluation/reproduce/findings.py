@@ -40,9 +40,9 @@ class Budget:
 
 BUDGETS = {
     "tiny": Budget("tiny", seeds=(0, 1, 2), examples=6, train_limit=96, blocks=1, max_length=32, samples=16,
-                   attack_steps=3, zoo_blocks=(1, 2), causal=False, roar_ratios=(0.1,), roar_train=64,
+                   attack_steps=3, zoo_blocks=(1,), causal=False, roar_ratios=(0.1,), roar_train=64,
                    aml_budget={"train_size": 24, "validation_size": 8, "epochs": 1}),
-    "quick": Budget("quick", seeds=(0, 1, 2), examples=24, train_limit=1200, blocks=2, samples=50, attack_steps=50,
+    "quick": Budget("quick", seeds=(0, 1, 2), examples=16, train_limit=1200, blocks=2, samples=50, attack_steps=50,
                     zoo_blocks=(2, 4), causal=True, roar_ratios=(0.1, 0.2, 0.3), roar_train=600,
                     aml_budget={"train_size": 300, "validation_size": 60, "epochs": 2}),
     "full": Budget("full", seeds=(0, 1, 2, 3, 4), examples=872, train_limit=None, blocks=None, samples=1000,

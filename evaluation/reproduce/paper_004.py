@@ -95,7 +95,7 @@ FINDINGS = [
 
 WORDS = 20
 COSTS = {
-    "aml-comp-tuned-wins-comp": lambda b: (b.examples * (2 + 50 + 1000 + WORDS + 8 * 2), b.examples * 50),
+    "aml-comp-tuned-wins-comp": lambda b: (b.examples * (2 + 50 + b.samples + WORDS + 8 * 2), b.examples * 50),
     "aml-suff-tuned-wins-suff": lambda b: (0, 0),   # the same explanations, served from the cache
     "paml-faster-than-loo": lambda b: (0, 0),
 }

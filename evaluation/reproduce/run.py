@@ -110,12 +110,15 @@ def results(store: ResultStore, run_id: str) -> dict:
 
 
 # ----- the estimate (models/metering.py's cost model, before anything is loaded) --------------------------------
-def estimate(paper: str, budget: str) -> dict:
+def working_parameters(budget: Budget) -> int:
+    return BLOCK_PARAMETERS * (budget.blocks or 6) + HEAD_PARAMETERS
+
+
+def estimate(paper: str, budget: str, rate: float | None = None) -> dict:
     """Seconds per finding and in total, from each finding's passes per seed (training included) at the cold CPU
-    rate of the budget's model size: the estimate printed before a run starts."""
+    rate of the budget's model size (or ``rate``, units per second): the estimate printed before a run starts."""
     chosen = get_budget(budget)
-    blocks = chosen.blocks or 6
-    rate = cold_cpu_rate(BLOCK_PARAMETERS * blocks + HEAD_PARAMETERS, cpu_flops())
+    rate = rate or cold_cpu_rate(working_parameters(chosen), cpu_flops())
     per_finding = {}
     for finding in findings_for(paper, budget):
         forward, backward = paper_module(paper).COSTS[finding.id](chosen)
