@@ -32,6 +32,8 @@ def add_parser(subparsers) -> None:
     add_executor_flag(parser)
     parser.add_argument("--docs", default=str(DOCS), help="folder of the generated page (default docs/reproductions)")
     parser.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
+    parser.add_argument("--note", default="", help="a line added at the end of the page (e.g. that the machine was "
+                                                   "shared with other work while it ran)")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.set_defaults(handler=handle)
 
@@ -54,7 +56,7 @@ def handle(args) -> int:
                                        machine=describe())
     finally:
         bar.close()
-    path = write_page(store, summary.run_id, Path(args.docs), command_line(args))
+    path = write_page(store, summary.run_id, Path(args.docs), command_line(args), note=args.note)
     report = results(store, summary.run_id)
     if args.json:
         print_json({**report, "page": str(path)})

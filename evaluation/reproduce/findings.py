@@ -96,10 +96,12 @@ def verdict(claim: Claim, estimate: dict) -> tuple[str, str]:
     few = f" (only {n} seed{'s' if n != 1 else ''}: at least 3 are needed for an interval)" if n < 3 else ""
     if claim.value is not None:
         lo, hi = claim.value - claim.tolerance, claim.value + claim.tolerance
-        if high >= lo and low <= hi and not few:
-            return REPRODUCED, f"our interval [{low:.3g}, {high:.3g}] meets the paper's {claim.value:g} ± {claim.tolerance:g}"
+        if lo <= mean <= hi and high >= lo and low <= hi and not few:
+            return REPRODUCED, (f"our mean {mean:.3g} [{low:.3g}, {high:.3g}] is within the paper's {claim.value:g} "
+                                f"± {claim.tolerance:g}")
         if abs(mean - claim.value) <= 3 * max(claim.tolerance, 1e-12):
-            return PARTLY, f"our mean {mean:.3g} is near the paper's {claim.value:g} but the interval misses it{few}"
+            return PARTLY, (f"our mean {mean:.3g} [{low:.3g}, {high:.3g}] is near the paper's {claim.value:g} but "
+                            f"outside ± {claim.tolerance:g}{few}")
         return NOT, f"our mean {mean:.3g} is far from the paper's {claim.value:g} (± {claim.tolerance:g}){few}"
     side = "above" if claim.sign > 0 else "below"
     if (low > 0 if claim.sign > 0 else high < 0) and not few:

@@ -55,6 +55,7 @@ def markdown(report: dict, command: str) -> str:
                      and row["verdict"] != NOT_RUN else "")
                   + (f" Failed cells: {'; '.join(f'seed {s}: {e}' for s, e in row['errors'].items())}."
                      if row["errors"] else "")]
+    lines += ["", f"Not covered: {report['not_covered']}"]
     lines += ["", "## How it was run", "", f"    {command}", "",
               "Machine (bench/machine.py, as each cell recorded it):", ""]
     lines += [f"- {machine}" for machine in report["machines"]] or ["- not recorded"]

@@ -65,6 +65,10 @@ def im_drop(spec: dict) -> dict:
     return {"value": drops["im"] - drops["loo"], "details": drops}
 
 
+NOT_COVERED = ("Table 2 (ROAR, LOOempty vs IM at 10/20/30 %: `cli.py roar --preset paper-000-quick`), IM vs LOO "
+               "plausibility and head randomization over three classifiers (`cli.py sanity --check head --seeds 3`) "
+               "are not cells of this run yet.")
+
 FINDINGS = [
     Finding("deletion-favours-loo", "Deletion (words deleted) favours LOOempty over IM",
             "Table 1, BERT, SST-2: Deletion AUC IM 0.4732 vs LOOempty 0.4241 (lower is better): IM - LOOempty = "

@@ -76,6 +76,9 @@ def _findings() -> list[Finding]:
     return found
 
 
+NOT_COVERED = ("The thesis's Comp / Suff (Def. 2.1 / 2.2) and N(0, 1) layer randomization on every zoo model "
+               "(`cli.py compare-models --protocol paper-003`) are not cells of this run yet.")
+
 FINDINGS = _findings()
 WORDS, IG_POINTS = 20, 50
 COSTS = {f.id: (lambda b: (b.examples * (IG_POINTS + 200), b.examples * IG_POINTS)) for f in FINDINGS

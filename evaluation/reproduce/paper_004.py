@@ -78,6 +78,8 @@ def paml_speed(spec: dict) -> dict:
                         "leave-one-out seconds": scores["leave_one_out"]["seconds"]}}
 
 
+NOT_COVERED = ("fAML and the paper's other baselines (GXI, DeepLift, GradientShap) are not cells of this run yet.")
+
 FINDINGS = [
     Finding("aml-comp-tuned-wins-comp", "AML tuned for comprehensiveness is the more comprehensive",
             "Tables 1-2: AML selected on a metric is best on it (A-C column); here comp-tuned minus suff-tuned > 0",

@@ -106,7 +106,8 @@ def results(store: ResultStore, run_id: str) -> dict:
                      "skipped": skipped, "errors": errors})
     machines = sorted({cell.get("machine", "") for cell in cells.values() if cell.get("machine")})
     return {"paper": paper, "title": PAPERS[paper], "budget": budget, "run_id": run_id, "status": run["status"],
-            "done": run["done"], "total": run["total"], "rows": rows, "machines": machines}
+            "done": run["done"], "total": run["total"], "rows": rows, "machines": machines,
+            "not_covered": paper_module(paper).NOT_COVERED}
 
 
 # ----- the estimate (models/metering.py's cost model, before anything is loaded) --------------------------------
