@@ -29,25 +29,24 @@ class Budget:
     blocks: int | None       # MiniLM blocks kept in the seeded default model (None: all six)
     max_length: int = 64
     epochs: float = 1.0
+    lr: float = 1e-4
     samples: int = 50        # LIME / KernelSHAP samples
     attack_steps: int = 500
     zoo_blocks: tuple[int | None, ...] = (None, 4, 2)  # paper 003's size axis (None: the six-block default)
     causal: bool = True      # paper 003's architecture axis (the causal twin)
-    roar_ratios: tuple[float, ...] = (0.1, 0.2, 0.3)
-    roar_train: int = 2400
     aml_budget: dict = field(default_factory=dict)  # pAML's recipe overrides (evaluation/aml_training.py)
 
 
 BUDGETS = {
-    "tiny": Budget("tiny", seeds=(0, 1, 2), examples=6, train_limit=96, blocks=1, max_length=32, samples=16,
-                   attack_steps=3, zoo_blocks=(1,), causal=False, roar_ratios=(0.1,), roar_train=64,
+    "tiny": Budget("tiny", seeds=(0, 1, 2), examples=6, train_limit=96, blocks=1, max_length=32, lr=5e-4, samples=16,
+                   attack_steps=3, zoo_blocks=(1,), causal=False,
                    aml_budget={"train_size": 24, "validation_size": 8, "epochs": 1}),
-    "quick": Budget("quick", seeds=(0, 1, 2), examples=16, train_limit=1200, blocks=2, samples=50, attack_steps=50,
-                    zoo_blocks=(2, 4), causal=True, roar_ratios=(0.1, 0.2, 0.3), roar_train=600,
+    # 2 blocks learn SST-2 in 75 steps at lr 5e-4 (75.8 % held out, seed 0); at 1e-4 they stay at chance
+    "quick": Budget("quick", seeds=(0, 1, 2), examples=16, train_limit=2400, blocks=2, lr=5e-4, samples=50,
+                    attack_steps=50, zoo_blocks=(2,), causal=True,
                     aml_budget={"train_size": 300, "validation_size": 60, "epochs": 2}),
     "full": Budget("full", seeds=(0, 1, 2, 3, 4), examples=872, train_limit=None, blocks=None, samples=1000,
-                   attack_steps=500, zoo_blocks=(None, 4, 2), causal=True, roar_ratios=(0.1, 0.2, 0.3),
-                   roar_train=67349),
+                   attack_steps=500, zoo_blocks=(None, 4, 2), causal=True),
 }
 
 

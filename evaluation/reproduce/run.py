@@ -14,6 +14,7 @@ from models import ModelError
 from models.metering import cold_cpu_rate, cpu_flops, work_units
 
 from evaluation.reproduce.findings import BUDGETS, Budget, Finding, interval, verdict
+from evaluation.reproduce.seed_models import trained_models
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.runs.store import ResultStore
 
@@ -107,7 +108,7 @@ def results(store: ResultStore, run_id: str) -> dict:
     machines = sorted({cell.get("machine", "") for cell in cells.values() if cell.get("machine")})
     return {"paper": paper, "title": PAPERS[paper], "budget": budget, "run_id": run_id, "status": run["status"],
             "done": run["done"], "total": run["total"], "rows": rows, "machines": machines,
-            "not_covered": paper_module(paper).NOT_COVERED}
+            "not_covered": paper_module(paper).NOT_COVERED, "models": trained_models(get_budget(budget["name"]))}
 
 
 # ----- the estimate (models/metering.py's cost model, before anything is loaded) --------------------------------

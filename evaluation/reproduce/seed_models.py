@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from corpora import load_dataset
-from models.prepare import RECIPES, Recipe, finetune_and_save, models_dir
+from models.prepare import RECIPES, Recipe, finetune_and_save, models_dir, read_manifest
 from models.training import TrainConfig
 
 from evaluation.faithfulness import known_feature
@@ -33,7 +33,9 @@ def _lock(name: str):
 
 
 def _train_config(budget: Budget, seed: int) -> TrainConfig:
-    return TrainConfig(epochs=budget.epochs, lr=1e-4, batch_size=32, max_length=budget.max_length, seed=int(seed))
+    # word embeddings frozen, as default-quick's recipe: with a few hundred steps the small models learn (issue 37)
+    return TrainConfig(epochs=budget.epochs, lr=budget.lr, batch_size=32, max_length=budget.max_length, seed=int(seed),
+                       freeze_word_embeddings=budget.train_limit is not None)
 
 
 def sst_recipe(budget: Budget, seed: int, blocks: int | None = None, causal: bool = False) -> Recipe:
@@ -77,3 +79,23 @@ def known_feature_model(budget: Budget, seed: int, blocks: int | None = None, ca
     recipe = known_feature_recipe(budget, seed, blocks, causal)
     with _lock(known_feature.model_dir(recipe).name):
         return str(known_feature.prepare_known_feature_model(recipe, log=log))
+
+
+def trained_models(budget: Budget) -> list[dict]:
+    """The seeded models of a budget built so far (this budget's recipes only), with their held-out accuracy from
+    their manifests: the page lists them, since a model near chance makes every finding measured on it say little."""
+    shapes = {(budget.blocks, False)} | {(blocks, False) for blocks in budget.zoo_blocks}
+    if budget.causal:
+        shapes |= {(budget.zoo_blocks[0], True)}
+    found = []
+    for seed in budget.seeds:
+        for blocks, causal in sorted(shapes, key=str):
+            recipe = sst_recipe(budget, seed, blocks, causal)
+            folder = models_dir() / f"{recipe.name}-{recipe.key}"
+            twin = known_feature_recipe(budget, seed, blocks, causal)
+            for task, path in (("SST-2", folder), ("known feature", known_feature.model_dir(twin))):
+                if (path / "manifest.json").is_file():
+                    manifest = read_manifest(path)
+                    found.append({"model": path.name, "seed": seed, "task": task, "accuracy": manifest["accuracy"],
+                                  "eval_examples": manifest["eval_examples"]})
+    return found
