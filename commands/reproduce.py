@@ -42,12 +42,16 @@ def command_line(args) -> str:
     return f"python cli.py reproduce --paper {args.paper} --budget {args.budget} --executor {args.executor}"
 
 
+def duration(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} CPU-hours" if seconds >= 7200 else f"{seconds / 60:.1f} min"
+
+
 def handle(args) -> int:
     cost = estimate(args.paper, args.budget)
     print(f"estimate for paper {args.paper}, budget {args.budget} (models/metering.py's cold CPU rate; a shared "
-          f"machine is slower): {cost['total'] / 60:.1f} min", file=sys.stderr)
+          f"machine is slower): {duration(cost['total'])}", file=sys.stderr)
     for name, seconds in cost["per_finding"].items():
-        print(f"  {name}: {seconds / 60:.1f} min", file=sys.stderr)
+        print(f"  {name}: {duration(seconds)}", file=sys.stderr)
     if args.estimate_only:
         return 0
     bar, progress = job_progress(f"reproducing paper {args.paper}", "cell")
