@@ -17,7 +17,7 @@ from bench.machine import describe
 from evaluation.reproduce import BUDGETS, PAPERS, estimate, results, run_reproduce, table, write_page
 from evaluation.runs.store import ResultStore
 
-from commands.common import add_executor_flag, job_progress, print_json
+from commands.common import add_executor_flag, add_output_options, check_out, job_progress, print_json, write_out
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "reproductions"
 
@@ -25,7 +25,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "reproductions"
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("reproduce", help="run a paper's headline experiments over training seeds and "
                                                      "write its reproduction page (resumable)")
-    parser.add_argument("--paper", required=True, choices=list(PAPERS), help="which paper (shared/seeds/)")
+    parser.add_argument("--paper", default="000", choices=list(PAPERS), help="which paper (shared/seeds/; default 000)")
     parser.add_argument("--budget", default="quick", choices=list(BUDGETS),
                         help="tiny: one-block models trained in seconds (tests, a first look); quick: all five papers "
                              "within 3 hours on a 2-core CPU; full: the papers' sizes (a GPU or a Ray cluster)")
@@ -34,7 +34,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
     parser.add_argument("--note", default="", help="a line added at the end of the page (e.g. that the machine was "
                                                    "shared with other work while it ran)")
-    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    add_output_options(parser, "the findings", csv="one row per finding, as the page's table",
+                       json="the findings with every seed's value and details")
     parser.set_defaults(handler=handle)
 
 
@@ -47,6 +48,7 @@ def duration(seconds: float) -> str:
 
 
 def handle(args) -> int:
+    out = check_out(args.out)
     cost = estimate(args.paper, args.budget)
     print(f"estimate for paper {args.paper}, budget {args.budget} (models/metering.py's cold CPU rate; a shared "
           f"machine is slower): {duration(cost['total'])}", file=sys.stderr)
@@ -62,6 +64,8 @@ def handle(args) -> int:
         bar.close()
     path = write_page(store, summary.run_id, Path(args.docs), command_line(args), note=args.note)
     report = results(store, summary.run_id)
+    if out:
+        write_out(out, {**report, "page": str(path)}, table(report))
     if args.json:
         print_json({**report, "page": str(path)})
         return 0

@@ -8,7 +8,7 @@ masked-LM findings must say they were skipped and why.
 """
 from __future__ import annotations
 
-import os
+import json
 import re
 
 import numpy as np
@@ -102,10 +102,14 @@ def test_a_tiny_reproduce_run_resumes_and_its_page_is_the_stored_run(paper, repr
 
 def test_the_command_resumes_the_stored_run_and_writes_the_page(reproduce_cache, tmp_path, capsys):
     # paper 001's cells are stored by the test above (or computed now: under a second)
-    code = cli.main(["reproduce", "--paper", "001", "--budget", "tiny", "--docs", str(tmp_path), "--json"])
+    code = cli.main(["reproduce", "--paper", "001", "--budget", "tiny", "--docs", str(tmp_path), "--json",
+                     "--out", str(tmp_path / "findings.csv")])
     assert code == 0
     captured = capsys.readouterr()
     assert "estimate for paper 001" in captured.err
+    printed = json.loads(captured.out)
+    written = (tmp_path / "findings.csv").read_text().splitlines()
+    assert written[0].startswith("finding,paper,") and len(written) == 1 + len(printed["rows"])
     page = (tmp_path / "paper-001.md").read_text()
     assert "python cli.py reproduce --paper 001 --budget tiny --executor local" in page
     with pytest.raises(SystemExit):  # argparse's usage error, before any work
