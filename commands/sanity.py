@@ -1,7 +1,7 @@
 """`cli.py sanity`: model-randomization sanity checks over a dataset (or one text), with bootstrap 95 % CIs.
 
     python cli.py sanity --model default --dataset sst2:dev --limit 100 --methods saliency,input_x_gradient
-    python cli.py sanity --check head --seeds 0,1,2 --methods leave_one_out    # paper 000, Table A5
+    python cli.py sanity --check head --seeds 3 --methods leave_one_out        # paper 000, Table A5 (seeds 0, 1, 2)
     python cli.py sanity --text "a charming film" --methods saliency --json    # one input, every stage
     python cli.py sanity ... --out sanity.csv                                   # the per-stage table (.json: all)
     python cli.py sanity --measures emprt,smprt,repeatability --methods saliency,lime   # issue 18's measures
@@ -41,8 +41,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--mode", choices=list(randomize.MODES), default="cascading")
     parser.add_argument("--init", choices=list(randomize.INITS), default="model",
                         help="model: the model's own initialization; normal: N(0,1) for every parameter (paper 003)")
-    parser.add_argument("--seed", type=int, default=0, help="randomization seed (layers)")
-    parser.add_argument("--seeds", default="0,1,2", help="head seeds (paper 000 used three)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="one seed: the layer randomization's (default 0), or the head check's single seed")
+    parser.add_argument("--seeds", default=None,
+                        help="head seeds: a count (3 = seeds 0, 1, 2, as everywhere) or a list '0,4,7' "
+                             "(default 3; paper 000 used three); one seed is --seed N")
     parser.add_argument("--target", type=targets.cli_choice, default=targets.PREDICTED,
                         metavar="{predicted,gold,CLASS}", help=f"{targets.HELP} (explained at every stage)")
     parser.add_argument("--measure", choices=list(one_input.SIMILARITY_MEASURES), default="spearman",
@@ -57,7 +60,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--smprt-samples", type=int, default=None, help="sMPRT: noisy samples per stage (N)")
     parser.add_argument("--smprt-noise", type=float, default=None,
                         help="sMPRT: noise std as a share of the input embeddings' range")
-    parser.add_argument("--repeat-seeds", default="0,1,2,3,4", help="repeatability: the seeds each method runs with")
+    parser.add_argument("--repeat-seeds", default="5",
+                        help="repeatability: the seeds each method runs with, a count (5 = seeds 0..4) or a list")
     parser.add_argument("--data-randomization", action="store_true",
                         help="instead of randomizing weights: fine-tune a copy on permuted labels (built once, "
                              "cached) and compare each method's maps on the two models (Adebayo et al. 2018 sec. 4)")
@@ -76,8 +80,19 @@ def _methods(value: str | None) -> list[str]:
     return one_input.default_methods(REGISTRY) if value is None else parse_method_specs(value)
 
 
-def _seeds(value: str) -> list[int]:
-    return parse_seeds(value, name="--seeds")
+def _seeds(args) -> list[int]:
+    """The head check's seeds: --seeds is a count or a list, as in every command; --seed N alone is one seed."""
+    if args.seeds is not None and args.seed is not None:
+        raise ParamError("Give either --seeds (a count or a list) or --seed (one seed), not both.")
+    if args.seeds is None:
+        return [args.seed] if args.seed is not None else [0, 1, 2]
+    return parse_seeds(args.seeds, name="--seeds", count=True)
+
+
+def _layer_seed(args) -> int:
+    if args.seeds is not None and args.check == "layers":
+        raise ParamError("--seeds are the head check's seeds: the layer check takes one seed, --seed N.")
+    return 0 if args.seed is None else args.seed
 
 
 def _measures(value: str) -> list[str]:
@@ -103,7 +118,7 @@ def _smoothing(args) -> smprt.SmoothingOptions:
 
 
 def _repeat_seeds(value: str) -> list[int]:
-    seeds = parse_seeds(value, name="--repeat-seeds")
+    seeds = parse_seeds(value, name="--repeat-seeds", count=True)
     if len(seeds) < 2 or len(set(seeds)) != len(seeds):
         raise ParamError("--repeat-seeds needs at least two different seeds, e.g. 0,1,2,3,4.")
     return seeds
@@ -147,8 +162,8 @@ def handle(args) -> int:
         bar.refresh()
 
     store, summary = sanity_dataset.run_sanity_study(args.model, args.dataset, methods, limit=args.limit, check=args.check,
-                                            mode=args.mode, init=args.init, seed=args.seed,
-                                            seeds=_seeds(args.seeds), target=args.target, executor=args.executor,
+                                            mode=args.mode, init=args.init, seed=_layer_seed(args),
+                                            seeds=_seeds(args), target=args.target, executor=args.executor,
                                             progress=progress, measures=measures, smoothing=smoothing,
                                             repeat_seeds=repeat_seeds)
     bar.close()
@@ -186,7 +201,7 @@ def _data_randomization(args, methods: list[str], out) -> int:
     """Build (or find) the permuted-label model, then compare the maps on one text or over the dataset."""
     if args.steps < 1:
         raise ParamError("--steps must be at least 1.")
-    options = data_randomization.BuildOptions(steps=args.steps, seed=args.seed)
+    options = data_randomization.BuildOptions(steps=args.steps, seed=_layer_seed(args))
     bar = tqdm(total=None, desc="permuted-label model", unit="build", file=sys.stderr, disable=None)
     folder = data_randomization.build(args.model, args.train_data, options)
     bar.close()
@@ -306,14 +321,15 @@ def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat
     if args.check == "head":
         if measures:
             raise ParamError("--measures run with the layer check: use --check layers.")
-        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args.seeds), target=target,
+        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args), target=target,
                                           cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()
         report = {"provenance": result.provenance(), "rows": json.loads(frame.to_json(orient="records")),
                   "summary": json.loads(result.summary().to_json(orient="records")), "errors": result.errors}
     else:
-        result = one_input.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init, seed=args.seed,
+        result = one_input.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init,
+                                      seed=_layer_seed(args),
                                       target=target, cache=DEFAULT_CACHE, progress=progress)
         extra = _one_text_measures(classifier, encoding, methods, result, target, measures, smoothing,
                                    repeat_seeds, progress)

@@ -1,4 +1,4 @@
-"""bench/machine.py: the one line every benchmark prints about the machine its figures come from."""
+"""bench/machine.py (models/machine.py): the one line every benchmark prints about the machine its figures come from."""
 from __future__ import annotations
 
 import importlib.util

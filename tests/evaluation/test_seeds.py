@@ -9,7 +9,7 @@ from explainers import ParamError
 
 def test_lists_and_counts():
     assert parse_seeds("0, 4;7") == [0, 4, 7]
-    assert parse_seeds("3") == [3]  # a seed (sanity --seeds)
+    assert parse_seeds("3") == [3]  # a list of one (the pages' Seeds field)
     assert parse_seeds("3", count=True) == [0, 1, 2]  # a count (roar --seeds)
     assert parse_seeds("5,1", count=True) == [5, 1]
 

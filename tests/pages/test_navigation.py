@@ -11,14 +11,16 @@ import settings
 from conftest import ROOT
 
 PAGE_TITLES = ["Heatmaps", "Faithfulness", "Sanity checks", "ROAR", "Plausibility", "Counterfactuals",
-               "Error analysis", "Method cards", "Guided tour", "Adversarial", "Compare models", "Report card", "Jobs"]
+               "Error analysis", "Method cards", "Guided tour", "Adversarial", "Compare models", "Report card", "Jobs",
+               "Reproduce"]
 HEADINGS = {"1_Heatmaps.py": "Heatmaps", "2_Faithfulness.py": "Faithfulness", "3_Sanity_checks.py": "Sanity checks",
             "4_ROAR.py": "ROAR: remove and retrain", "5_Plausibility.py": "Plausibility",
             "6_Counterfactuals.py": "Masked-LM counterfactuals", "7_Error_analysis.py": "Error analysis",
             "8_Method_cards.py": "Method cards", "9_Guided_tour.py": "Guided tour",
             "10_Adversarial.py": "Adversarial attacks on explanations", "11_Compare_models.py": "Compare models",
             "13_Jobs.py": "Jobs",
-            "12_Report_card.py": "Report card"}
+            "12_Report_card.py": "Report card",
+            "14_Reproduce.py": "Reproduce the papers"}
 
 
 @pytest.fixture()

@@ -1,0 +1,45 @@
+"""What the papers' findings share: the project's dataset studies run (or reopened) as inner stored runs inside a
+reproduce cell, and the masked LM's availability (paper 000's IM and DeletionBERT need it)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from models import UserFacingError
+from models.mlm import load_filler
+
+from evaluation.report_card import run_study
+from evaluation.runs import runner
+from evaluation.runs.store import ResultStore
+
+NO_MLM = ("the offline masked LM is not prepared: run `python cli.py prepare-mlm`, then resume this run (it "
+          "recomputes only the cells that need it)")
+
+
+def mlm_missing() -> str | None:
+    """None when the masked LM loads, else the reason a finding that needs it is skipped."""
+    try:
+        load_filler()
+    except UserFacingError:
+        return NO_MLM
+    return None
+
+
+def evaluation_frame(spec: dict, model: str, dataset: str, methods: list[str], evaluators: list[str],
+                     options: dict | None = None, limit: int | None = None) -> pd.DataFrame:
+    """The per-example results frame of the project's dataset runner (``runner.results_frame``), run or reopened
+    in the reproduce run's store; no random orderings unless asked (the findings compare methods)."""
+    store = ResultStore(spec["store"])
+    budget = spec["budget"]
+    settings = {"random_orderings": 0, "seed": spec["seed"], **(options or {})}
+    run_id, _ = run_study(lambda s: runner.start_evaluation(model, dataset, methods, evaluators,
+                                                            limit or budget.examples, settings, s),
+                          runner.evaluate_example, store, runner.batched_gradient_passes)
+    return runner.results_frame(store, run_id)
+
+
+def mean(frame: pd.DataFrame, method: str, metric: str) -> float:
+    """A method's mean of a metric over the examples (ill-conditioned values left out, as the runner's summary)."""
+    part = frame[(frame["method"] == method) & (frame["metric"] == metric) & ~frame["ill_conditioned"]]
+    if part.empty:
+        raise UserFacingError(f"no value of {metric} for {method} (see the inner run's errors)")
+    return float(part["value"].mean())

@@ -1,0 +1,39 @@
+"""The Reproduce page with AppTest: paper 001 on the tiny budget started as a background job, its findings table
+(the generated page's) shown with a verdict per finding, the markdown download, and Stop / resume through the store."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+from evaluation.reproduce import findings_for, results
+from evaluation.runs.jobs import JOBS
+from evaluation.runs.store import ResultStore
+
+PAGE = "app_pages/14_Reproduce.py"
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_page_starts_a_reproduce_run_and_shows_its_findings(isolated_cache):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    at.selectbox(key="reproduce-paper").set_value("001").run()
+    at.selectbox(key="reproduce-budget").set_value("tiny").run()
+    assert any("Estimate" in c.value for c in at.caption)
+    at.button(key="reproduce-start").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    run_id = at.session_state["reproduce_run"]
+    JOBS.wait(run_id, timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    report = results(ResultStore(), run_id)
+    assert report["status"] == "finished" and report["done"] == report["total"] == 6
+    shown = at.dataframe[0].value
+    assert list(shown["finding"]) == [f.title for f in findings_for("001", "tiny")]
+    assert list(shown["verdict"]) == [row["verdict"] for row in report["rows"]]
+    assert list(shown["seeds"]) == [3, 3]
+    assert at.get("download_button")
