@@ -18,6 +18,7 @@ from models.runtime import library_versions
 from explainers.aggregate import aggregate_to_words
 from explainers.explanation import Explanation
 from explainers.params import ParamError, coerce, validate
+from explainers.windowed import by_windows, explain_in_windows
 
 FAMILIES = {
     "gradient": "Gradient-based",
@@ -110,7 +111,10 @@ class Explainer:
             if not 0 <= target < classifier.num_labels:
                 raise ParamError(f"Target class {target} does not exist; the model has classes "
                                  f"0..{classifier.num_labels - 1} ({', '.join(classifier.labels)}).")
-            result = self.attribute(classifier, encoding, target)
+            if by_windows(self, encoding):  # a long document: each window explained, overlaps blended
+                result = Attribution(**explain_in_windows(self, classifier, encoding, target))
+            else:
+                result = self.attribute(classifier, encoding, target)
         token_scores = None
         if result.token_scores is not None:
             token_scores = np.asarray(result.token_scores, dtype=np.float64)
@@ -136,7 +140,8 @@ class Explainer:
             "input": {"key": encoding.key, "tokens": encoding.n_tokens, "words": encoding.n_words,
                       "truncated_tokens": encoding.truncated_tokens,
                       "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)],
-                      **classifier.input_details(encoding)},
+                      **classifier.input_details(encoding),
+                      **({"windows": encoding.describe()} if hasattr(encoding, "windows") else {})},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
