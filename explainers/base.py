@@ -18,7 +18,7 @@ from models.runtime import library_versions
 from explainers.aggregate import aggregate_to_words
 from explainers.explanation import Explanation
 from explainers.params import ParamError, coerce, validate
-from explainers.windowed import by_windows, explain_in_windows
+from explainers.windowed import by_windows, explain_adapted
 
 FAMILIES = {
     "gradient": "Gradient-based",
@@ -112,7 +112,7 @@ class Explainer:
                 raise ParamError(f"Target class {target} does not exist; the model has classes "
                                  f"0..{classifier.num_labels - 1} ({', '.join(classifier.labels)}).")
             if by_windows(self, encoding):  # a long document: each window explained, overlaps blended
-                result = Attribution(**explain_in_windows(self, classifier, encoding, target))
+                result = Attribution(**explain_adapted(self, classifier, encoding, target))
             else:
                 result = self.attribute(classifier, encoding, target)
         token_scores = None
@@ -141,7 +141,8 @@ class Explainer:
                       "truncated_tokens": encoding.truncated_tokens,
                       "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)],
                       **classifier.input_details(encoding),
-                      **({"windows": encoding.describe()} if hasattr(encoding, "windows") else {})},
+                      **({"windows": encoding.describe()} if hasattr(encoding, "windows") else {}),
+                      **({"units": encoding.describe()} if hasattr(encoding, "groups") else {})},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }

@@ -18,12 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from models import Encoding
+from models.granularity import is_units
 from models.windows import DocumentEncoding, blend, is_document
 
 from explainers.aggregate import aggregate_to_words
 
 WHOLE_DOCUMENT_FAMILIES = ("perturbation", "mlm", "baseline", "ensemble")
 WHOLE_DOCUMENT_METHODS = ("marc",)  # its own segments (paper 002 App. A.1)
+REMOVAL_FAMILIES = ("perturbation", "mlm", "baseline")  # take sentences / spans as their players
 
 
 def reads_whole_document(explainer) -> bool:
@@ -31,8 +33,27 @@ def reads_whole_document(explainer) -> bool:
 
 
 def by_windows(explainer, encoding: Encoding) -> bool:
-    """True when this method explains this input window by window."""
+    """True when this method cannot run on this input as it is: a document it explains window by window, or
+    sentence / span units for a method that scores words (its word scores are summed per unit)."""
+    if is_units(encoding):
+        return explainer.family not in REMOVAL_FAMILIES
     return is_document(encoding) and not reads_whole_document(explainer)
+
+
+def explain_adapted(explainer, classifier, encoding: Encoding, target: int) -> dict:
+    """What ``by_windows`` asks for, as the fields of an ``Attribution``."""
+    if not is_units(encoding):
+        return explain_in_windows(explainer, classifier, encoding, target)
+    base = encoding.base
+    if by_windows(explainer, base):
+        inner = explain_in_windows(explainer, classifier, base, target)
+    else:
+        attribution = explainer.attribute(classifier, base, target)
+        inner = {"word_scores": word_scores_of(attribution, base, explainer.word_aggregation),
+                 "baseline": attribution.baseline, "details": attribution.details, "warnings": attribution.warnings}
+    per_unit = np.bincount(encoding.unit_of_word, weights=inner["word_scores"], minlength=len(encoding.groups))
+    return {**inner, "word_scores": per_unit,
+            "details": {**inner["details"], "units": "word scores summed per unit (the method scores words)"}}
 
 
 def word_scores_of(attribution, encoding: Encoding, aggregation: str) -> np.ndarray:

@@ -100,7 +100,8 @@ class DocumentEncoding(Encoding):
 
 
 def is_document(encoding: Encoding) -> bool:
-    return isinstance(encoding, DocumentEncoding)
+    """A document read in windows, itself or under sentence / span units (``models/granularity.py``)."""
+    return isinstance(encoding, DocumentEncoding) or isinstance(getattr(encoding, "base", None), DocumentEncoding)
 
 
 def aggregate(window_logits: np.ndarray, how: str) -> np.ndarray:
