@@ -14,6 +14,7 @@ import numpy as np
 
 from models import Encoding, Operator, TextClassifier, metered, resolve_operator
 from models.runtime import library_versions
+from models.windows import is_document
 
 from explainers.aggregate import aggregate_to_words
 from explainers.explanation import Explanation
@@ -141,7 +142,7 @@ class Explainer:
                       "truncated_tokens": encoding.truncated_tokens,
                       "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)],
                       **classifier.input_details(encoding),
-                      **({"windows": encoding.describe()} if hasattr(encoding, "windows") else {}),
+                      **({"windows": getattr(encoding, "base", encoding).describe()} if is_document(encoding) else {}),
                       **({"units": encoding.describe()} if hasattr(encoding, "groups") else {})},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
