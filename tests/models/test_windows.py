@@ -158,3 +158,19 @@ def test_reuse_runs_only_the_windows_a_removal_touches(keyword_classifier):
     touched = sum(len(w.words) for w in doc.windows)  # a word's row re-runs each window that holds it
     assert reused.forward_passes == touched + len(doc.windows)  # + the unperturbed windows once
     assert every.forward_passes == doc.n_words * len(doc.windows)
+
+
+def test_every_method_explains_every_word_of_a_document(keyword_classifier):
+    from explainers import REGISTRY
+
+    doc = encode_document(keyword_classifier, document(150, keyword_at=100))
+    small = {"lime": {"n_samples": 30}, "kernel_shap": {"n_samples": 30}, "shapley_sampling": {"n_samples": 2},
+             "marc": {"max_steps": 3}, "integrated_gradients": {"n_steps": 4}, "smoothgrad": {"n_samples": 2},
+             "gradient_shap": {"n_samples": 2}, "partition_shap": {"max_evals": 60}}
+    skipped = {m for m, cls in REGISTRY.items() if cls.needs_mlm or cls.trains or cls.family == "ensemble"}
+    for method_id in sorted(set(REGISTRY) - skipped):
+        params = {k: v for k, v in small.get(method_id, {}).items()
+                  if k in REGISTRY[method_id].Params.__dataclass_fields__}
+        explanation = create(method_id, **params).explain(keyword_classifier, doc, target=1)
+        assert len(explanation.word_scores) == 150, method_id
+        assert np.isfinite(explanation.word_scores).all(), method_id
