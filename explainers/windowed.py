@@ -15,6 +15,8 @@ Two ways, by what a method needs:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from models import Encoding
@@ -74,3 +76,32 @@ def explain_in_windows(explainer, classifier, document: DocumentEncoding, target
             "details": {"windows": document.describe(), "explained": "per window, overlaps blended linearly",
                         "window_details": [a.details for a in attributions][:3]},
             "warnings": warnings}
+
+
+# ----- cost (explainers/plan.py) ---------------------------------------------------------------------------------
+def one_pass_input(encoding: Encoding) -> Encoding:
+    """What one forward pass reads: a document's first window, else the input itself."""
+    if not is_document(encoding):
+        return encoding
+    return getattr(encoding, "base", encoding).windows[0].encoding
+
+
+def tokens_per_pass(encoding: Encoding) -> int:
+    return one_pass_input(encoding).n_tokens
+
+
+def estimate_passes(explainer, encoding: Encoding) -> tuple[int, int]:
+    """Expected (forward, backward) window passes: per-window methods add their windows' passes; removal methods'
+    rows re-run the windows that hold the removed words (about the overlap share more than one per row), plus the
+    unperturbed windows; MaRC optimizes every segment."""
+    if not is_document(encoding):
+        return explainer.estimate_passes(encoding)
+    document = getattr(encoding, "base", encoding)
+    if by_windows(explainer, document):
+        passes = [explainer.estimate_passes(w.encoding) for w in document.windows]
+        return sum(f for f, _ in passes), sum(b for _, b in passes)
+    forward, backward = explainer.estimate_passes(encoding)
+    if explainer.id in WHOLE_DOCUMENT_METHODS:
+        return forward * len(document.windows), backward * len(document.windows)
+    coverage = sum(len(w.words) for w in document.windows) / max(1, document.n_words)
+    return math.ceil(forward * coverage) + len(document.windows), backward
