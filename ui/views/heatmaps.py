@@ -41,14 +41,21 @@ def family_order(method_ids) -> list[str]:
                                       list(REGISTRY).index(m)))
 
 
-def classifier_and_encoding(selection: Selection, documents: bool = True) -> tuple[TextClassifier, Encoding]:
+def classifier_and_encoding(selection: Selection, documents: bool = True,
+                            units: bool = False) -> tuple[TextClassifier, Encoding]:
     """The selected model and the tokenized input, or a clear message and a stopped page. ``documents``: a text
     longer than the model's window is read whole in overlapping windows (issue 32, ``models/documents.py``);
-    False (pages whose checks need one pass over the whole input) keeps the model's own cut, reported."""
+    False (pages whose checks need one pass over the whole input) keeps the model's own cut, reported. ``units``:
+    a "Players" choice, words or sentences (removal methods and curves then remove whole sentences)."""
     classifier = loaders.classifier(selection.model)
+    options = {"allow_long": st.session_state.get("allow-long-documents", False)}
+    if units and selection.pair is None:
+        options["granularity"] = st.radio(
+            "Players", ("word", "sentence"), horizontal=True, key="granularity",
+            help="What removal methods and faithfulness curves remove: single words, or whole sentences (rule in "
+                 "docs/long-documents.md); gradient and attention scores are summed per sentence.")
     try:
-        encoding = read_input(classifier, selection.text, selection.pair,
-                              {"allow_long": st.session_state.get("allow-long-documents", False)}) if documents \
+        encoding = read_input(classifier, selection.text, selection.pair, options) if documents \
             else classifier.encode(selection.text, selection.pair)
     except InputError as error:
         st.warning(str(error))
@@ -64,8 +71,9 @@ def classifier_and_encoding(selection: Selection, documents: bool = True) -> tup
                    f"{encoding.truncated_tokens} tokens ({encoding.truncated_words} words) were cut and are not "
                    f"explained.")
     if is_document(encoding):
-        st.caption(f"A long document: {encoding.n_words} words read whole in {len(encoding.windows)} overlapping "
-                   f"windows of {encoding.window_size} tokens; the prediction is the {AGGREGATE_HELP['mean']}. "
+        document = getattr(encoding, "base", encoding)
+        st.caption(f"A long document: {document.n_words} words read whole in {len(document.windows)} overlapping "
+                   f"windows of {document.window_size} tokens; the prediction is the {AGGREGATE_HELP['mean']}. "
                    f"Removal methods re-run only the windows a removal touches; gradient methods explain each "
                    f"window and blend the overlaps.")
     return classifier, encoding
