@@ -72,9 +72,9 @@ def test_empty_text_gets_a_message(app, text):
 
 
 def test_very_long_text_is_read_whole_in_windows_and_costly_methods_wait(app):
-    _type(app, "the film was good . " * 1250)  # 5,000 words: read whole in windows, never cut (issue 32)
+    _type(app, "the film was good . " * 1250)  # 6,250 words: read whole in windows, never cut (issue 32)
     captions = " ".join(c.value for c in app.caption)
-    assert "5000 words read whole in" in captions and "overlapping windows of 512 tokens" in captions
+    assert "6250 words read whole in" in captions and "overlapping windows of 512 tokens" in captions
     assert "were cut" not in " ".join(w.value for w in app.warning)
     buttons = [b.label for b in app.button if b.label.startswith("Run ")]
     assert buttons, "expensive methods wait for a click instead of running for minutes"
