@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from models import Encoding
+from models import Encoding, InputError
 from models.granularity import is_units
 from models.windows import DocumentEncoding, blend, is_document
 
@@ -27,7 +27,8 @@ from explainers.aggregate import aggregate_to_words
 
 WHOLE_DOCUMENT_FAMILIES = ("perturbation", "mlm", "baseline", "ensemble")
 WHOLE_DOCUMENT_METHODS = ("marc",)  # its own segments (paper 002 App. A.1)
-REMOVAL_FAMILIES = ("perturbation", "mlm", "baseline")  # take sentences / spans as their players
+REMOVAL_FAMILIES = ("perturbation", "mlm", "baseline")
+ONE_PASS_METHODS = ("aml",)  # its attribution model appends a position to one input: no window of full length  # take sentences / spans as their players
 
 
 def reads_whole_document(explainer) -> bool:
@@ -68,6 +69,11 @@ def word_scores_of(attribution, encoding: Encoding, aggregation: str) -> np.ndar
 def explain_in_windows(explainer, classifier, document: DocumentEncoding, target: int) -> dict:
     """Each window explained for ``target``, blended: word scores of the document, the first window's baseline,
     details (the windows and the blend) and the windows' warnings (each once)."""
+    if explainer.id in ONE_PASS_METHODS:
+        raise InputError(f"This text is longer than the {classifier.max_length} tokens the model reads (it is read "
+                         f"in {len(document.windows)} windows), and {explainer.label}'s attribution model reads one "
+                         f"input with one position more: shorten it, or use MaRC (overlapping segments) or a removal "
+                         f"method on the whole document.")
     attributions = [explainer.attribute(classifier, w.encoding, target) for w in document.windows]
     per_window = [word_scores_of(a, w.encoding, explainer.word_aggregation)
                   for a, w in zip(attributions, document.windows)]
