@@ -211,7 +211,7 @@ def encode_document(classifier, text: str, pair: str | None = None, config: Wind
     spans = plan_windows(full, size, config.stride)
     room = size - (full.n_tokens - int((full.token_word_array >= 0).sum()))
     windows = tuple(Window(words, window_encoding(full, words, room)) for words in spans)
-    stride = config.stride if config.stride is not None else max(1, int(room * (1 - DEFAULT_OVERLAP)))
+    stride = max(1, min(room, config.stride if config.stride is not None else int(room * (1 - DEFAULT_OVERLAP))))
     values = {f.name: getattr(full, f.name) for f in fields(Encoding)}
     return DocumentEncoding(**values, windows=windows, aggregate=config.aggregate, window_size=size,
                             window_stride=stride, blend=tuple(blend_weights(spans)))
