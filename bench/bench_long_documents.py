@@ -104,6 +104,8 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=5)
     parser.add_argument("--parts", default="sizes,floor,coarse",
                         help="which parts run: sizes (the table and exponents), floor, coarse (coarse to fine)")
+    parser.add_argument("--doc-words-min", type=int, default=0,
+                        help="coarse to fine on test documents of at least this many words")
     parser.add_argument("--doc-words-max", type=int, default=None,
                         help="coarse to fine on the first --docs test documents of at most this many words")
     args = parser.parse_args()
@@ -149,7 +151,7 @@ def main() -> int:
     if "floor" in parts:
         floor_ratio(classifier, loo, args.floor_words)
     if "coarse" in parts:
-        coarse_versus_word(classifier, loo, docs, args.doc_words_max)
+        coarse_versus_word(classifier, loo, docs, args.doc_words_max, args.doc_words_min)
     return 0
 
 
@@ -166,11 +168,11 @@ def floor_ratio(classifier, loo, words: int) -> None:
           flush=True)
 
 
-def coarse_versus_word(classifier, loo, docs: int, words_max: int | None) -> None:
+def coarse_versus_word(classifier, loo, docs: int, words_max: int | None, words_min: int = 0) -> None:
     print(f"\ncoarse to fine (top 3 sentences) vs word-level leave-one-out on eraser-movies-docs:test, {docs} docs:")
     shares, precisions = [], []
     chosen = [e for e in load_dataset("eraser-movies-docs:test")
-              if words_max is None or len(e.text.split()) <= words_max][:docs]
+              if (words_max is None or len(e.text.split()) <= words_max) and len(e.text.split()) >= words_min][:docs]
     for example in chosen:
         encoding = encode_document(classifier, example.text)
         target = int(np.argmax(classifier.logits_of(encoding)))
