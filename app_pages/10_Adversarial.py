@@ -11,7 +11,7 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-classifier, encoding = heatmaps.classifier_and_encoding(selection)
+classifier, encoding = heatmaps.classifier_and_encoding(selection, documents=False)  # one pass over the input
 heatmaps.prediction_panel(classifier, encoding, selection)
 chosen = adversarial.controls()
 if chosen is None:

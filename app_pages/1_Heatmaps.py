@@ -10,13 +10,14 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-classifier, encoding = heatmaps.classifier_and_encoding(selection)
+classifier, encoding = heatmaps.classifier_and_encoding(selection, units=True)  # words or sentences
 target = heatmaps.prediction_panel(classifier, encoding, selection)
 choices = heatmaps.method_picker(default=heatmaps.page_methods())
 normalization, absolute = heatmaps.display_options()
 explaining = heatmaps.fast_mode(selection, classifier, encoding)  # opt-in; the prediction above stays full precision
 cost = heatmaps.cost_preview(choices, explaining, encoding, selection.target)
-human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale else None
+human = list(selection.example.rationale) if selection.example is not None and selection.example.rationale \
+    and not hasattr(encoding, "groups") else None  # a word mask: not drawn over sentence units
 if human is not None:
     st.caption("Underlined words: the human rationale of this dataset example.")
 if encoding.pair is not None:

@@ -16,7 +16,7 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-classifier, encoding = heatmaps.classifier_and_encoding(selection)
+classifier, encoding = heatmaps.classifier_and_encoding(selection, units=True)  # words or sentences
 panel = st.container()  # the prediction, and the one class this page explains and measures (chosen below it)
 choice = faithfulness.target_control(selection, classifier)
 target = faithfulness.explained_class(selection, choice)

@@ -41,6 +41,8 @@ from evaluation.faithfulness.f_fidelity import FFidOptions
 from evaluation.agreement_dataset import AgreementOptions, with_settings
 
 from commands.common import add_column_options
+
+from commands.documents import add_document_options, document_options_of
 from commands.common import (add_executor_flag, add_output_options, add_schema_flags, check_out, help_text,
                              job_progress, parse_method_specs, print_json, schema_values, write_out)
 
@@ -70,6 +72,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
                         help="settings of the plausibility metrics from a paper (the flags below override them)")
     add_schema_flags(parser, PlausibilityConfig, prefix=PLAUSIBILITY)
+    add_document_options(parser)
     add_executor_flag(parser)
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes of --executor processes (default EXWB_RUN_WORKERS, else the cores)")
@@ -100,6 +103,7 @@ def run_options(args) -> dict:
     options.update({k: given[k] for k in ("rank_by", "aopc_divisor", "contrast") if k in given})
     for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):
         options.update(schema_values(args, options_class))
+    options.update(document_options_of(args))  # issue 32: windows, granularity (only when given)
     plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
     if args.plausibility_preset or plausibility:
         options["plausibility"] = {"preset": args.plausibility_preset, **plausibility}

@@ -15,7 +15,10 @@ from evaluation.targets import cli_contrast
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from explainers.export import explanations_document
 from models import UserFacingError, load_classifier
+from models.documents import read_input
+from models.windows import is_document
 
+from commands.documents import add_document_options, document_options_of
 from commands.common import (add_method_options, add_output_options, check_out, parse_method_options,
                              parse_method_specs, print_json, write_out)
 
@@ -35,6 +38,7 @@ def add_parser(subparsers) -> None:
     add_output_options(parser, "the explanations", csv="one row per method and word",
                        json="scores, prediction and provenance")
     parser.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    add_document_options(parser)
     parser.add_argument("--fast", action=argparse.BooleanOptionalAction, default=None,
                         help="reduced precision (bf16/fp16 autocast) where the device has it; each explanation's "
                              "provenance gives the measured max |dp| against full precision (default: EXWB_FAST)")
@@ -69,7 +73,7 @@ def handle(args) -> int:
     if (text, pair) != (args.text, args.pair):
         print(f"note: split as the datasets are: {text!r}" + (f" / {pair!r}" if pair is not None else ""),
               file=sys.stderr)
-    encoding = classifier.encode(text, pair)
+    encoding = read_input(classifier, text, pair, document_options_of(args))  # long texts in windows, never cut
     probabilities = classifier.proba_of(encoding)
     explanations, errors = [], {}
     for spec in tqdm(specs, desc="explaining", unit="method", file=sys.stderr, disable=len(specs) < 2):
@@ -91,7 +95,9 @@ def handle(args) -> int:
         explanations, context={"model": classifier.name, "fingerprint": classifier.fingerprint, "text": encoding.text,
                                "pair": encoding.pair, "predicted": predicted, "probabilities": prediction},
         model=classifier.describe(), text=encoding.text, pair=encoding.pair,
-        truncated_tokens=encoding.truncated_tokens, prediction=prediction, predicted=predicted, skipped=errors)
+        truncated_tokens=encoding.truncated_tokens, prediction=prediction, predicted=predicted, skipped=errors,
+        windows=getattr(encoding, "base", encoding).describe() if is_document(encoding) else None,
+        units=encoding.describe() if hasattr(encoding, "groups") else None)
     if out:
         write_out(out, report, words_table(explanations))
     if args.json:
@@ -106,6 +112,13 @@ def handle(args) -> int:
                   f"(each method's score of {target['label']} minus that of {target['contrast']['label']})")
     if encoding.truncated_tokens:
         print(f"note: {encoding.truncated_tokens} tokens beyond the model's {classifier.max_length} were cut.")
+    if report["windows"]:
+        w = report["windows"]
+        print(f"note: {encoding.n_words} words read in {w['windows']} overlapping windows of {w['window_tokens']} "
+              f"tokens (stride {w['stride_tokens']}); prediction = {w['aggregate_rule']}.")
+    if report["units"]:
+        print(f"note: {report['units']['units']} {report['units']['granularity']} units are the players"
+              + "".join(f"; {note}" for note in report["units"]["notes"]) + ".")
     for warning in dict.fromkeys(w for e in explanations for w in e.warnings):  # each once, not once per method
         print(f"warning: {warning}")
     for e in explanations:

@@ -12,8 +12,10 @@ import settings
 from corpora import file_access
 from corpora.file_header import check_header
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
+from corpora.eraser_docs import NAME as ERASER_DOCS, load_eraser_documents
 from corpora.known_feature import (NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split,
                                    parse_known_feature_id)
+from corpora.known_feature_long import NAME as KNOWN_FEATURE_LONG, SPLITS as LONG_SPLITS, load_known_feature_long
 from corpora.mr import MR_SPLITS, load_mr
 from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
@@ -53,6 +55,11 @@ DATASETS = {
                     "dev", "sentiment", True, load_sst_rationales_p000),
         DatasetInfo(KNOWN_FEATURE, "Known-feature task (paper 003): SST-2, random labels, the label word appended",
                     KNOWN_FEATURE_SPLITS, "dev", "sentiment", True, load_known_feature_split),
+        # issue 32: documents longer than a model's window
+        DatasetInfo(ERASER_DOCS, "ERASER movie reviews as documents (only the rationale-holding sentences)",
+                    ERASER_SPLITS, "test", "sentiment", True, load_eraser_documents),
+        DatasetInfo(KNOWN_FEATURE_LONG, "Known-feature task, documents of 10-40 SST-2 sentences, label word planted",
+                    LONG_SPLITS, "dev", "sentiment", True, load_known_feature_long),
     ]
 }
 

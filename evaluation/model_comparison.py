@@ -16,6 +16,7 @@ import pandas as pd
 from explainers import Explanation, create_from_spec, label_for
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, explain_cached
 from models import TextClassifier, UserFacingError
+from models.documents import read_input
 
 from evaluation.agreement import Agreement, agreement_matrix
 
@@ -73,14 +74,16 @@ def _first_words(explanation: Explanation, n: int) -> Explanation:
 
 
 def compare_models(classifiers: dict[str, TextClassifier], text: str, pair: str | None, methods: list[str],
-                   cache: ExplanationCache | None = DEFAULT_CACHE, progress=None) -> ModelComparison:
-    """Explain ``text`` (and ``pair``) with every method on every model (through the explanation cache)."""
+                   cache: ExplanationCache | None = DEFAULT_CACHE, progress=None,
+                   options: dict | None = None) -> ModelComparison:
+    """Explain ``text`` (and ``pair``) with every method on every model (through the explanation cache).
+    ``options``: how a long text is read (``models.documents.read_input``; default: whole, in windows)."""
     if not classifiers:
         raise UserFacingError("Choose at least one model.")
     runs, total, done = [], len(classifiers) * len(methods), 0
     for name, classifier in classifiers.items():
-        encoding = classifier.encode(text, pair)
-        run = ModelRun(name, tuple(classifier.labels), classifier.predict_proba([encoding])[0])
+        encoding = read_input(classifier, text, pair, options)  # a long text whole, in this model's own windows (issue 32)
+        run = ModelRun(name, tuple(classifier.labels), classifier.proba_of(encoding))
         for spec in methods:
             try:
                 run.explanations[spec] = explain_cached(create_from_spec(spec), classifier, encoding, run.predicted,

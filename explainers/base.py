@@ -14,11 +14,13 @@ import numpy as np
 
 from models import Encoding, Operator, TextClassifier, metered, resolve_operator
 from models.runtime import library_versions
+from models.windows import is_document
 
 from explainers import contrast as contrast_policy
 from explainers.aggregate import aggregate_to_words
 from explainers.explanation import Explanation
 from explainers.params import ParamError, coerce, validate
+from explainers.windowed import by_windows, explain_adapted
 
 FAMILIES = {
     "gradient": "Gradient-based",
@@ -123,7 +125,10 @@ class Explainer:
                                  f"0..{classifier.num_labels - 1} ({', '.join(classifier.labels)}).")
             foil = self._foil(classifier, encoding, target)
             with contrast_policy.contrasting(foil):
-                result = self.attribute(classifier, encoding, target)
+                if by_windows(self, encoding):  # a long document: each window explained, overlaps blended
+                    result = Attribution(**explain_adapted(self, classifier, encoding, target))
+                else:
+                    result = self.attribute(classifier, encoding, target)
         token_scores = None
         if result.token_scores is not None:
             token_scores = np.asarray(result.token_scores, dtype=np.float64)
@@ -150,7 +155,9 @@ class Explainer:
             "input": {"key": encoding.key, "tokens": encoding.n_tokens, "words": encoding.n_words,
                       "truncated_tokens": encoding.truncated_tokens,
                       "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)],
-                      **classifier.input_details(encoding)},
+                      **classifier.input_details(encoding),
+                      **({"windows": getattr(encoding, "base", encoding).describe()} if is_document(encoding) else {}),
+                      **({"units": encoding.describe()} if hasattr(encoding, "groups") else {})},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }

@@ -45,6 +45,7 @@ from explainers.mask_learning.aml_store import AMLNotPrepared
 from explainers.mask_learning.progress import MaskProgress
 from explainers.params import ParamError
 from explainers.registry import REGISTRY, create
+from explainers.windowed import estimate_passes, one_pass_input, tokens_per_pass
 from explainers.shared_passes import SharedPass, explain_member, shared_pass_of, sharing, sharing_on
 
 log = logging.getLogger(__name__)
@@ -138,14 +139,16 @@ def measure_throughput(classifier: TextClassifier, encoding: Encoding) -> None:
     (the batch goes through ``predict_logits``, which reports it to the cost model)."""
     if classifier.throughput.measured:
         return
+    encoding = one_pass_input(encoding)  # a long document: one of its windows
     copies = max(2, min(64, -(-512 // max(1, encoding.n_tokens))))  # >= 512 tokens: enough to be measured
     classifier.predict_logits([encoding] * copies)
 
 
 def estimate(explainer: Explainer, classifier: TextClassifier, encoding: Encoding) -> tuple[int, int, float]:
     """Expected (forward, backward, seconds) of one method on this input."""
-    forward, backward = explainer.estimate_passes(encoding)
-    return forward, backward, estimate_seconds(classifier, forward, backward, encoding.n_tokens, method=explainer.id)
+    forward, backward = estimate_passes(explainer, encoding)  # a long document: passes over its windows
+    return forward, backward, estimate_seconds(classifier, forward, backward, tokens_per_pass(encoding),
+                                               method=explainer.id)
 
 
 class RunBook:
@@ -186,9 +189,9 @@ class RunBook:
                 continue  # cached, chosen on the page, or its pass is computed anyway
             if shared is not None:
                 passes.add(shared)
-            f, b = member.estimate_passes(self.encoding)
+            f, b = estimate_passes(member, self.encoding)
             forward, backward = forward + f, backward + b
-        return forward, backward, estimate_seconds(self.classifier, forward, backward, self.encoding.n_tokens,
+        return forward, backward, estimate_seconds(self.classifier, forward, backward, tokens_per_pass(self.encoding),
                                                    method=explainer.id)
 
 
@@ -254,7 +257,7 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
             planned = Planned(choice, explainer, key, forward, backward, seconds, book.shares_with(explainer))
             if planned.shares_with is not None:  # its pass is computed by a method run now: it runs with it
                 plan.run_now.append(planned)
-            elif runs_at_once(classifier, forward, backward, encoding.n_tokens, budget) and not explainer.expensive:
+            elif runs_at_once(classifier, forward, backward, tokens_per_pass(encoding), budget) and not explainer.expensive:
                 plan.run_now.append(planned)
             elif key not in approved:
                 plan.results[method_id] = Pending(method_id, forward, backward, seconds, key)
@@ -354,7 +357,7 @@ def _learn(planned: Planned, classifier: TextClassifier, encoding: Encoding, exp
     followers their leader's pass, so not them."""
     if explanation.provenance.get("cache") or planned.is_ensemble or planned.shares_with is not None:
         return  # (a method that reused another's pass did not pay for it)
-    learn_method(classifier, planned.explainer.id, planned.forward, planned.backward, encoding.n_tokens,
+    learn_method(classifier, planned.explainer.id, planned.forward, planned.backward, tokens_per_pass(encoding),
                  explanation.provenance["seconds"])
 
 

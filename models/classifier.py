@@ -429,7 +429,8 @@ class TextClassifier:
             if encoding.key in self._logits_cache:
                 self._logits_cache.move_to_end(encoding.key)
                 return self._logits_cache[encoding.key]
-        logits = self.predict_logits([encoding])[0]
+        windowed = getattr(encoding, "document_logits", None)  # a document read in windows (models/windows.py)
+        logits = windowed(self) if windowed is not None else self.predict_logits([encoding])[0]
         logits.setflags(write=False)
         with self._logits_lock:
             self._logits_cache[encoding.key] = logits

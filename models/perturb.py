@@ -34,6 +34,8 @@ import numpy as np
 from models.classifier import TextClassifier, TokenBatch
 from models.encoding import Encoding
 from models.errors import ModelError
+from models.granularity import is_units
+from models.windows import is_document, perturbed_document_logits
 
 
 class Operator(str, Enum):
@@ -115,6 +117,10 @@ def perturb(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, op
     token the tokenizer lacks runs as ``resolve_operator`` says."""
     operator, _ = resolve_operator(classifier, operator)
     keep = np.atleast_2d(np.asarray(keep, dtype=bool))
+    if is_units(encoding):  # sentences or spans as players: remove every word of a removed unit
+        return perturb(classifier, encoding.base, encoding.word_keep(keep), operator, filler)
+    if is_document(encoding):
+        raise ValueError("a document read in windows has no single token batch: use perturbed_logits (models/windows)")
     if keep.shape[1] != encoding.n_words:
         raise ValueError(f"keep mask has {keep.shape[1]} columns for {encoding.n_words} words")
     token_word = encoding.token_word_array
@@ -149,9 +155,16 @@ def perturb(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, op
 def perturbed_proba(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, operator: Operator | str,
                     filler: WordFiller | None = None) -> np.ndarray:
     """Class probabilities (n, num_labels) of every perturbed copy, in batched forward passes."""
-    return classifier.predict_proba(perturb(classifier, encoding, keep, operator, filler))
+    logits = perturbed_logits(classifier, encoding, keep, operator, filler)
+    exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return exp / exp.sum(axis=1, keepdims=True)
 
 
 def perturbed_logits(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, operator: Operator | str,
                      filler: WordFiller | None = None) -> np.ndarray:
+    """Logits of every perturbed copy; a document read in windows re-runs only the windows a row changes."""
+    if is_units(encoding):  # sentences or spans as players: remove every word of a removed unit
+        return perturbed_logits(classifier, encoding.base, encoding.word_keep(keep), operator, filler)
+    if is_document(encoding):
+        return perturbed_document_logits(classifier, encoding, keep, operator, filler, perturb)
     return classifier.predict_logits(perturb(classifier, encoding, keep, operator, filler))

@@ -12,6 +12,7 @@ from explainers import REGISTRY, create, parse_spec
 from explainers.cache import cache_key
 from explainers.plan import MethodChoice, NeedsTraining, Pending, make_plan, run_now
 from models import TextClassifier, UserFacingError, cached_classifier
+from models.documents import read_input
 
 from workbench.explanations import Explanations
 
@@ -27,7 +28,8 @@ def load_model(spec: str = "default", device: str | None = None) -> TextClassifi
 
 def explain(model: TextClassifier | str, text: str, pair: str | None = None,
             methods: Sequence[str] | str = DEFAULT_METHODS, target: int | str | None = None,
-            params: dict[str, dict] | None = None, contrast: int | str | None = None) -> Explanations:
+            params: dict[str, dict] | None = None, contrast: int | str | None = None,
+            document: dict | None = None) -> Explanations:
     """Explain ``text`` (and ``pair``, the second segment of an NLI pair; a document is a long ``text``) with each
     of ``methods`` ("method" or "method:preset", e.g. ``"lime:ferret"``; ``workbench.methods()`` lists them) for
     class ``target`` (an index, a label name, or None for the predicted class).
@@ -35,6 +37,10 @@ def explain(model: TextClassifier | str, text: str, pair: str | None = None,
     ``contrast``: a second class (an index, a label name, or "runner-up"); each method then explains its score of
     ``target`` minus its score of ``contrast`` ("why target rather than contrast", ``explainers/contrast.py``, the
     same path as the app's "Rather than" choice); a method that reads one class its own way refuses it.
+    ``document``: how a text is read (``models/documents.py``): a text longer than the model's window is read whole
+    in overlapping windows by default (``{"window_size": ..., "window_stride": ..., "window_aggregate": "mean"}``), or
+    ``{"long_documents": "truncate"}``; ``{"granularity": "sentence"}`` or ``{"spans": [...]}`` make sentences or
+    spans the players.
     ``params``: method id -> parameter overrides, e.g. ``{"integrated_gradients": {"steps": 100}}``. Typed text is
     split as the datasets are (punctuation and n't become words), as on the app's sidebar. A method that cannot run
     (one that needs a masked LM or a trained attribution model not prepared) is left out, and ``.skipped`` says why.
@@ -45,7 +51,7 @@ def explain(model: TextClassifier | str, text: str, pair: str | None = None,
         raise UserFacingError("Name at least one method, e.g. methods=['saliency', 'lime'].")
     text = normalize_typed_text(text)
     pair = normalize_typed_text(pair) if pair is not None else None
-    encoding = classifier.encode(text, pair)
+    encoding = read_input(classifier, text, pair, document)
     index = _target_index(classifier, target)
     foil = None if contrast is None else contrast if contrast == "runner-up" else _target_index(classifier, contrast)
     results, skipped = {}, {}

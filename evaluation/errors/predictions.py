@@ -19,6 +19,8 @@ import pandas as pd
 
 from corpora import Example
 from models import TextClassifier
+from models.documents import read_input
+from models.windows import is_document
 from models.metering import WorkStopped, estimate_seconds, runs_at_once
 
 from evaluation.runs.store import ResultStore, run_id_for
@@ -115,7 +117,7 @@ def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset
     cells = store.cells(run_id)
     computed = 0
     if sum(len(c["rows"]) for c in cells.values()) < len(examples):
-        encodings = [classifier.encode(e.text, e.pair) for e in examples]
+        encodings = [read_input(classifier, e.text, e.pair) for e in examples]  # long texts in windows (issue 32)
         chunks = _chunks([e.n_tokens for e in encodings])
         done = sum(len(chunk) for number, chunk in enumerate(chunks) if f"chunk-{number:05d}" in cells)
         if progress:
@@ -129,7 +131,9 @@ def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset
                 store.set_status(run_id, "stopped")
                 raise WorkStopped(f"Stopped after {done} of {len(examples)} predictions; they are kept.")
             chunk_started = time.perf_counter()
-            probabilities = classifier.predict_proba([encodings[i] for i in chunk])
+            batch = [encodings[i] for i in chunk]
+            probabilities = np.stack([classifier.proba_of(e) for e in batch]) if any(map(is_document, batch)) \
+                else classifier.predict_proba(batch)
             rows = [{"index": i, "probabilities": [float(p) for p in row]} for i, row in zip(chunk, probabilities)]
             cells[key] = {"rows": rows}
             store.put_cell(run_id, key, cells[key], seconds=time.perf_counter() - chunk_started)

@@ -34,7 +34,8 @@ from explainers.scores import softmax
 from explainers.shared_passes import known_without_each_word
 from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, TokenBatch, UserFacingError
 from models.mlm import load_filler as load_masked_lm
-from models.perturb import perturb
+from models.perturb import perturb, perturbed_logits
+from models.windows import is_document
 
 from evaluation import targets
 from evaluation.metric import contrast_option, target_option
@@ -386,7 +387,9 @@ def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray,
         one_out = np.flatnonzero(rows.sum(axis=1) == encoding.n_words - 1)
         scored[one_out] = known[np.argmin(rows[one_out], axis=1)]
         run[one_out] = False
-    if run.any():
+    if run.any() and is_document(encoding):  # read in windows: only the windows a row changes run again
+        scored[run] = perturbed_logits(classifier, encoding, rows[run], operator, filler)
+    elif run.any():
         scored[run] = distinct_logits(classifier, encoding, perturb(classifier, encoding, rows[run], operator, filler),
                                       logits0)
     logits[todo] = scored[np.asarray(inverse).reshape(-1)]

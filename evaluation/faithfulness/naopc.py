@@ -62,7 +62,8 @@ import numpy as np
 from explainers.params import options_from, param, validate
 
 from models import TokenBatch
-from models.perturb import perturb
+from models.perturb import perturb, perturbed_logits
+from models.windows import is_document
 
 from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _row, _score, base_logits,
                                             effective_operator, filler_for, keep_rows, length_grouped_logits,
@@ -437,6 +438,10 @@ def logits_of_many(classifier, parts, operator: str, filler_options: dict | None
             continue
         unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
         rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
+        if is_document(encoding):  # read in windows (issue 32): the engine re-runs only the windows a row changes
+            outs[index][todo] = perturbed_logits(classifier, encoding, rows, operator, filler)[
+                np.asarray(inverse).reshape(-1)]
+            continue
         batch = perturb(classifier, encoding, rows, operator, filler)
         types = encoding.token_type_ids if batch.token_type_ids else None
         itself = (tuple(encoding.input_ids), tuple(types) if types is not None else None)

@@ -44,7 +44,8 @@ import torch
 
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
-from models import Operator
+from models import InputError, Operator
+from models.windows import is_document
 
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, target_class
 from evaluation.faithfulness.pinned_preset import PinnedPreset
@@ -116,6 +117,10 @@ def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], 
     use too), the all-masked input (one row), and the mask draws (drawn once per (seed, input): a smaller draw
     is the first rows of a larger one). Every masked copy of every item runs in one batched call.
     """
+    if is_document(encoding):  # issue 32: one pass over the whole input's embeddings does not fit a window
+        raise InputError("Soft sufficiency / comprehensiveness drop embedding elements of the whole input in one "
+                         "pass; a document read in windows is not supported by them yet. The removal metrics "
+                         "(comprehensiveness, sufficiency, AOPC) measure documents.")
     ids = classifier.tensors(encoding)["input_ids"]
     with torch.inference_mode():
         embedded = classifier.word_embeddings(ids)[0]  # (tokens, dim)

@@ -28,6 +28,7 @@ import pandas as pd
 
 from corpora import load_dataset
 from models import cached_classifier
+from models.documents import read_input
 
 from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
@@ -214,7 +215,7 @@ def _documents(store: ResultStore, run_id: str, frame: pd.DataFrame, config: Pla
         example = examples.get(example_id)
         if example is None or example.rationale is None or not cell.get("explanations"):
             continue
-        encoding = classifier.encode(example.text, example.pair)
+        encoding = read_input(classifier, example.text, example.pair, run_config.get("options"))  # as the run read it
         for method, explanation in cell["explanations"].items():
             if (example_id, method) in scored:
                 aligned = align(encoding, explanation["scores"], example.rationale, config.truncation)

@@ -20,6 +20,8 @@ from explainers.params import options_from
 from explainers import cache as cache_module
 from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_paths, shared_pass_of, sharing
 from models import cached_classifier
+from models.documents import read_input
+from models.windows import is_document
 from models.metering import WorkStopped, metered
 
 from evaluation import paper_targets, targets
@@ -46,8 +48,8 @@ def evaluate_example(spec: dict) -> dict:
     """
     classifier = cached_classifier(spec["model"])
     example = load_dataset(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
-    encoding = classifier.encode(example.text, example.pair)
     options = spec.get("options", {})
+    encoding = read_input(classifier, example.text, example.pair, options)  # long documents in windows, never cut
     run = options_from(RunOptions, options)
     target = targets.explain_target(run.target, example.label)
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
@@ -130,7 +132,9 @@ def _prefill(specs: list[dict]) -> None:
     with metered(current_stop_check()):
         for cell in specs:
             example = examples[cell["index"]]
-            encoding = classifier.encode(example.text, example.pair)
+            encoding = read_input(classifier, example.text, example.pair, spec.get("options", {}))
+            if is_document(encoding):  # windows are explained one by one in the cell
+                continue
             chosen = targets.explain_target(run.target, example.label)
             if cache is not None and all(cached_any_target(e, classifier, encoding, chosen, cache) is not None
                                          for e in explainers):
@@ -154,7 +158,10 @@ def _prefill_naopc_bounds(specs: list[dict]) -> None:
             options = preset.options(spec.get("options", {}))
             removal = RemovalOptions.from_dict(options)
             chosen = [examples[s["index"]] for s in specs if EVALUATORS[preset.id].applies_to(examples[s["index"]])]
-            encodings = [classifier.encode(example.text, example.pair) for example in chosen]
+            encodings = [read_input(classifier, example.text, example.pair, spec.get("options", {}))
+                         for example in chosen]
+            chosen = [e for e, encoding in zip(chosen, encodings) if not is_document(encoding)]
+            encodings = [encoding for encoding in encodings if not is_document(encoding)]
             classes = [targets.resolve(removal.target, base_logits(classifier, encoding), example.label)
                        for encoding, example in zip(encodings, chosen)]  # the class the cells' metric reads
             naopc.prefill_bounds(classifier, encodings, classes, removal, options_from(naopc.NaopcOptions, options),

@@ -35,7 +35,10 @@ def test_two_models_explained_side_by_side_with_their_agreement(keyword_classifi
 def test_a_model_that_cuts_the_input_is_compared_on_the_words_both_saw(keyword_classifier):
     short = TextClassifier(smooth_classifier().model, tiny_tokenizer(), name="short", device="cpu")
     short.max_length = 8  # a model with a shorter limit: it sees the first 6 word tokens
-    comparison = compare_models({"full": keyword_classifier, "short": short}, TEXT, None, ["saliency"], cache=None)
+    whole = compare_models({"full": keyword_classifier, "short": short}, TEXT, None, ["saliency"], cache=None)
+    assert {run.explanations["saliency"].n_words for run in whole.runs} == {len(TEXT.split())}  # windows (issue 32)
+    comparison = compare_models({"full": keyword_classifier, "short": short}, TEXT, None, ["saliency"], cache=None,
+                                options={"long_documents": "truncate"})
     full_run, short_run = comparison.runs
     n = short_run.explanations["saliency"].n_words
     assert n < full_run.explanations["saliency"].n_words

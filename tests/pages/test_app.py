@@ -71,10 +71,11 @@ def test_empty_text_gets_a_message(app, text):
     assert not _html(app).count('class="xw-row"')
 
 
-def test_very_long_text_is_truncated_with_a_message_and_costly_methods_wait(app):
-    _type(app, "the film was good . " * 1250)  # 5,000 words
-    warnings = " ".join(w.value for w in app.warning)
-    assert "512 tokens" in warnings and "were cut" in warnings
+def test_very_long_text_is_read_whole_in_windows_and_costly_methods_wait(app):
+    _type(app, "the film was good . " * 1250)  # 6,250 words: read whole in windows, never cut (issue 32)
+    captions = " ".join(c.value for c in app.caption)
+    assert "6250 words read whole in" in captions and "overlapping windows of 512 tokens" in captions
+    assert "were cut" not in " ".join(w.value for w in app.warning)
     buttons = [b.label for b in app.button if b.label.startswith("Run ")]
     assert buttons, "expensive methods wait for a click instead of running for minutes"
 

@@ -94,10 +94,10 @@ def test_one_word_and_no_mask_token(app_model, background_jobs):
 
 def test_a_text_longer_than_the_model_reads(app_model):
     at = open_page(" ".join(["the movie was excellent and long"] * 20), methods=("aml", "marc"))
-    assert any(w.value.startswith("The input is longer than this model's limit of 64 tokens") for w in at.warning)
+    assert any("read whole in" in c.value for c in at.caption)  # issue 32: windows, not a cut
     errors = [e.value for e in at.error]
-    assert errors == ["This text is longer than the 64 tokens the model reads, and AML's attribution model needs one "
-                      "position more: shorten it (MaRC explains long texts in overlapping segments)."]
+    assert len(errors) == 1 and errors[0].startswith("This text is longer than the 64 tokens the model reads (it is "
+                                                     "read in ") and "use MaRC (overlapping segments)" in errors[0]
     assert any(b.label.startswith(f"Run {MARC}") for b in at.button)  # MaRC takes the whole text in segments
 
 

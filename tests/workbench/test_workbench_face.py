@@ -220,3 +220,16 @@ def test_compare_models_on_one_input_is_the_page_s_comparison(keyword_classifier
                             ["leave_one_out"])
     pd.testing.assert_frame_equal(scores, direct.scores_frame())
     np.testing.assert_allclose(matrices["leave_one_out"].to_numpy(), direct.agreement("leave_one_out").matrix)
+
+
+def test_a_document_longer_than_the_window_is_explained_over_every_word_as_the_cli_reads_it(keyword_classifier):
+    """The face reads a text as the CLI and the pages do (models/documents.read_input): whole, in windows."""
+    from models.documents import read_input
+
+    document = " ".join(["a good movie ."] * 300)  # 1,200 words, far beyond the tiny model's window
+    e = wb.explain(keyword_classifier, document, methods=["leave_one_out"], target=1)
+    direct = read_input(keyword_classifier, document)
+    assert e[0].provenance["input"]["windows"]["windows"] > 1 and len(e[0].word_scores) == direct.n_words == 1200
+    sentences = wb.explain(keyword_classifier, document, methods=["leave_one_out"], target=1,
+                           document={"granularity": "sentence"})
+    assert len(sentences[0].word_scores) == 300

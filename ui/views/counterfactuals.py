@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from models import Encoding, TextClassifier, UserFacingError
+from models.documents import read_input
 from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, MaskedLMFiller, WordCandidates,
                         find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm)
 from settings import shared_mode
@@ -316,11 +317,11 @@ def edit_in_place(classifier: TextClassifier, encoding: Encoding, key: str = "cf
         st.caption("Change a word above to see how the prediction and the explanations move.")
         return
     try:
-        changed = classifier.encode(edited, encoding.pair)
+        changed = read_input(classifier, edited, encoding.pair)  # a long text whole, as the page's input
     except UserFacingError as error:
         st.warning(str(error))
         return
-    before, after = classifier.predict_proba([encoding])[0], classifier.predict_proba([changed])[0]
+    before, after = classifier.proba_of(encoding), classifier.proba_of(changed)  # windows for a long text
     st.dataframe(pd.DataFrame([{"input": "original", **dict(zip(classifier.labels, before.round(4)))},
                                {"input": "edited", **dict(zip(classifier.labels, after.round(4)))}]),
                  hide_index=True, key=f"{key}-prediction")

@@ -11,10 +11,12 @@ from explainers import FAMILIES, REGISTRY, Explanation, plan
 from explainers.aggregate import NORMALIZATION_LABELS, NORMALIZATIONS
 from explainers.plan import MethodChoice, MethodJob, Pending  # noqa: F401  (other views import them from here)
 from models import Encoding, InputError, TextClassifier
+from models.documents import read_input
+from models.windows import AGGREGATE_HELP, is_document
 from models.precision import dtype_name, fast_dtype, unavailable_note
 from models.metering import autorun_budget
 
-from ui.widgets import loaders, method_run, state
+from ui.widgets import document_view, loaders, method_run, state
 from ui.widgets.controls import method_controls
 from ui.figures.common import probability_bars
 from ui.figures.heatmap_matrix import EXPORT_FORMATS, export_config, heatmap_matrix
@@ -39,13 +41,26 @@ def family_order(method_ids) -> list[str]:
                                       list(REGISTRY).index(m)))
 
 
-def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encoding]:
-    """The selected model and the tokenized input, or a clear message and a stopped page."""
+def classifier_and_encoding(selection: Selection, documents: bool = True,
+                            units: bool = False) -> tuple[TextClassifier, Encoding]:
+    """The selected model and the tokenized input, or a clear message and a stopped page. ``documents``: a text
+    longer than the model's window is read whole in overlapping windows (issue 32, ``models/documents.py``);
+    False (pages whose checks need one pass over the whole input) keeps the model's own cut, reported. ``units``:
+    a "Players" choice, words or sentences (removal methods and curves then remove whole sentences)."""
     classifier = loaders.classifier(selection.model)
+    options = {"allow_long": st.session_state.get("allow-long-documents", False)}
+    if units and selection.pair is None:
+        options["granularity"] = st.radio(
+            "Players", ("word", "sentence"), horizontal=True, key="granularity",
+            help="What removal methods and faithfulness curves remove: single words, or whole sentences (rule in "
+                 "docs/long-documents.md); gradient and attention scores are summed per sentence.")
     try:
-        encoding = classifier.encode(selection.text, selection.pair)
+        encoding = read_input(classifier, selection.text, selection.pair, options) if documents \
+            else classifier.encode(selection.text, selection.pair)
     except InputError as error:
         st.warning(str(error))
+        if "opt-in" in str(error):  # a very long text: the reader may accept the cost shown (Stop stays available)
+            st.checkbox("Read this very long text whole anyway (Stop ends any method)", key="allow-long-documents")
         st.stop()
     if encoding.n_words == 0:
         st.warning("The text has no words this model can read (only invisible or unknown characters?). Type a "
@@ -55,6 +70,12 @@ def classifier_and_encoding(selection: Selection) -> tuple[TextClassifier, Encod
         st.warning(f"The input is longer than this model's limit of {classifier.max_length} tokens: the last "
                    f"{encoding.truncated_tokens} tokens ({encoding.truncated_words} words) were cut and are not "
                    f"explained.")
+    if is_document(encoding):
+        document = getattr(encoding, "base", encoding)
+        st.caption(f"A long document: {document.n_words} words read whole in {len(document.windows)} overlapping "
+                   f"windows of {document.window_size} tokens; the prediction is the {AGGREGATE_HELP['mean']}. "
+                   f"Removal methods re-run only the windows a removal touches; gradient methods explain each "
+                   f"window and blend the overlaps.")
     return classifier, encoding
 
 
@@ -370,8 +391,13 @@ def explanation_row(explanation: Explanation, level: str, normalization: str, ab
                     human: list[int] | None) -> None:
     st.markdown(f"**{row_title(explanation)}** <span style='color:#777;font-size:13px'>"
                 f"{cost_caption(explanation)}</span>", unsafe_allow_html=True)
-    st.html(explanation_row_html(explanation, level, normalization, absolute,
-                                 human=human if level == "word" else None))
+    if document_view.is_long(explanation.words):  # a long document: strip, sentences folded (issue 32)
+        st.html(document_view.document_html(explanation.words, explanation.scores("word", normalization, absolute),
+                                            explanation.signed and not absolute and normalization != "abs-sum",
+                                            human=human))
+    else:
+        st.html(explanation_row_html(explanation, level, normalization, absolute,
+                                     human=human if level == "word" else None))
     for warning in explanation.warnings:
         st.warning(warning)
     provenance, about = st.columns([3, 1])
