@@ -32,6 +32,7 @@ import cli
 from corpora import load_dataset
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs import ray_executor
+from evaluation.runs.runner import batched_gradient_passes, evaluate_example, start_evaluation
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
 
@@ -160,6 +161,29 @@ def assert_equal_to_the_stored_cells(run: SimpleNamespace) -> None:
 
 def test_local_statistics_are_those_of_the_stored_cells(local_run):
     assert_equal_to_the_stored_cells(local_run)
+
+
+def test_a_cell_gives_the_same_values_inside_and_outside_its_windows_batch_hook(sst2_model, tmp_path):
+    """The cause of Ray's different means: the local and processes executors run cells inside the batch hook's
+    sharing() block, where the removal curves reuse leave-one-out's rows; a Ray task ran outside any block and
+    computed those rows in other batches (float32 rounding apart). Each cell now opens its own block."""
+    from explainers.cache import DEFAULT_CACHE
+
+    _, _, cells = start_evaluation(sst2_model, DATASET, METHODS.split(","), ["eraser"], limit=3,
+                                   options={"random_orderings": ORDERINGS}, store=ResultStore(tmp_path / "r.sqlite"))
+    specs = [cell.spec for cell in cells]
+    DEFAULT_CACHE.clear()
+    alone = [evaluate_example(spec)["rows"] for spec in specs]  # as a Ray task runs it
+    DEFAULT_CACHE.clear()
+    with batched_gradient_passes(specs):  # as the local executor runs a window
+        windowed = [evaluate_example(spec)["rows"] for spec in specs]
+    DEFAULT_CACHE.clear()
+    assert alone == windowed and len(alone[0]) == 6
+
+
+def test_the_random_rows_band_is_the_band_on_every_method_row(local_run):
+    for metric, rows in local_run.summary.groupby("metric"):
+        assert rows["random_low"].nunique() == rows["random_high"].nunique() == 1, metric  # to the last bit
 
 
 def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
