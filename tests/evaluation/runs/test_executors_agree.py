@@ -206,6 +206,9 @@ def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
 @pytest.mark.slow
 def test_ray_gives_the_local_statistics(sst2_model, local_run, tmp_path):
     ray = pytest.importorskip("ray")
+    threads = int(ray_executor.worker_env_vars(1.0)["EXWB_THREADS"])  # a task's torch threads (num_cpus 1)
+    if threads != torch.get_num_threads():
+        pytest.skip(f"a Ray task gets {threads} torch threads here, this process {torch.get_num_threads()}")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         on_ray = evaluate_on("ray", sst2_model, tmp_path)
