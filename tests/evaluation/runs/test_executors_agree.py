@@ -219,6 +219,7 @@ def test_ray_gives_the_local_statistics(sst2_model, local_run, tmp_path):
     assert on_ray.summary["vs_random"].fillna("").tolist() == local_run.summary["vs_random"].fillna("").tolist()
 
 
+@pytest.mark.slow  # two worker processes start (~20 s of the shared 2-core machine)
 def test_a_sanity_study_gives_the_same_bootstrap_bounds_on_local_and_processes(sst2_model, tmp_path, monkeypatch):
     same_threads_in_the_workers()
     monkeypatch.setenv("EXWB_RUN_WORKERS", str(WORKERS))
