@@ -41,16 +41,16 @@ METHODS = "saliency,leave_one_out"
 # the house's quantile levels: (1 - 0.95) / 2 is 0.025000000000000022 in floats (scipy's 2.5 % agrees to 1e-12)
 ALPHA = (1 - 0.95) / 2
 WORKERS = 2
+NUMBERS = ["mean", "low", "high", "n", "random_mean", "random_low", "random_high", "diff_mean", "diff_low",
+           "diff_high"]
 
 
 def same_threads_in_the_workers() -> None:
     """Bit identity needs the same torch thread count in the workers as here: another count splits float32 sums
-    differently (1 against 2 threads moved 31 of 48 cell values by up to 1.2e-7 on this study; docs/runs.md)."""
+    differently (1 against 2 threads moved 31 of 48 cell values by up to 1.2e-7 on this study; docs/guarantees.md)."""
     threads = int(process_executor.worker_environment(WORKERS)["EXWB_THREADS"])
     if threads != torch.get_num_threads():
         pytest.skip(f"{WORKERS} workers get {threads} torch threads each here, this process {torch.get_num_threads()}")
-NUMBERS = ["mean", "low", "high", "n", "random_mean", "random_low", "random_high", "diff_mean", "diff_low",
-           "diff_high"]
 
 
 @pytest.fixture(scope="module")
