@@ -45,7 +45,16 @@ def evaluate_example(spec: dict) -> dict:
     the random baseline's values over that many seeded draws. The evaluators' batch hooks do the work
     (``evaluation.registry.evaluate_batch``): e.g. every removal metric of every method and of the random
     orderings is scored together, one engine call per removal operator.
+
+    The cell runs in its own ``sharing()`` block (joining its window's, under the local and processes executors'
+    batch hook), so its removal curves reuse leave-one-out's rows whatever the executor: a Ray task, outside any
+    block, computed those rows again in other batches and gave values a float32 rounding apart (issue 31).
     """
+    with sharing():
+        return _evaluate_example(spec)
+
+
+def _evaluate_example(spec: dict) -> dict:
     classifier = cached_classifier(spec["model"])
     example = load_dataset(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
     options = spec.get("options", {})
@@ -268,11 +277,7 @@ def summarize(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.
         reference = random_part[random_part["metric"] == metric]
         if method != RANDOM_METHOD and len(reference):
             paired = group.merge(reference[["example_id", "value"]], on="example_id", suffixes=("", "_random"))
-            matrix = None
-            if orderings is not None and len(orderings):
-                wide = orderings[orderings["metric"] == metric].pivot_table(index="example_id", columns="ordering",
-                                                                          values="value")
-                matrix = wide.reindex(paired["example_id"]).to_numpy()
+            matrix = _orderings_matrix(orderings, metric, paired["example_id"])
             comparison = compare_with_random(paired["value"].to_numpy(), paired["value_random"].to_numpy(), matrix,
                                              higher_is_better=True if info is None else info.higher_is_better)
             row.update({"random_mean": comparison.random.mean, "random_low": comparison.band[0],
@@ -280,8 +285,18 @@ def summarize(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.
                         "diff_low": comparison.difference.low, "diff_high": comparison.difference.high,
                         "vs_random": comparison.verdict})
         elif method == RANDOM_METHOD and orderings is not None and len(orderings):
-            per_ordering = orderings[orderings["metric"] == metric].groupby("ordering")["value"].mean()
-            low, high = band(per_ordering.to_numpy())
+            # the band the method rows get from compare_with_random, computed the same way (issue 31: pandas'
+            # compensated groupby mean put it a few ulps away from theirs)
+            matrix = _orderings_matrix(orderings, metric, group["example_id"])
+            low, high = band(np.nanmean(matrix[np.isfinite(group["value"].to_numpy(dtype=np.float64))], axis=0))
             row.update({"random_mean": estimate.mean, "random_low": low, "random_high": high})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _orderings_matrix(orderings: pd.DataFrame | None, metric: str, example_ids) -> np.ndarray | None:
+    """The random orderings' values of ``metric`` as (examples, orderings), rows in the order of ``example_ids``."""
+    if orderings is None or not len(orderings):
+        return None
+    wide = orderings[orderings["metric"] == metric].pivot_table(index="example_id", columns="ordering", values="value")
+    return wide.reindex(example_ids).to_numpy()
