@@ -31,6 +31,7 @@ from explainers.params import ParamError, coerce, param
 from explainers.shared_passes import batches_inputs
 from models import Encoding, ModelError, TextClassifier
 from models import metering
+from models import memory
 from models.attention_kernel import eager_attention
 
 from evaluation.adversarial import measures
@@ -256,13 +257,17 @@ def attack_groups(classifier: TextClassifier, encodings: Sequence[Encoding], row
     order = sorted(range(len(encodings)), key=lambda i: encodings[i].n_tokens)
     if not batches_inputs(classifier):
         return [[i] for i in order]
+    longest = max((e.n_tokens for e in encodings), default=1)
+    # the token budget: max_batch_tokens, within what the memory model gives a double backward (models/memory.py)
+    budget = min(classifier.max_batch_tokens,
+                 memory.budget_tokens(classifier.memory_shape, classifier.device, longest, "double_backward"))
     # cheapest[j]: the least cost of the first j inputs in order, cut[j]: where its last batch starts
     cheapest, cut = [0.0] + [float("inf")] * len(order), [0] * (len(order) + 1)
     for end in range(1, len(order) + 1):
         width = encodings[order[end - 1]].n_tokens  # the longest of any batch ending here: sorted
         for start in range(end - 1, -1, -1):
             tokens = (end - start) * rows_per_input * width
-            if end - start > 1 and tokens > classifier.max_batch_tokens:
+            if end - start > 1 and tokens > budget:
                 break
             cost = cheapest[start] + BATCH_OVERHEAD_TOKENS + tokens
             if cost < cheapest[end]:
