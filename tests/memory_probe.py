@@ -98,7 +98,7 @@ def measure_method(size: str, method: str) -> dict:
 
     classifier = TextClassifier(bert(size), letter_tokenizer(), name=f"random-{size}", device="cpu")
     encoding = classifier.encode(LONG_TEXT)
-    small = classifier.encode("abc def")
+    small = classifier.encode("abcdefghij klmnopqrst")  # 20 tokens: a warm-up the attack accepts
     options = {"integrated_gradients": {"n_steps": 4}, "smoothgrad": {"n_samples": 4}, "leave_one_out": {}}
     if method == "attack":
         config = AttackConfig(steps=2)
