@@ -12,6 +12,7 @@ import torch  # noqa: E402  (after prepare_runtime: OMP and hub variables must b
 import numpy  # noqa: E402
 import transformers  # noqa: E402
 
+from models import memory  # noqa: E402
 from models.errors import ModelError  # noqa: E402
 
 
@@ -49,8 +50,6 @@ TYPICAL_LENGTH = 512  # the row length forward budgets assume (the longest input
 def batch_tokens_for(model, device: torch.device) -> int:
     """Padded tokens per forward batch: what the memory budget holds (models/memory.py, EXWB_MEMORY_GB); on a CPU
     at most the measured fastest size, on a GPU at most GPU_BATCH_TOKENS."""
-    from models import memory  # deferred: memory imports settings only, but keep runtime's import light
-
     tokens = memory.budget_tokens(memory.shape_of(model), device, TYPICAL_LENGTH, "forward")
     if device.type != "cuda":
         return min(CPU_BATCH_TOKENS, tokens)
