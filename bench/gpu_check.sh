@@ -36,9 +36,9 @@ else
 fi
 
 # 3. the scaling benchmark, fp32 then bf16 (2 min each at most; whatever finished is kept)
-timeout 120 "$PYTHON" bench/bench_scaling.py --models "$SCALING_MODELS" > "$OUT/scaling-fp32.txt" 2>&1 \
+timeout 120 "$PYTHON" bench/bench_scaling.py --models "$SCALING_MODELS" --rounds 2 > "$OUT/scaling-fp32.txt" 2>&1 \
     || echo "(stopped or failed: exit $?)" >> "$OUT/scaling-fp32.txt"
-timeout 120 "$PYTHON" bench/bench_scaling.py --models "$SCALING_MODELS" --precision bf16 > "$OUT/scaling-bf16.txt" 2>&1 \
+timeout 120 "$PYTHON" bench/bench_scaling.py --models "$SCALING_MODELS" --rounds 2 --precision bf16 > "$OUT/scaling-bf16.txt" 2>&1 \
     || echo "(stopped or failed: exit $?)" >> "$OUT/scaling-bf16.txt"
 
 {
