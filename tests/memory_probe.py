@@ -3,13 +3,14 @@
 The peak is the growth of the process's resident set across the pass (Linux: the peak mark VmHWM, reset just
 before it), after the model is built and a small warm-up pass has run: torch's CPU allocator hands large blocks back
 to the system, so the resident set follows the live tensors (tracemalloc does not see torch's allocations). Prints one
-JSON line: {"peak_bytes": ..., "predicted_bytes": ...}.
+JSON line: per pass kind {"peak_bytes": ..., "predicted_bytes": ...}, or for a method its peak and the budget.
 
-    python tests/memory_probe.py pass tiny forward ROWS LENGTH [eager|sdpa]
+    python tests/memory_probe.py pass tiny forward,backward ROWS LENGTH [eager|sdpa]
     python tests/memory_probe.py method base integrated_gradients        # a 512-token input, EXWB_MEMORY_GB
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import string
@@ -58,6 +59,7 @@ def _status_kb(field: str) -> int:
 def start_peak() -> int:
     """Reset the kernel's peak-RSS mark (``clear_refs`` 5: VmHWM = the current RSS) and return the current RSS:
     the peak of the pass alone, not of building the model before it."""
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # freed heap back to the system: memory reused by the pass shows as growth
     Path("/proc/self/clear_refs").write_text("5")
     return _status_kb("VmRSS")
 
@@ -78,17 +80,21 @@ def run_pass(model, kind: str, embeds: torch.Tensor, mask: torch.Tensor) -> None
         gradient.pow(2).sum().backward()
 
 
-def measure_pass(size: str, kind: str, rows: int, length: int, attention: str) -> dict:
+def measure_passes(size: str, kinds: list[str], rows: int, length: int, attention: str) -> dict:
+    """Each pass kind in turn on one model (the peak mark is reset before each): {kind: measured and predicted}."""
     from models import memory
 
     model = bert(size, attention)
     embeds = torch.randn(rows, length, model.config.hidden_size)
     mask = torch.ones(rows, length, dtype=torch.long)
-    run_pass(model, kind, embeds[:1, :8], mask[:1, :8])  # warm-up: kernels and thread pools
-    before = start_peak()
-    run_pass(model, kind, embeds, mask)
-    return {"peak_bytes": peak_rss() - before,
-            "predicted_bytes": memory.predicted_bytes(memory.shape_of(model), rows, length, kind)}
+    found = {}
+    for kind in kinds:
+        run_pass(model, kind, embeds[:1, :8], mask[:1, :8])  # warm-up: kernels and thread pools
+        before = start_peak()
+        run_pass(model, kind, embeds, mask)
+        found[kind] = {"peak_bytes": peak_rss() - before,
+                       "predicted_bytes": memory.predicted_bytes(memory.shape_of(model), rows, length, kind)}
+    return found
 
 
 def measure_method(size: str, method: str) -> dict:
@@ -117,7 +123,7 @@ if __name__ == "__main__":
     torch.set_num_threads(int(os.environ.get("PROBE_THREADS", "1")))
     what, size, *rest = sys.argv[1:]
     if what == "pass":
-        kind, rows, length = rest[0], int(rest[1]), int(rest[2])
-        print(json.dumps(measure_pass(size, kind, rows, length, rest[3] if len(rest) > 3 else "sdpa")))
+        kinds, rows, length = rest[0].split(","), int(rest[1]), int(rest[2])
+        print(json.dumps(measure_passes(size, kinds, rows, length, rest[3] if len(rest) > 3 else "sdpa")))
     else:
         print(json.dumps(measure_method(size, rest[0])))

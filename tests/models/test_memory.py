@@ -92,16 +92,17 @@ def test_the_budget_is_EXWB_MEMORY_GB_and_every_pass_kind_sizes_its_batches_from
 
 
 # ----- predicted vs measured peaks --------------------------------------------------------------------------------
-@pytest.mark.parametrize("size, kind, rows, length", [
-    ("tiny", "forward", 64, 128), ("tiny", "backward", 64, 128), ("tiny", "backward", 16, 512),
-    pytest.param("base", "forward", 8, 512, marks=pytest.mark.slow),
-    pytest.param("base", "backward", 2, 512, marks=pytest.mark.slow),
+@pytest.mark.parametrize("size, rows, length", [
+    ("tiny", 64, 128),
+    pytest.param("base", 2, 512, marks=pytest.mark.slow),
 ])
-def test_the_predicted_peak_is_within_30_percent_of_the_measured_one(size, kind, rows, length):
-    measured = probe("pass", size, kind, str(rows), str(length))
-    assert measured["peak_bytes"] > 0
-    ratio = measured["predicted_bytes"] / measured["peak_bytes"]
-    assert 1 - TOLERANCE <= ratio <= 1 + TOLERANCE, measured
+def test_the_predicted_peak_is_within_30_percent_of_the_measured_one(size, rows, length):
+    measured = probe("pass", size, "forward,backward", str(rows), str(length))
+    for kind in ("forward", "backward"):
+        found = measured[kind]
+        assert found["peak_bytes"] > 0, kind
+        ratio = found["predicted_bytes"] / found["peak_bytes"]
+        assert 1 - TOLERANCE <= ratio <= 1 + TOLERANCE, (kind, found)
 
 
 @pytest.mark.slow
