@@ -166,7 +166,8 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 def _key(shape: Shape, device, kind: str) -> tuple:
-    return shape, str(torch.device(device)), kind
+    # the attention kernel is not part of the key: a model switches to eager and back (attack.py, attentions)
+    return replace(shape, quadratic=False), str(torch.device(device)), kind
 
 
 def learned_limit(shape: Shape, device, kind: str) -> int | None:

@@ -302,15 +302,34 @@ def attack_many(classifier: TextClassifier, encodings: Sequence[Encoding], metho
     # the double back-propagation needs the eager attention kernel: SDPA's CPU backward has no derivative itself
     with eager_attention(classifier.model):
         for group in attack_groups(classifier, encodings, rows_per_input(method, config)):
-            inputs = []
-            for index in group:
-                try:
-                    inputs.append(_Input.prepare(classifier, encodings[index], method, config, index))
-                except AttackError as error:
-                    results[index] = error
-            for state in _optimize(classifier, inputs, method, config, progress, should_stop):
-                results[state.index] = state.result(classifier, method, config)
+            _attack_group(classifier, encodings, group, method, config, progress, should_stop, results)
     return results
+
+
+def _attack_group(classifier: TextClassifier, encodings: Sequence[Encoding], group: list[int], method: str,
+                  config: AttackConfig, progress, should_stop, results: list) -> None:
+    """One batch of ``attack_many``. Out of memory (models/memory.py): the inputs not finished yet start again
+    in two halves (finished ones keep their results) and the limit is remembered for the process."""
+    inputs = []
+    for index in group:
+        try:
+            inputs.append(_Input.prepare(classifier, encodings[index], method, config, index))
+        except AttackError as error:
+            results[index] = error
+    pending = [state.index for state in inputs]
+    try:
+        for state in _optimize(classifier, inputs, method, config, progress, should_stop):
+            results[state.index] = state.result(classifier, method, config)
+            pending.remove(state.index)
+    except Exception as error:  # noqa: BLE001  (only out-of-memory errors are handled; the rest re-raised)
+        if len(pending) <= 1 or not memory.is_out_of_memory(error):
+            raise
+        width = max(encodings[i].n_tokens for i in pending)
+        memory.remember_failure(classifier.memory_shape, classifier.device, "double_backward",
+                                len(pending) * rows_per_input(method, config) * width, error)
+        half = len(pending) // 2
+        for part in (pending[:half], pending[half:]):
+            _attack_group(classifier, encodings, part, method, config, progress, should_stop, results)
 
 
 @dataclass
