@@ -304,9 +304,10 @@ class TextClassifier:
         """Indices grouped by similar length so each padded batch stays under max_batch_tokens."""
         order = np.argsort(lengths, kind="stable")
         chunk: list[int] = []
+        budget = self.max_batch_tokens  # read once: it looks up what out-of-memory errors taught this process
         for index in order:
             longest = max(lengths[index], max((lengths[i] for i in chunk), default=0))
-            if chunk and longest * (len(chunk) + 1) > self.max_batch_tokens:
+            if chunk and longest * (len(chunk) + 1) > budget:
                 yield chunk
                 chunk = []
             chunk.append(int(index))
