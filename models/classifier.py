@@ -304,12 +304,12 @@ class TextClassifier:
         """Indices grouped by similar length so each padded batch stays under max_batch_tokens."""
         order = np.argsort(lengths, kind="stable")
         chunk: list[int] = []
-        budget = self.max_batch_tokens  # read once: it looks up what out-of-memory errors taught this process
+        budget = self.max_batch_tokens  # read once per chunk: it looks up what out-of-memory errors taught us
         for index in order:
             longest = max(lengths[index], max((lengths[i] for i in chunk), default=0))
             if chunk and longest * (len(chunk) + 1) > budget:
                 yield chunk
-                chunk = []
+                chunk, budget = [], self.max_batch_tokens
             chunk.append(int(index))
         if chunk:
             yield chunk
