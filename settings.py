@@ -36,6 +36,8 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_AML_BUDGET      | paper 004's AML recipe overrides, "name=value,..."              | none (the paper's recipe)                |
 | EXWB_RAISE_PAGE_ERRORS | 1 = a page's exception reaches Streamlit (tests, debugging)    | 0 (a short message with a log id)        |
 | EXWB_REGEX_SECONDS   | time budget of one regular-expression search over all its texts | 1 (evaluation/user_regex.py)             |
+| EXWB_MEMORY_GB       | memory every pass sizes its batches from (models/memory.py)      | a share of the free GPU memory / available RAM |
+| EXWB_DEVICE_SHARE    | share of the device this process may use (Ray sets it from --ray-gpus) | 1                                  |
 
 Boolean variables read 1/true/yes/on and 0/false/no/off in any case (``parse_bool``); unset or blank, or an
 unrecognised word, means the default. Every ``EXWB_*`` variable is read here and nowhere else.
@@ -299,3 +301,15 @@ def quota_cpu_seconds() -> int:
 
 def admin_token() -> str:
     return os.environ.get("EXWB_ADMIN_TOKEN", "")
+
+
+def memory_gb() -> float | None:
+    """EXWB_MEMORY_GB: the memory budget every pass sizes its batches from (models/memory.py); None = the default
+    share of the free device memory (GPU) or of the available RAM (CPU)."""
+    return _positive_number("EXWB_MEMORY_GB", None)
+
+
+def device_share() -> float:
+    """EXWB_DEVICE_SHARE: the share of its device this process may use (a Ray task asking 0.5 GPU gets 0.5)."""
+    share = _positive_number("EXWB_DEVICE_SHARE", 1.0)
+    return min(share, 1.0)

@@ -15,10 +15,12 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+import settings
 from corpora import DataError
 from corpora.registry import with_columns
 from explainers import REGISTRY, ParamError, parse_spec
 from explainers.params import schema
+from evaluation.runs import ray_executor
 from evaluation.runs.jobs import EXECUTORS, run_cells
 from models import UserFacingError
 
@@ -66,6 +68,8 @@ def apply_column_options(args) -> None:
 def run_command(handler, args) -> int:
     try:
         apply_column_options(args)
+        if getattr(args, "executor", None) == "ray" and hasattr(args, "ray_gpus"):
+            ray_executor.use_resources(ray_resources(args))  # every run of this command asks for these
         return handler(args) or 0
     except (UserFacingError, DataError, ParamError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -172,6 +176,20 @@ def add_executor_flag(parser) -> None:
                         help="local: one process (a GPU when there is one); processes: worker processes with one "
                              "torch thread each, faster on a multi-core CPU (EXWB_RUN_WORKERS workers, default the "
                              "cores); ray: a Ray cluster (EXWB_RAY_ADDRESS)")
+    parser.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs per cell on Ray")
+    parser.add_argument("--ray-gpus", type=float, default=None,
+                        help="GPUs per cell on Ray (e.g. 1, or 0.5 for two cells per GPU, each with half its memory "
+                             "budget); default 1 when EXWB_DEVICE names a CUDA device, else 0 (cells on the CPU)")
+
+
+def ray_resources(args) -> dict:
+    """The Ray resources of one cell from --ray-cpus / --ray-gpus (GPUs derived from EXWB_DEVICE when not given)."""
+    gpus = args.ray_gpus
+    if gpus is None:
+        gpus = 1.0 if settings.device_setting().startswith("cuda") else 0.0
+    if gpus < 0 or args.ray_cpus <= 0:
+        raise UserFacingError("--ray-cpus must be above 0 and --ray-gpus at least 0 (e.g. --ray-gpus 1).")
+    return {"num_cpus": args.ray_cpus, **({"num_gpus": gpus} if gpus else {})}
 
 
 def add_output_options(parser, what: str, csv: str | None = None, json: str | None = None) -> None:

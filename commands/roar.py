@@ -37,7 +37,7 @@ from models import UserFacingError
 
 from commands.common import add_column_options
 from commands.common import (add_executor_flag, add_output_options, add_schema_flags, check_out, emit, help_text,
-                             parse_method_options, run_resumable, schema_values, write_out)
+                             parse_method_options, ray_resources, run_resumable, schema_values, write_out)
 
 DEFAULT_MEASURES = ("ig", "lime", "loo", "attention")
 VARIANT_FLAGS = {"trainable": "variant"}  # Variant.trainable is --variant on the command line
@@ -79,8 +79,6 @@ def add_parser(subparsers) -> None:
     add_executor_flag(parser)
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (auto, host:port, ray://...); empty "
                                                             "= a local Ray instance")
-    parser.add_argument("--ray-cpus", type=float, default=1.0, help="CPUs per cell on Ray")
-    parser.add_argument("--ray-gpus", type=float, default=0.0, help="GPUs per cell on Ray (e.g. 1)")
     parser.add_argument("--estimate", action="store_true", help="print the retrains and estimated time, then exit")
     add_output_options(parser, "the results", csv="the accuracy and macro-F1 curves",
                        json="curves, scores and p-values; with --export, the whole study")
@@ -271,7 +269,7 @@ def handle(args) -> int:
     if args.estimate:
         return 0
     store, run_id, cells = prepare_study(config, store)
-    resources = {"num_cpus": args.ray_cpus, **({"num_gpus": args.ray_gpus} if args.ray_gpus else {})}
+    resources = ray_resources(args)
     try:
         summary = run_resumable(store, run_id, cells, roar_cell, "ROAR cells", "retrain",
                                 "the finished cells are kept. Run the same command again to resume",

@@ -166,9 +166,11 @@ def ig_pass(classifier: TextClassifier, encoding: Encoding, target: int, params)
     def compute():
         forward, embeddings = embedding_function(classifier, encoding, params.output)
         baseline = baseline_embeddings(classifier, encoding, params.baseline)
-        attribution = CaptumIntegratedGradients(forward).attribute(
+        # path points per batch: the parameter, within the memory budget of a backward (models/memory.py)
+        rows = classifier.rows_per_batch(encoding.n_tokens, params.internal_batch_size, within_batch_tokens=False)
+        attribution = classifier.run_halving(lambda batch: CaptumIntegratedGradients(forward).attribute(
             embeddings, baselines=baseline, target=target, n_steps=params.n_steps, method=params.method,
-            internal_batch_size=params.internal_batch_size)
+            internal_batch_size=batch), rows, encoding.n_tokens)
         (f_input,), (gap,), (delta,) = path_ends(forward, embeddings, baseline, target, attribution)
         return IGPath(attribution.detach(), delta, f_input, gap)
 
@@ -224,11 +226,13 @@ def ig_paths(classifier: TextClassifier, encodings: Sequence[Encoding], targets:
     def forward(inputs_embeds, attention_mask, token_type_ids):
         return contrast_columns(transform(classifier.forward_embeds(inputs_embeds, attention_mask, token_type_ids)))
 
-    steps_per_forward = max(1, classifier.max_batch_tokens // (n * width))
+    # path steps per backward (each step is n rows of width tokens): the memory budget of a backward
+    steps_per_forward = classifier.rows_per_batch(n * width, params.n_steps)
     with metered() as meter:
-        attribution = CaptumIntegratedGradients(forward).attribute(
+        attribution = classifier.run_halving(lambda steps: CaptumIntegratedGradients(forward).attribute(
             embeddings, baselines=baseline, target=list(targets), additional_forward_args=(mask, types),
-            n_steps=params.n_steps, method=params.method, internal_batch_size=n * steps_per_forward).detach()
+            n_steps=params.n_steps, method=params.method, internal_batch_size=n * steps).detach(),
+            steps_per_forward, n * width)
         ends_forward = lambda x: forward(x, torch.cat([mask, mask]), None if types is None else torch.cat([types, types]))
         f_inputs, gaps, deltas = path_ends(ends_forward, embeddings, baseline, torch.tensor(targets), attribution)
     batch = {"inputs": n, "seconds": round(meter.seconds, 4), "forward_passes": meter.forward_passes,

@@ -27,7 +27,7 @@ import numpy as np
 
 from corpora.invisible import invisible_note
 
-from models import precision, runtime
+from models import memory, precision, runtime
 from models.architectures import Architecture, architecture_of
 from models.attention_kernel import eager_attention, prefer_sdpa
 from models.encoding import Encoding, build_encoding
@@ -108,7 +108,7 @@ class TextClassifier:
         if 0 < tokenizer.model_max_length < 100_000:
             limits.append(tokenizer.model_max_length)
         self.max_length = int(min(limits))
-        self.max_batch_tokens = max_batch_tokens or batch_tokens_for(self.model, self.device)
+        self._max_batch_tokens = max_batch_tokens or batch_tokens_for(self.model, self.device)
         accepted = inspect.signature(model.forward).parameters
         self._uses_token_types = "token_type_ids" in accepted and getattr(model.config, "type_vocab_size", 0) > 1
         # a decoder that takes position ids is padded on the left (its head reads the last position of embeddings);
@@ -130,6 +130,32 @@ class TextClassifier:
         if self._fingerprint is None:
             self._fingerprint = weights_fingerprint(self.model)
         return self._fingerprint
+
+    @property
+    def max_batch_tokens(self) -> int:
+        """Padded tokens per forward batch: the memory model's (or the caller's) size, under any limit an
+        out-of-memory error taught this process (models/memory.py)."""
+        learned = memory.learned_limit(self.memory_shape, self.device, "forward")
+        return self._max_batch_tokens if learned is None else min(self._max_batch_tokens, learned)
+
+    @max_batch_tokens.setter
+    def max_batch_tokens(self, tokens: int) -> None:
+        self._max_batch_tokens = tokens
+
+    @property
+    def memory_shape(self) -> memory.Shape:
+        """What the memory model reads from this model (its activations' dtype under fast mode's autocast)."""
+        return memory.shape_of(self.model, self.autocast_dtype)
+
+    def rows_per_batch(self, length: int, wanted: int, kind: str = "backward", within_batch_tokens: bool = True) -> int:
+        """Rows of ``length`` tokens one ``kind`` pass may take at once (at least 1, at most ``wanted``): the
+        memory budget (EXWB_MEMORY_GB, models/memory.py) and, unless told otherwise, ``max_batch_tokens``."""
+        cap = self.max_batch_tokens if within_batch_tokens else None
+        return memory.rows_within(self.memory_shape, self.device, length, kind, wanted, cap)
+
+    def run_halving(self, run, rows: int, length: int, kind: str = "backward"):
+        """``run(rows)``, retried with half the rows after an out-of-memory error (models/memory.run_halving)."""
+        return memory.run_halving(run, rows, length, self.memory_shape, self.device, kind)
 
     @property
     def num_labels(self) -> int:
@@ -164,7 +190,7 @@ class TextClassifier:
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
-                              max_batch_tokens=self.max_batch_tokens, warnings=self.warnings,
+                              max_batch_tokens=self._max_batch_tokens, warnings=self.warnings,
                               throughput=self.throughput, architecture=self.architecture,
                               autocast_dtype=self.autocast_dtype, first_token=self.first_token)
 
@@ -228,10 +254,14 @@ class TextClassifier:
     def input_details(self, encoding: Encoding) -> dict:
         """What the provenance records about how this model reads the input: the pooled token."""
         index = self.pooled_index(encoding)
-        return {"pooled_token": {"index": index, "token": encoding.tokens[index],
-                                 "rule": {"first": "first token", "last": "last token that is not the pad token",
-                                          "eos": "last </s> (decoder state)"}[self.summary_token]},
-                "precision": self.precision_details(encoding)}
+        details = {"pooled_token": {"index": index, "token": encoding.tokens[index],
+                                    "rule": {"first": "first token", "last": "last token that is not the pad token",
+                                             "eos": "last </s> (decoder state)"}[self.summary_token]},
+                   "precision": self.precision_details(encoding)}
+        halvings = memory.notes_for(self.memory_shape, self.device)
+        if halvings:  # batches were halved after out-of-memory errors in this process: say so
+            details["out_of_memory"] = halvings
+        return details
 
     def precision_details(self, encoding: Encoding) -> dict:
         """Full precision, or the fast mode's dtype and its measured max |dp| against full precision on this input
@@ -274,11 +304,12 @@ class TextClassifier:
         """Indices grouped by similar length so each padded batch stays under max_batch_tokens."""
         order = np.argsort(lengths, kind="stable")
         chunk: list[int] = []
+        budget = self.max_batch_tokens  # read once per chunk: it looks up what out-of-memory errors taught us
         for index in order:
             longest = max(lengths[index], max((lengths[i] for i in chunk), default=0))
-            if chunk and longest * (len(chunk) + 1) > self.max_batch_tokens:
+            if chunk and longest * (len(chunk) + 1) > budget:
                 yield chunk
-                chunk = []
+                chunk, budget = [], self.max_batch_tokens
             chunk.append(int(index))
         if chunk:
             yield chunk
@@ -305,6 +336,20 @@ class TextClassifier:
             zeros = [row[:end] for row, end in zip(zeros, ends)] if zeros is not None else None
             types = [row[:end] for row, end in zip(types, ends)] if types is not None else None
         return ids, zeros, types
+
+    def _run_or_split(self, ids: list[list[int]], zeros, types) -> torch.Tensor:
+        """``_run``; after an out-of-memory error the rows run in two halves (recursively, down to one row) and the
+        limit is remembered for the process: later chunks are cut under it (``max_batch_tokens``)."""
+        try:
+            return self._run(ids, zeros, types)
+        except Exception as error:  # noqa: BLE001  (only out-of-memory errors are handled; the rest re-raised)
+            if len(ids) <= 1 or not memory.is_out_of_memory(error):
+                raise
+            memory.remember_failure(self.memory_shape, self.device, "forward", len(ids) * max(map(len, ids)), error)
+        half = len(ids) // 2
+        parts = [(ids[:half], zeros and zeros[:half], types and types[:half]),
+                 (ids[half:], zeros and zeros[half:], types and types[half:])]
+        return torch.cat([self._run_or_split(*part) for part in parts])
 
     def _run(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
         """Logits of one padded chunk, float32 in fast mode too."""
@@ -398,7 +443,7 @@ class TextClassifier:
             for part in self._same_eos_count(batch, chunk):
                 ids, zeros, types = self._rows(batch, part)
                 started = time.perf_counter()
-                logits = self._run(ids, zeros, types)
+                logits = self._run_or_split(ids, zeros, types)
                 width = max(len(s) for s in ids)
                 if self.device.type == "cpu":  # nothing to wait for: each batch's time is its own
                     out[part] = logits.double().numpy()

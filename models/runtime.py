@@ -9,6 +9,7 @@ import numpy
 import transformers
 
 import settings
+from models import memory
 from models.errors import ModelError
 
 # No process environment is set here (issue 34): importing the library must leave a notebook's os.environ alone.
@@ -43,23 +44,17 @@ def full_last_layer() -> bool:
 
 
 CPU_BATCH_TOKENS = 2_048  # padded tokens per batch: measured fastest on the 2-core CPU (8 192 was slower)
-GPU_MEMORY_SHARE = 0.25  # of the free device memory, for one forward batch's activations
-GPU_BATCH_TOKENS = (4_096, 262_144)
+GPU_BATCH_TOKENS = 262_144  # more gains nothing on a GPU (kernels are saturated long before)
+TYPICAL_LENGTH = 512  # the row length forward budgets assume (the longest input most models read)
 
 
 def batch_tokens_for(model, device: torch.device) -> int:
-    """Padded tokens per forward batch: on a CPU the measured best; on a GPU what a share of the free memory holds,
-    at ``element size x (8 hidden + 2 intermediate)`` bytes per token (one layer's working set under inference,
-    with margin: activations of earlier layers are not kept)."""
+    """Padded tokens per forward batch: what the memory budget holds (models/memory.py, EXWB_MEMORY_GB); on a CPU
+    at most the measured fastest size, on a GPU at most GPU_BATCH_TOKENS."""
+    tokens = memory.budget_tokens(memory.shape_of(model), device, TYPICAL_LENGTH, "forward")
     if device.type != "cuda":
-        return CPU_BATCH_TOKENS
-    config = model.config
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None) or 1024
-    intermediate = getattr(config, "intermediate_size", None) or getattr(config, "d_ff", None) or 4 * hidden
-    element = next(model.parameters()).element_size()
-    free, _total = torch.cuda.mem_get_info(device)
-    tokens = int(GPU_MEMORY_SHARE * free / (element * (8 * hidden + 2 * intermediate)))
-    return min(max(tokens, GPU_BATCH_TOKENS[0]), GPU_BATCH_TOKENS[1])
+        return min(CPU_BATCH_TOKENS, tokens)
+    return min(tokens, GPU_BATCH_TOKENS)
 
 
 @lru_cache(maxsize=1)

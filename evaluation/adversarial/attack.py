@@ -31,6 +31,7 @@ from explainers.params import ParamError, coerce, param
 from explainers.shared_passes import batches_inputs
 from models import Encoding, ModelError, TextClassifier
 from models import metering
+from models import memory
 from models.attention_kernel import eager_attention
 
 from evaluation.adversarial import measures
@@ -256,13 +257,17 @@ def attack_groups(classifier: TextClassifier, encodings: Sequence[Encoding], row
     order = sorted(range(len(encodings)), key=lambda i: encodings[i].n_tokens)
     if not batches_inputs(classifier):
         return [[i] for i in order]
+    longest = max((e.n_tokens for e in encodings), default=1)
+    # the token budget: max_batch_tokens, within what the memory model gives a double backward (models/memory.py)
+    budget = min(classifier.max_batch_tokens,
+                 memory.budget_tokens(classifier.memory_shape, classifier.device, longest, "double_backward"))
     # cheapest[j]: the least cost of the first j inputs in order, cut[j]: where its last batch starts
     cheapest, cut = [0.0] + [float("inf")] * len(order), [0] * (len(order) + 1)
     for end in range(1, len(order) + 1):
         width = encodings[order[end - 1]].n_tokens  # the longest of any batch ending here: sorted
         for start in range(end - 1, -1, -1):
             tokens = (end - start) * rows_per_input * width
-            if end - start > 1 and tokens > classifier.max_batch_tokens:
+            if end - start > 1 and tokens > budget:
                 break
             cost = cheapest[start] + BATCH_OVERHEAD_TOKENS + tokens
             if cost < cheapest[end]:
@@ -297,15 +302,34 @@ def attack_many(classifier: TextClassifier, encodings: Sequence[Encoding], metho
     # the double back-propagation needs the eager attention kernel: SDPA's CPU backward has no derivative itself
     with eager_attention(classifier.model):
         for group in attack_groups(classifier, encodings, rows_per_input(method, config)):
-            inputs = []
-            for index in group:
-                try:
-                    inputs.append(_Input.prepare(classifier, encodings[index], method, config, index))
-                except AttackError as error:
-                    results[index] = error
-            for state in _optimize(classifier, inputs, method, config, progress, should_stop):
-                results[state.index] = state.result(classifier, method, config)
+            _attack_group(classifier, encodings, group, method, config, progress, should_stop, results)
     return results
+
+
+def _attack_group(classifier: TextClassifier, encodings: Sequence[Encoding], group: list[int], method: str,
+                  config: AttackConfig, progress, should_stop, results: list) -> None:
+    """One batch of ``attack_many``. Out of memory (models/memory.py): the inputs not finished yet start again
+    in two halves (finished ones keep their results) and the limit is remembered for the process."""
+    inputs = []
+    for index in group:
+        try:
+            inputs.append(_Input.prepare(classifier, encodings[index], method, config, index))
+        except AttackError as error:
+            results[index] = error
+    pending = [state.index for state in inputs]
+    try:
+        for state in _optimize(classifier, inputs, method, config, progress, should_stop):
+            results[state.index] = state.result(classifier, method, config)
+            pending.remove(state.index)
+    except Exception as error:  # noqa: BLE001  (only out-of-memory errors are handled; the rest re-raised)
+        if len(pending) <= 1 or not memory.is_out_of_memory(error):
+            raise
+        width = max(encodings[i].n_tokens for i in pending)
+        memory.remember_failure(classifier.memory_shape, classifier.device, "double_backward",
+                                len(pending) * rows_per_input(method, config) * width, error)
+        half = len(pending) // 2
+        for part in (pending[:half], pending[half:]):
+            _attack_group(classifier, encodings, part, method, config, progress, should_stop, results)
 
 
 @dataclass

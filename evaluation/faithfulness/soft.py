@@ -91,9 +91,10 @@ def token_probabilities(encoding, word_probability: np.ndarray) -> np.ndarray:
 def _target_probabilities(classifier, encoding, embeddings: torch.Tensor, target: int) -> np.ndarray:
     tensors = classifier.tensors(encoding)
     out = []
+    chunk = classifier.rows_per_batch(encoding.n_tokens, CHUNK, "forward", within_batch_tokens=False)  # the budget
     with torch.inference_mode():
-        for begin in range(0, len(embeddings), CHUNK):
-            logits = classifier.forward_embeds(embeddings[begin:begin + CHUNK], tensors["attention_mask"],
+        for begin in range(0, len(embeddings), chunk):
+            logits = classifier.forward_embeds(embeddings[begin:begin + chunk], tensors["attention_mask"],
                                                tensors.get("token_type_ids"))
             out.append(torch.softmax(logits.float(), dim=-1)[:, target].cpu().numpy())
     return np.concatenate(out).astype(np.float64)

@@ -13,6 +13,12 @@
   workers' uploaded copy, where there is none. A cluster whose nodes do not share this path needs the data at
   the same path on each node, or an ``EXWB_DATA_DIR`` that names the nodes' folder (passed as written when no
   such folder exists on the driver).
+- Devices (issue 33): each task asks for ``resources`` (``num_cpus``, ``num_gpus``; the command line's
+  ``--ray-cpus`` / ``--ray-gpus`` set the process's default, ``use_resources``). A task with GPUs sees only its
+  own (Ray sets CUDA_VISIBLE_DEVICES), runs with EXWB_DEVICE=cuda and EXWB_DEVICE_SHARE = its share of one GPU
+  (the memory budget's share, models/memory.py), and loads its own model copy; a task without GPUs runs on the
+  CPU (EXWB_DEVICE=cpu), so no CPU task lands on a GPU that GPU tasks were given. An EXWB_DEVICE other than
+  ``auto`` is kept as written.
 - Cells are submitted in order, a few per free worker at a time, so stopping is quick and earlier cells
   (e.g. Recursive ROAR's earlier steps) start first. A cell that fails, or a worker that dies, is recorded
   as that cell's error; the other cells go on. Stopping cancels the running tasks (``ray.cancel(force=True)``).
@@ -31,6 +37,28 @@ PASSED_NAMES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "OMP_WAIT_POLICY", "TOK
                 "TRANSFORMERS_NO_ADVISORY_WARNINGS", "XDG_CACHE_HOME")
 EXCLUDES = [".git", "**/__pycache__", ".pytest_cache", "*.sqlite", "*.sqlite-*", "*.pt", "*.safetensors", "*.bin",
             "node_modules", ".venv", "venv"]
+
+
+_default_resources: dict | None = None
+
+
+def use_resources(resources: dict | None) -> None:
+    """The per-task resources of this process's Ray runs that name none (a command's --ray-cpus / --ray-gpus)."""
+    global _default_resources
+    _default_resources = dict(resources) if resources else None
+
+
+def default_resources() -> dict:
+    return dict(_default_resources or {"num_cpus": 1})
+
+
+def device_env_vars(resources: dict) -> dict[str, str]:
+    """Where a task with these resources places its model: its GPU (and its share of it) or the CPU."""
+    gpus = float(resources.get("num_gpus", 0) or 0)
+    env = {"EXWB_DEVICE_SHARE": f"{min(gpus, 1.0):g}"} if gpus > 0 else {}
+    if settings.device_setting() == "auto":
+        env["EXWB_DEVICE"] = "cuda" if gpus > 0 else "cpu"
+    return env
 
 
 def resolve_address(address: str | None) -> str | None:
@@ -117,8 +145,9 @@ def run_on_ray(store, run_id, pending, work, done, total, progress, should_stop,
                extra_runtime_env=None, safe=None, eta=None):
     """Run ``pending`` cells as Ray tasks; returns (stopped, done)."""
     address = resolve_address(address)
-    resources = dict(resources or {"num_cpus": 1})
+    resources = dict(resources or default_resources())
     env = runtime_env(address, float(resources.get("num_cpus", 1) or 1), extra_runtime_env)
+    env["env_vars"] = {**env["env_vars"], **device_env_vars(resources)}
     try:
         ray = connect(address, env if address is not None else None)
     except UserFacingError as error:

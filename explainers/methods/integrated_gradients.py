@@ -33,9 +33,11 @@ def plain_integrated_gradients(classifier, encoding, target, p) -> Attribution:
     units (ferret's "Integrated Gradient")."""
     forward, embeddings = embedding_function(classifier, encoding, p.output)
     baseline = baseline_embeddings(classifier, encoding, p.baseline)
-    attribution = CaptumIntegratedGradients(forward, multiply_by_inputs=False).attribute(
-        embeddings, baselines=baseline, target=target, n_steps=p.n_steps, method=p.method,
-        internal_batch_size=p.internal_batch_size)
+    rows = classifier.rows_per_batch(encoding.n_tokens, p.internal_batch_size, within_batch_tokens=False)
+    attribution = classifier.run_halving(lambda batch: CaptumIntegratedGradients(forward, multiply_by_inputs=False)
+                                         .attribute(embeddings, baselines=baseline, target=target, n_steps=p.n_steps,
+                                                    method=p.method, internal_batch_size=batch),
+                                         rows, encoding.n_tokens)
     scores = reduce_dimensions(attribution[0], p.reduction).detach()
     return Attribution(token_scores=(scores.abs() if p.absolute else scores).cpu().numpy(),
                        baseline=BASELINE_LABELS[p.baseline], details={"multiplied_by_inputs": False})

@@ -65,11 +65,17 @@ class SmoothGrad(Explainer):
         p = self.params
         forward, embeddings = embedding_function(classifier, encoding, p.output)
         sigma = p.noise_level * float(embeddings.max() - embeddings.min())
-        batch = max(1, min(p.n_samples, 8192 // max(1, encoding.n_tokens)))
-        with seeded(p.seed):
-            gradient = NoiseTunnel(CaptumSaliency(forward)).attribute(
-                embeddings.clone().requires_grad_(), nt_type=p.nt_type, nt_samples=p.n_samples,
-                nt_samples_batch_size=batch, stdevs=sigma, target=target, abs=False)
+        # noisy copies per backward: up to 8 192 tokens, within the memory budget (models/memory.py)
+        batch = min(max(1, 8192 // max(1, encoding.n_tokens)),
+                    classifier.rows_per_batch(encoding.n_tokens, p.n_samples, within_batch_tokens=False))
+
+        def run(rows):
+            with seeded(p.seed):
+                return NoiseTunnel(CaptumSaliency(forward)).attribute(
+                    embeddings.clone().requires_grad_(), nt_type=p.nt_type, nt_samples=p.n_samples,
+                    nt_samples_batch_size=rows, stdevs=sigma, target=target, abs=False)
+
+        gradient = classifier.run_halving(run, batch, encoding.n_tokens)
         matrix = classifier.model.get_input_embeddings().weight.detach() if p.reduction == "onehot-l2" else None
         scores = reduce_hidden(gradient[0], p.reduction, matrix)
         return Attribution(token_scores=scores.detach().cpu().numpy(), baseline="none (noisy local gradients)",

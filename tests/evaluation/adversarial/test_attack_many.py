@@ -238,3 +238,36 @@ def test_a_dataset_run_attacks_in_batches_keeps_a_cell_per_example_and_resumes(k
                 assert a["value"] == b["value"]
             else:
                 assert a["value"] == pytest.approx(b["value"], rel=0, abs=float32_tolerance(1.0) * config.steps)
+
+
+def test_an_out_of_memory_batch_is_attacked_again_in_halves_with_the_same_results(smooth64):
+    """Issue 33: an out-of-memory error in a batch of inputs (injected: CUDA's error whenever more than one row
+    reaches the first layer, as a too-large batch fails on a GPU) restarts the unfinished inputs in two halves, down
+    to one input; the results equal the attacks one at a time and the limit is remembered."""
+    import torch
+
+    from models import memory
+
+    method, config = CONFIGS["early stop"]
+    encodings = [smooth64.encode(text) for i, text in enumerate(TEXTS) if i != 2]
+    alone = _one_at_a_time(smooth64, encodings, method, config)
+    failures = []
+
+    def too_many_rows(_module, args, kwargs):
+        hidden = args[0] if args else kwargs["hidden_states"]
+        if hidden.shape[0] > 1:
+            failures.append(hidden.shape[0])
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+
+    memory.forget_limits()
+    handle = smooth64.model.bert.encoder.layer[0].register_forward_pre_hook(too_many_rows, with_kwargs=True)
+    try:
+        batched = attack_many(smooth64, encodings, method, config)
+        learned = memory.notes_for(smooth64.memory_shape, smooth64.device)
+    finally:
+        handle.remove()
+        memory.forget_limits()
+    assert failures[:2] == [3, 2]  # the batch of three, then its half of two
+    assert learned["double_backward"]["halvings"] == 2
+    for got, expected in zip(batched, alone):
+        _assert_same_attack(got, expected, float32_tolerance(config.epsilon), float32_tolerance(1.0))
