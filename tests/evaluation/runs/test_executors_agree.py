@@ -17,7 +17,7 @@ import io
 import json
 import math
 import sqlite3
-from contextlib import redirect_stdout
+from contextlib import contextmanager, redirect_stdout
 from types import SimpleNamespace
 
 import numpy as np
@@ -45,12 +45,24 @@ NUMBERS = ["mean", "low", "high", "n", "random_mean", "random_low", "random_high
            "diff_high"]
 
 
-def same_threads_in_the_workers() -> None:
-    """Bit identity needs the same torch thread count in the workers as here: another count splits float32 sums
-    differently (1 against 2 threads moved 31 of 48 cell values by up to 1.2e-7 on this study; docs/guarantees.md)."""
-    threads = int(process_executor.worker_environment(WORKERS)["EXWB_THREADS"])
-    if threads != torch.get_num_threads():
-        pytest.skip(f"{WORKERS} workers get {threads} torch threads each here, this process {torch.get_num_threads()}")
+def worker_threads() -> int:
+    """The torch threads each of the processes executor's WORKERS gets on this machine."""
+    return int(process_executor.worker_environment(WORKERS)["EXWB_THREADS"])
+
+
+@contextmanager
+def torch_threads(threads: int):
+    """This process computes with ``threads`` torch threads, as the workers it is compared with do: bit identity
+    needs the same count, since another splits float32 sums differently (1 against 2 threads moved 31 of 48 cell
+    values by up to 1.2e-7 on this study; docs/guarantees.md)."""
+    before = torch.get_num_threads()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXWB_THREADS", str(threads))  # read again wherever a model loads (runtime.configure_torch)
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +82,12 @@ def sst2_model(tmp_path_factory):
     return str(folder)
 
 
-def evaluate_on(executor: str, model: str, root) -> SimpleNamespace:
-    """`cli.py evaluate --json` on one executor, into a store of its own (EXWB_CACHE_DIR holds the store)."""
+def evaluate_on(executor: str, model: str, root, threads: int | None = None) -> SimpleNamespace:
+    """`cli.py evaluate --json` on one executor, into a store of its own (EXWB_CACHE_DIR holds the store);
+    ``threads``: this process's torch threads for a local run."""
+    if threads is not None:
+        with torch_threads(threads):
+            return evaluate_on(executor, model, root)
     from explainers.cache import DEFAULT_CACHE
 
     cache = root / executor
@@ -91,7 +107,8 @@ def evaluate_on(executor: str, model: str, root) -> SimpleNamespace:
 
 @pytest.fixture(scope="module")
 def local_run(sst2_model, tmp_path_factory) -> SimpleNamespace:
-    return evaluate_on("local", sst2_model, tmp_path_factory.mktemp("local"))
+    """The local run, with the processes executor's per-worker thread count."""
+    return evaluate_on("local", sst2_model, tmp_path_factory.mktemp("local"), threads=worker_threads())
 
 
 def stored_rows(path, run_id: str) -> list[dict]:
@@ -196,7 +213,6 @@ def test_the_random_rows_band_is_the_band_on_every_method_row(local_run):
 
 
 def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
-    same_threads_in_the_workers()
     processes = evaluate_on("processes", sst2_model, tmp_path)
     assert_equal_to_the_stored_cells(processes)
     assert_identical(processes.summary, local_run.summary, NUMBERS, "processes vs local")
@@ -207,27 +223,27 @@ def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
 def test_ray_gives_the_local_statistics(sst2_model, local_run, tmp_path):
     ray = pytest.importorskip("ray")
     threads = int(ray_executor.worker_env_vars(1.0)["EXWB_THREADS"])  # a task's torch threads (num_cpus 1)
-    if threads != torch.get_num_threads():
-        pytest.skip(f"a Ray task gets {threads} torch threads here, this process {torch.get_num_threads()}")
+    local = local_run if threads == worker_threads() else evaluate_on("local", sst2_model, tmp_path / "local",
+                                                                      threads=threads)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         on_ray = evaluate_on("ray", sst2_model, tmp_path)
     finally:
         ray_executor.shutdown()
     assert_equal_to_the_stored_cells(on_ray)
-    assert_identical(on_ray.summary, local_run.summary, NUMBERS, "ray vs local")
-    assert on_ray.summary["vs_random"].fillna("").tolist() == local_run.summary["vs_random"].fillna("").tolist()
+    assert_identical(on_ray.summary, local.summary, NUMBERS, "ray vs local")
+    assert on_ray.summary["vs_random"].fillna("").tolist() == local.summary["vs_random"].fillna("").tolist()
 
 
 @pytest.mark.slow  # two worker processes start (~20 s of the shared 2-core machine)
 def test_a_sanity_study_gives_the_same_bootstrap_bounds_on_local_and_processes(sst2_model, tmp_path, monkeypatch):
-    same_threads_in_the_workers()
     monkeypatch.setenv("EXWB_RUN_WORKERS", str(WORKERS))
     arguments = dict(model=sst2_model, dataset=DATASET, methods=["saliency", "leave_one_out"], limit=LIMIT, seed=2)
     tables = []
     for executor in ("local", "processes"):
-        store, summary = sanity_dataset.run_sanity_study(store=ResultStore(tmp_path / f"{executor}.sqlite"),
-                                                         executor=executor, **arguments)
+        with torch_threads(worker_threads()):  # the local run computes as each worker does
+            store, summary = sanity_dataset.run_sanity_study(store=ResultStore(tmp_path / f"{executor}.sqlite"),
+                                                             executor=executor, **arguments)
         assert summary.status == "finished" and summary.done == LIMIT
         frame = sanity_dataset.results_frame(store, summary.run_id)
         table = sanity_dataset.summarize(frame).sort_values(["stage", "method", "metric"]).reset_index(drop=True)
