@@ -10,13 +10,20 @@ from corpora.records import SENTIMENT_LABELS, DataError, Example
 ERASER_SPLITS = ("train", "validation", "test")
 
 
-def load_eraser_movies(split: str = "validation") -> list[Example]:
-    """One example per unique sentence; the rationale is the union of all its evidence spans."""
+def sentence_file(split: str, name: str):
+    """The shared ERASER sentence file of ``split`` ("dev" is "validation"); ``name`` names the dataset in the
+    message for an unknown split."""
     if split == "dev":
         split = "validation"
     if split not in ERASER_SPLITS:
-        raise DataError(f"Unknown ERASER split '{split}'; choose one of {', '.join(ERASER_SPLITS)}.")
-    path = find_dataset_dir("eraser-movies-sentences") / f"{split}.jsonl"
+        raise DataError(f"Unknown {name} split '{split}'; choose one of {', '.join(ERASER_SPLITS)}.")
+    return find_dataset_dir("eraser-movies-sentences") / f"{split}.jsonl"
+
+
+def load_eraser_movies(split: str = "validation") -> list[Example]:
+    """One example per unique sentence; the rationale is the union of all its evidence spans."""
+    split = "validation" if split == "dev" else split
+    path = sentence_file(split, "ERASER")
     grouped: dict[str, dict] = {}
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 
-from corpora.eraser import ERASER_SPLITS
+from corpora.eraser import sentence_file
 from corpora.eraser_spans import evidence_mask
-from corpora.locate import find_dataset_dir, read_lines
+from corpora.locate import read_lines
 from corpora.records import SENTIMENT_LABELS, DataError, Example, split_words
 
 NAME = "eraser-movies-docs"
@@ -38,11 +38,8 @@ def _sentences(text: str) -> list[list[str]]:
 
 def load_eraser_documents(split: str = "test") -> list[Example]:
     """One example per review: its rationale-holding sentences in order, the union of its rationales."""
-    if split == "dev":
-        split = "validation"
-    if split not in ERASER_SPLITS:
-        raise DataError(f"Unknown {NAME} split '{split}'; choose one of {', '.join(ERASER_SPLITS)}.")
-    path = find_dataset_dir("eraser-movies-sentences") / f"{split}.jsonl"
+    split = "validation" if split == "dev" else split
+    path = sentence_file(split, NAME)
     documents: dict[str, dict] = {}
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():

@@ -21,10 +21,10 @@ import numpy as np
 import torch
 
 from corpora import Example
-from models import TextClassifier, UserFacingError, WorkStopped
+from models import TextClassifier, UserFacingError
 from models.metering import count
 
-from evaluation.errors.predictions import dataset_hash
+from evaluation.errors.predictions import dataset_hash, fill_chunks
 from evaluation.runs.store import ResultStore, run_id_for
 
 KIND = "embeddings"
@@ -91,29 +91,14 @@ def embed_dataset(classifier: TextClassifier, examples: list[Example], store: Re
     run_id = store.create_run(KIND, run_config(classifier, examples), total=len(examples),
                               title=f"embedding map of {classifier.name} ({len(examples)} examples)")
     cells = store.cells(run_id)
-    computed = 0
-    if sum(len(c["rows"]) for c in cells.values()) < len(examples):
-        encodings = [classifier.encode(e.text, e.pair) for e in examples]
-        order = np.argsort([e.n_tokens for e in encodings], kind="stable").tolist()
-        chunks = [order[start:start + CHUNK] for start in range(0, len(order), CHUNK)]
-        done = sum(len(chunk) for number, chunk in enumerate(chunks) if f"chunk-{number:05d}" in cells)
-        store.set_status(run_id, "running")
-        for number, chunk in enumerate(chunks):
-            key = f"chunk-{number:05d}"
-            if key in cells:
-                continue
-            if should_stop is not None and should_stop():
-                store.set_status(run_id, "stopped")
-                raise WorkStopped(f"Stopped after {done} of {len(examples)} examples; they are kept.")
-            chunk_started = time.perf_counter()
-            vectors = pooled_vectors(classifier, [encodings[i] for i in chunk])
-            cells[key] = {"rows": [{"index": i, "vector": [float(v) for v in row]} for i, row in zip(chunk, vectors)]}
-            store.put_cell(run_id, key, cells[key], seconds=time.perf_counter() - chunk_started)
-            done += len(chunk)
-            computed += len(chunk)
-            if progress:
-                progress(done, len(examples))
-        store.set_status(run_id, "done")
+
+    def vectors_of(chunk: list[int], batch: list) -> list[dict]:
+        vectors = pooled_vectors(classifier, batch)
+        return [{"index": i, "vector": [float(v) for v in row]} for i, row in zip(chunk, vectors)]
+
+    computed = fill_chunks(store, run_id, cells, len(examples),
+                           lambda: [classifier.encode(e.text, e.pair) for e in examples], vectors_of, "examples",
+                           size=CHUNK, progress=progress, should_stop=should_stop)
     rows = {row["index"]: row["vector"] for cell in cells.values() for row in cell["rows"]}
     vectors = np.array([rows[i] for i in range(len(examples))], dtype=np.float64)
     return EmbeddingMap(vectors, run_id, computed, time.perf_counter() - started)

@@ -71,10 +71,46 @@ class PredictionTable:
         return float(labelled["correct"].astype(bool).mean()) if len(labelled) else None
 
 
-def _chunks(lengths: list[int]) -> list[list[int]]:
-    """Example indices sorted by token length (stable, so a resumed run cuts the same chunks), CHUNK at a time."""
+def _chunks(lengths: list[int], size: int | None = None) -> list[list[int]]:
+    """Example indices sorted by token length (stable, so a resumed run cuts the same chunks), ``size`` (default
+    CHUNK) at a time."""
+    size = size or CHUNK
     order = np.argsort(np.asarray(lengths), kind="stable").tolist()
-    return [order[start:start + CHUNK] for start in range(0, len(order), CHUNK)]
+    return [order[start:start + size] for start in range(0, len(order), size)]
+
+
+def fill_chunks(store: ResultStore, run_id: str, cells: dict, n_examples: int, encode: Callable[[], list],
+                compute: Callable[[list[int], list], list[dict]], what: str, size: int | None = None,
+                progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> int:
+    """The chunks of a per-example run not stored yet, computed and stored one by one (``cells`` updated); a stop
+    between chunks raises ``WorkStopped`` with every finished chunk kept. ``encode()`` gives every example's
+    encoding (called only when something is missing), ``compute(indices, encodings)`` a chunk's rows. Returns how
+    many examples were computed."""
+    if sum(len(c["rows"]) for c in cells.values()) >= n_examples:
+        return 0
+    encodings = encode()
+    chunks = _chunks([e.n_tokens for e in encodings], size)
+    done = sum(len(chunk) for number, chunk in enumerate(chunks) if f"chunk-{number:05d}" in cells)
+    computed = 0
+    if progress:
+        progress(done, n_examples)
+    store.set_status(run_id, "running")
+    for number, chunk in enumerate(chunks):
+        key = f"chunk-{number:05d}"
+        if key in cells:
+            continue
+        if should_stop is not None and should_stop():
+            store.set_status(run_id, "stopped")
+            raise WorkStopped(f"Stopped after {done} of {n_examples} {what}; they are kept.")
+        chunk_started = time.perf_counter()
+        cells[key] = {"rows": compute(chunk, [encodings[i] for i in chunk])}
+        store.put_cell(run_id, key, cells[key], seconds=time.perf_counter() - chunk_started)
+        done += len(chunk)
+        computed += len(chunk)
+        if progress:
+            progress(done, n_examples)
+    store.set_status(run_id, "done")
+    return computed
 
 
 def run_config(classifier: TextClassifier, examples: list[Example]) -> dict:
@@ -115,33 +151,15 @@ def predict_dataset(classifier: TextClassifier, examples: list[Example], dataset
     run_id = store.create_run(KIND, run_config(classifier, examples), total=len(examples),
                               title=f"predictions of {model} on {dataset} ({len(examples)} examples)")
     cells = store.cells(run_id)
-    computed = 0
-    if sum(len(c["rows"]) for c in cells.values()) < len(examples):
-        encodings = [read_input(classifier, e.text, e.pair) for e in examples]  # long texts in windows (issue 32)
-        chunks = _chunks([e.n_tokens for e in encodings])
-        done = sum(len(chunk) for number, chunk in enumerate(chunks) if f"chunk-{number:05d}" in cells)
-        if progress:
-            progress(done, len(examples))
-        store.set_status(run_id, "running")
-        for number, chunk in enumerate(chunks):
-            key = f"chunk-{number:05d}"
-            if key in cells:
-                continue
-            if should_stop is not None and should_stop():
-                store.set_status(run_id, "stopped")
-                raise WorkStopped(f"Stopped after {done} of {len(examples)} predictions; they are kept.")
-            chunk_started = time.perf_counter()
-            batch = [encodings[i] for i in chunk]
-            probabilities = np.stack([classifier.proba_of(e) for e in batch]) if any(map(is_document, batch)) \
-                else classifier.predict_proba(batch)
-            rows = [{"index": i, "probabilities": [float(p) for p in row]} for i, row in zip(chunk, probabilities)]
-            cells[key] = {"rows": rows}
-            store.put_cell(run_id, key, cells[key], seconds=time.perf_counter() - chunk_started)
-            done += len(chunk)
-            computed += len(chunk)
-            if progress:
-                progress(done, len(examples))
-        store.set_status(run_id, "done")
+
+    def probabilities_of(chunk: list[int], batch: list) -> list[dict]:
+        probabilities = np.stack([classifier.proba_of(e) for e in batch]) if any(map(is_document, batch)) \
+            else classifier.predict_proba(batch)
+        return [{"index": i, "probabilities": [float(p) for p in row]} for i, row in zip(chunk, probabilities)]
+
+    computed = fill_chunks(store, run_id, cells, len(examples),
+                           lambda: [read_input(classifier, e.text, e.pair) for e in examples],  # long texts in windows
+                           probabilities_of, "predictions", progress=progress, should_stop=should_stop)
     frame = table_frame(examples, cells, classifier.labels)
     return PredictionTable(frame, list(classifier.labels), run_id, dataset, model, time.perf_counter() - started,
                            computed)
