@@ -238,3 +238,10 @@ def save_tiny_architecture(name: str, folder, seed: int = 0) -> str:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+def wide_three_class(seed: int = 3) -> TextClassifier:
+    """A random-weight 3-class tiny BERT with wide weights (initializer 0.2): logits of order 1, so scores are
+    far above float noise (the contrast and SIG tests)."""
+    model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
+    return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")

@@ -14,6 +14,7 @@ from explainers import ParamError, create
 from explainers import contrast as contrast_policy
 from explainers.cache import ExplanationCache, cache_key
 from explainers.embedding_forward import embedding_function
+from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
 
@@ -25,16 +26,6 @@ LINEAR = [  # (method, params): linear in the score they read, so contrast = exp
     ("leave_one_out", {"score": "log2-odds", "operator": "mask"}),
     ("occlusion", {"score": "logit"}),
 ]
-
-
-def wide_three_class(seed: int = 3):
-    """A random-weight 3-class tiny BERT with wide weights (initializer 0.2): logits of order 1, so scores are
-    far above float noise."""
-    from models import TextClassifier
-    from tiny_models import tiny_architecture
-
-    model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
-    return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,9 @@ from evaluation.faithfulness.presets import BY_ID
 from explainers import create
 from explainers.scores import softmax
 from models.perturb import perturbed_logits
+from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
-
-
-def wide_three_class(seed: int = 3):
-    """A random-weight 3-class tiny BERT with wide weights (initializer 0.2): logits of order 1, so scores are
-    far above float noise."""
-    from models import TextClassifier
-    from tiny_models import tiny_architecture
-
-    model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
-    return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")
 
 
 @pytest.fixture(scope="module")

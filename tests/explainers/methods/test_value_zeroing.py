@@ -10,17 +10,9 @@ from scipy.spatial.distance import cosine
 
 from explainers import create
 from explainers.methods.value_zeroing import value_zeroing_matrices
+from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
-
-
-def wide_three_class(seed: int = 3):
-    """A random-weight 3-class tiny BERT with wide weights (initializer 0.2)."""
-    from models import TextClassifier
-    from tiny_models import tiny_architecture
-
-    model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
-    return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")
 
 
 class ZeroRow(torch.nn.Module):
