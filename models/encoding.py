@@ -110,14 +110,20 @@ def check_text(text: str, pair: str | None) -> tuple[str, str | None, tuple[str,
     return text, pair, removed
 
 
-def word_of_tokens(offsets, sequence_ids, spans_by_segment: list[list[tuple[int, int]]], word_base: list[int]):
+def word_of_tokens(offsets, sequence_ids, spans_by_segment: list[list[tuple[int, int]]], word_base: list[int],
+                   texts: list[str]):
     """Word index of each token from its character offsets (-1 for special tokens)."""
     starts = [[s for s, _ in spans] for spans in spans_by_segment]
     token_word = []
-    for (start, _end), segment in zip(offsets, sequence_ids):
+    for (start, end), segment in zip(offsets, sequence_ids):
         if segment is None:
             token_word.append(-1)
             continue
+        # Byte-level BPE tokenizers whose offsets are not trimmed start "Ġmovie" at the space before the word:
+        # the word is where the token's first visible character is.
+        text = texts[segment]
+        visible = next((i for i in range(start, end) if not text[i].isspace()), start)
+        start = visible
         # the last word starting at or before the token; a token in whitespace (rare) joins the previous word
         index = max(0, bisect.bisect_right(starts[segment], start) - 1)
         token_word.append(word_base[segment] + index)
@@ -130,7 +136,8 @@ def build_encoding(tokenizer, text: str, pair: str | None, max_length: int) -> E
     base = [0, len(spans[0])]
     enc = tokenizer(text, pair, truncation=True, max_length=max_length, return_offsets_mapping=True)
     full_length = len(tokenizer(text, pair, truncation=False)["input_ids"])
-    token_word = word_of_tokens(enc["offset_mapping"], enc.sequence_ids(), spans, base)
+    token_word = word_of_tokens(enc["offset_mapping"], enc.sequence_ids(), spans, base,
+                                [text] + ([pair] if pair is not None else []))
     # Keep the words that still have at least one token after truncation, renumbered densely.
     kept = sorted({w for w in token_word if w >= 0})
     renumber = {old: new for new, old in enumerate(kept)}

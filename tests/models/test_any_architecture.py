@@ -328,3 +328,19 @@ def test_a_model_whose_blocks_cannot_be_found_gets_a_message_naming_them():
         randomize.stages(odd)
     with pytest.raises(ArchitectureError, match="no input embedding"):
         read_architecture(torch.nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize("name", ARCHITECTURES)
+def test_every_word_is_read_with_its_own_tokens(name, tmp_path_factory):
+    """Each word's tokens decode back to that word, on every tokenizer family: byte-level BPE tokenizers whose
+    offsets keep the space ("Ġmovie" starting at the space after "the", the tiny Qwen2's) used to give a word's
+    first token to the word before it and drop the last word."""
+    classifier = loaded(name, tmp_path_factory)
+    encoding = classifier.encode(TEXT, PAIR)
+    expected = TEXT.split() + PAIR.split()
+    assert list(encoding.words) == expected
+    for index, word in enumerate(expected):
+        ids = [t for t, w in zip(encoding.input_ids, encoding.token_word) if w == index]
+        decoded = classifier.tokenizer.decode(ids).strip().lower()
+        unk = classifier.tokenizer.unk_token
+        assert decoded == word or (unk is not None and unk.lower() in decoded), (name, word, decoded)
