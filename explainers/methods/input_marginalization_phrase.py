@@ -132,7 +132,8 @@ class PhraseInputMarginalization(MaskedLMMethod):
             else:
                 phrase_scores[index] = original - marginal_probability(chunk, weights, target)
             table.append({"phrase": text, "words": [span.start, span.stop], "score": float(phrase_scores[index]),
-                          "mass": float(weights.sum()), "top1_is_original": candidates[0].matches(words[span.start:span.stop]),
+                          "mass": float(weights.sum()),
+                          "top1_is_original": candidates[0].matches(words[span.start:span.stop]),
                           "candidates": [[" ".join(c.words), round(c.probability, 6)] for c in candidates[:5]]})
         if is_units(encoding):
             scores, how = phrase_scores, "one score per sentence / span (the phrase)"
