@@ -21,14 +21,20 @@ The mask embedding m is F's [MASK] where F's tokenizer has one, else [UNK] (the 
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 
-from models import InputError, ModelError, TextClassifier
+from models import InputError, ModelError, TextClassifier, cached_classifier
 from models.encoding import Encoding
+from models.prepare import models_dir
 
 from explainers.mask_learning.aml_model import (AttributionModel, conditioning, inverse_loss, mask_token_id,
                                                 prediction_loss)
+from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, AMLNotPrepared, model_argument, read_manifest
+from explainers.mask_learning.selection import SelectionMetric
 
 CROSS_REFERENCE = "paper 004 s. 3.3 (decoder setting: G on another backbone; replicate on split, max on merge)"
 
@@ -157,3 +163,50 @@ def replicate(word_scores: torch.Tensor, token_word, device) -> torch.Tensor:
     token_word = torch.as_tensor(token_word, device=device)
     return torch.where(token_word >= 0, word_scores[token_word.clamp(min=0)], torch.ones_like(token_word,
                                                                                                dtype=word_scores.dtype))
+
+
+# ----- checkpoints: one folder per explained model, metric and G backbone -----------------------------------------
+def cross_folder(fingerprint: str, metric: SelectionMetric, generator: str) -> Path:
+    """``aml-<fingerprint>-<metric>-g-<generator>``: beside the own-backbone checkpoint, never in its place."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", generator.strip()).strip("_.")[-60:] or "generator"
+    return models_dir() / f"aml-{fingerprint}-{metric.name}-g-{slug}"
+
+
+def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str) -> tuple[Path, dict]:
+    """(folder, manifest) of the G on ``generator``'s backbone trained for this classifier, or a clear refusal."""
+    folder = cross_folder(classifier.fingerprint, metric, generator)
+    if not (folder / MANIFEST).is_file():
+        raise AMLNotPrepared(
+            f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}'. Build "
+            f"it once with `python cli.py prepare-aml --model {model_argument(classifier)} --generator {generator} "
+            f"--tune {metric.name}`.")
+    manifest = read_manifest(folder)
+    if manifest.get("explained_model", {}).get("fingerprint") != classifier.fingerprint:
+        raise ModelError(f"The AML checkpoint in {folder} was trained for another model; rebuild it with "
+                         f"`python cli.py prepare-aml --generator {generator} --force`.")
+    return folder, manifest
+
+
+_loaded: dict[str, tuple[float, CrossBackboneAML]] = {}
+
+
+def load_cross(classifier: TextClassifier, folder: Path, manifest: dict) -> CrossBackboneAML:
+    """The trained G of a checkpoint around its generator model (loaded by the spec it was trained with, checked
+    by fingerprint), kept in memory per folder and classifier."""
+    folder = Path(folder)
+    stamp = (folder / WEIGHTS).stat().st_mtime
+    key = f"{folder}|{classifier.fingerprint}"
+    hit = _loaded.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    generator = manifest["generator"]
+    source = cached_classifier(generator["spec"])
+    if source.fingerprint != generator["fingerprint"]:
+        raise ModelError(f"The generator model '{generator['spec']}' changed since the AML checkpoint in {folder} was "
+                         f"trained (fingerprint {source.fingerprint}, trained on {generator['fingerprint']}): rebuild "
+                         f"it with `python cli.py prepare-aml --generator {generator['spec']} --force`.")
+    aml = CrossBackboneAML(classifier, source, dropout=float(manifest.get("recipe", {}).get("dropout", 0.1)))
+    aml.model.load_state_dict(load_file(str(folder / WEIGHTS), device=str(classifier.device)))
+    aml.model.eval().requires_grad_(False)
+    _loaded[key] = (stamp, aml)
+    return aml

@@ -12,9 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from explainers.mask_learning.cross_backbone import CrossBackboneAML
-from models import InputError, ModelError, TextClassifier
-from tiny_models import tiny_architecture
+import cli
+from explainers import create
+from explainers.mask_learning.cross_backbone import CrossBackboneAML, load_cross, resolve_cross_checkpoint
+from explainers.mask_learning.selection import DEFAULT_METRIC, metric_named
+from explainers.params import ParamError
+from models import InputError, ModelError, TextClassifier, load_classifier
+from roar_fixtures import save_keyword_model
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture
 
 TEXT = "the movie was unbelievably excellent!"
 
@@ -98,3 +103,32 @@ def test_inputs_read_differently_are_refused(decoder, aml):
     long_text = " ".join(["the movie was excellent"] * 20)  # past the tiny decoder's 60 tokens
     with pytest.raises(InputError, match="same words"):
         aml.word_scores(decoder.encode(long_text))
+
+
+# ----- end to end: `cli.py prepare-aml --generator`, then the aml method with its generator option ----------------
+def test_prepare_aml_with_a_generator_then_explain(keyword_classifier, tmp_path, isolated_cache, capsys):
+    llama = save_tiny_architecture("llama", tmp_path / "llama", seed=1)
+    generator = str(save_keyword_model(keyword_classifier, tmp_path / "keyword"))
+    texts, labels = keyword_sentences(30, seed=2)
+    data = tmp_path / "keyword.csv"
+    data.write_text("text,label\n" + "".join(f"{t},{label}\n" for t, label in zip(texts, labels)))
+    assert cli.main(["prepare-aml", "--model", llama, "--generator", generator, "--data", f"file:{data}",
+                     "--train-size", "12", "--validation-size", "4", "--epochs", "1", "--lambdas", "1,10,1"]) == 0
+    assert any(line.startswith("AML for ") for line in capsys.readouterr().out.splitlines())
+    classifier = load_classifier(llama)
+    encoding = classifier.encode(TEXT)
+    explanation = create("aml", generator=generator).explain(classifier, encoding)
+    assert explanation.provenance["details"]["generator"]["spec"] == generator
+    # the same scores straight from the trained G: the max of its token scores per word, y_v = F's probabilities
+    folder, manifest = resolve_cross_checkpoint(classifier, metric_named(DEFAULT_METRIC), generator)
+    trained = load_cross(classifier, folder, manifest)
+    source = trained.source.encode(TEXT)
+    tensors = trained.source.tensors(source)
+    y = torch.as_tensor(classifier.proba_of(encoding)[None], dtype=torch.float32)
+    with torch.no_grad():
+        g = torch.sigmoid(trained.model(tensors["input_ids"], tensors["attention_mask"], y,
+                                        tensors.get("token_type_ids"))[0]).numpy()
+    expected = [g[source.token_word_array == j].max() for j in range(encoding.n_words)]
+    np.testing.assert_allclose(explanation.word_scores, expected, rtol=0, atol=1e-6)
+    with pytest.raises(ParamError, match="fAML"):
+        create("aml", generator=generator, finetune_steps=2).explain(classifier, encoding)
