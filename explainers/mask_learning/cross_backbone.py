@@ -33,7 +33,7 @@ from models.prepare import models_dir
 
 from explainers.mask_learning.aml_model import (AttributionModel, conditioning, inverse_loss, mask_token_id,
                                                 prediction_loss)
-from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, AMLNotPrepared, model_argument, read_manifest
+from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, model_argument, read_manifest
 from explainers.mask_learning.selection import SelectionMetric
 
 CROSS_REFERENCE = "paper 004 s. 3.3 (decoder setting: G on another backbone; replicate on split, max on merge)"
@@ -175,8 +175,9 @@ def cross_folder(fingerprint: str, metric: SelectionMetric, generator: str) -> P
 def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str) -> tuple[Path, dict]:
     """(folder, manifest) of the G on ``generator``'s backbone trained for this classifier, or a clear refusal."""
     folder = cross_folder(classifier.fingerprint, metric, generator)
+    # a ModelError, not AMLNotPrepared: the app's build button builds a G on the model's own backbone
     if not (folder / MANIFEST).is_file():
-        raise AMLNotPrepared(
+        raise ModelError(
             f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}'. Build "
             f"it once with `python cli.py prepare-aml --model {model_argument(classifier)} --generator {generator} "
             f"--tune {metric.name}`.")

@@ -72,8 +72,9 @@ class AML(Explainer):
                                         "says so.")
         generator: str = param("", "Attribution model backbone", "Empty: G on the explained model's own backbone "
                                "(paper 004's encoder setting). A model (built-in name or folder), e.g. 'default': G "
-                               "on that encoder, its scores aligned to this model's tokens by words (paper 004 s. 3.3's "
-                               "decoder setting; build it with `cli.py prepare-aml --generator`).", server_path=True)
+                               "on that encoder, its scores aligned to this model's tokens by words (paper 004 s. "
+                               "3.3's decoder setting; build it with `cli.py prepare-aml --generator`).",
+                               server_path=True)
 
     presets = {
         "pAML": {"finetune_steps": 0},
