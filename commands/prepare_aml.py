@@ -3,6 +3,7 @@
     python cli.py prepare-aml --model default                          # tuned for AOPC comprehensiveness
     python cli.py prepare-aml --model default-quick --tune sufficiency
     python cli.py prepare-aml --model ./my-model --data sst2:train --search-trials 40   # Optuna lambda search
+    python cli.py prepare-aml --model zoo-causal --generator default --data sst2:train   # G on another encoder
 """
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from dataclasses import replace
 from tqdm import tqdm
 
 from corpora import load_dataset
+from evaluation.aml_cross_training import prepare_cross_aml
 from evaluation.aml_training import AMLRecipe, prepare_aml
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
+from explainers.mask_learning.cross_backbone import cross_folder
 from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, metric_named
 from models import UserFacingError, load_classifier
 
@@ -36,6 +39,10 @@ def add_parser(subparsers) -> None:
                              f"{AMLRecipe.lambda_p:g},{AMLRecipe.lambda_a:g},{AMLRecipe.lambda_inv:g})")
     parser.add_argument("--search-trials", type=int, default=0,
                         help="search the lambdas with Optuna TPE first (paper: 40 trials; needs optuna)")
+    parser.add_argument("--generator", default=None, metavar="MODEL",
+                        help="train G on this encoder's backbone instead of the model's own (paper 004's decoder "
+                             "setting, e.g. --generator default for a causal model); explain with aml's generator "
+                             "option")
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
     add_output_options(parser, "the attribution model's manifest", json="the manifest",
                        csv="one row: folder, tuned_for, validation_score, ...")
@@ -70,6 +77,9 @@ def handle(args) -> int:
                      validation_size=args.validation_size, epochs=args.epochs, **parse_lambdas(args.lambdas))
     classifier = load_classifier(args.model)
     cached = find_checkpoint(classifier.fingerprint, metric)
+    if args.generator:  # issue 36: G on another backbone, in its own folder
+        folder = cross_folder(classifier.fingerprint, metric, args.generator)
+        cached = folder if (folder / "manifest.json").is_file() else None
     if cached is not None and not args.force:
         manifest = read_manifest(cached)
         print(f"AML for '{classifier.name}' tuned for {metric.name} is already prepared: {cached} (validation "
@@ -79,8 +89,14 @@ def handle(args) -> int:
     data, inputs = training_inputs(classifier, args.data)
     bar, progress = training_progress("prepare-aml")
 
-    folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress, force=True,
-                         search_trials=args.search_trials, log=tqdm.write)
+    if args.generator:
+        if args.search_trials:
+            raise UserFacingError("--search-trials is not available with --generator yet: give --lambdas P,A,INV.")
+        folder = prepare_cross_aml(classifier, args.generator, inputs, recipe, data_id=data, force=True,
+                                   log=tqdm.write)
+    else:
+        folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress, force=True,
+                             search_trials=args.search_trials, log=tqdm.write)
     bar.close()
     manifest = read_manifest(folder)
     print(f"AML for '{classifier.name}' tuned for {manifest['tuned_for']['label']}: validation {manifest['validation_score']:.4f}, "

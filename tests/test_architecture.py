@@ -76,7 +76,8 @@ def test_the_masked_lm_package_layers_filler_recipe_loading_prepare():
               if name.startswith("models.mlm.")}
     assert inside == {"models.mlm.filler": set(), "models.mlm.recipe": set(),
                       "models.mlm.loading": {"models.mlm.filler", "models.mlm.recipe"},
-                      "models.mlm.prepare": {"models.mlm.filler", "models.mlm.loading", "models.mlm.recipe"}}
+                      "models.mlm.prepare": {"models.mlm.filler", "models.mlm.loading", "models.mlm.recipe"},
+                      "models.mlm.phrases": {"models.mlm.filler"}}
 
 
 def test_each_layer_imports_only_the_layers_left_of_it():

@@ -18,6 +18,10 @@ the complement of the top-(1-s) explanation.
 
 Defaults are the paper's: alpha 0.5, beta 0.1, N 50 and the levels 5, 10, ..., 95 % (preset ``paper``); the
 ``quick`` preset (levels 10, 30, 50, 70, 90 %, N 20) costs 200 forward passes per explanation instead of 1,900.
+Contrast class (issue 36, docs/peers.md): with a contrast class B, score(x) is p(A | x) - p(B | x), or for the label
+score 1 where the model ranks A above B; the contrast class is the explained model's (the explanation's), read on
+the measured (fine-tuned) copy.
+
 All methods of one input and the random explanations share the uniform draws (common random numbers) and one
 batched call of the perturbation engine.
 """
@@ -31,7 +35,7 @@ from explainers.explanation import Explanation
 from explainers.params import options_from, param, validate
 from models import Operator, UserFacingError, perturbed_proba
 
-from evaluation.faithfulness.curves import RemovalOptions, rank_words, target_class
+from evaluation.faithfulness.curves import RemovalOptions, contrast_class, rank_words, target_class
 from evaluation.faithfulness.f_fidelity_finetune import find_finetuned, load_finetuned
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
@@ -111,19 +115,30 @@ def removal_rows(order: np.ndarray, levels, draws: np.ndarray, alpha: float, bet
     return keep.reshape(-1, n)
 
 
-def score_of(probabilities: np.ndarray, target: int, score: str) -> np.ndarray:
+def score_of(probabilities: np.ndarray, target: int, score: str, foil: int | None = None) -> np.ndarray:
+    if foil is not None:
+        return contrast_score_of(probabilities, target, score, foil)
     if score == "label":
         return (probabilities.argmax(axis=1) == target).astype(np.float64)
     return probabilities[:, target].astype(np.float64)
 
 
+def contrast_score_of(probabilities: np.ndarray, target: int, score: str, foil: int) -> np.ndarray:
+    """With a contrast class B (issue 36, docs/peers.md): p(A) - p(B), or for the label score 1 where the model
+    ranks A above B (the prediction "A rather than B" holds)."""
+    if score == "label":
+        return (probabilities[:, target] > probabilities[:, foil]).astype(np.float64)
+    return (probabilities[:, target] - probabilities[:, foil]).astype(np.float64)
+
+
 def ffid_values(classifier, encoding, orderings: list[np.ndarray], target: int, options: FFidOptions,
-                draws: np.ndarray, operator: str) -> list[dict]:
+                draws: np.ndarray, operator: str, foil: int | None = None) -> list[dict]:
     """FFid+ / FFid- (and their per-level curves) of each ranking, in one batched call of the perturbation engine."""
     levels = options.levels
     rows = [np.ones((1, encoding.n_words), dtype=bool)]
     rows += [removal_rows(order, levels, draws, options.ffid_alpha, options.ffid_beta) for order in orderings]
-    scores = score_of(perturbed_proba(classifier, encoding, np.vstack(rows), operator), target, options.ffid_score)
+    scores = score_of(perturbed_proba(classifier, encoding, np.vstack(rows), operator), target, options.ffid_score,
+                      foil)
     full, per_order = scores[0], len(levels) * 2 * draws.shape[2]
     out = []
     for k in range(len(orderings)):
@@ -170,7 +185,9 @@ def ffid_batch(evaluators: list[Evaluator], classifier, encoding, example, expla
     operator = operator_of(removal)
     measured, model_label = measured_model(classifier, ffid, operator)
     first = next(iter(explanations.values()))
-    target = target_class(removal, classifier.logits_of(encoding), example, first)
+    logits0 = classifier.logits_of(encoding)
+    target = target_class(removal, logits0, example, first, contrast_ok=True)
+    foil = [contrast_class(removal, logits0, target, e) for e in explanations.values()][0]  # refuses a mismatch
     seed = options_from(RunOptions, options).seed
     rng = np.random.default_rng(orderings_seed(seed, encoding.key))
     randoms = [random_explanation(encoding, target, classifier.labels[target], rng.random(encoding.n_words), i, seed)
@@ -182,7 +199,7 @@ def ffid_batch(evaluators: list[Evaluator], classifier, encoding, example, expla
                              f"explain and measure one class.")
     orderings = [rank_words(e.word_scores, removal.seed, removal.rank_by) for _, e in named]
     draws = uniform_draws(seed, encoding.key, len(ffid.levels), ffid.samples, encoding.n_words)
-    values = ffid_values(measured, encoding, orderings, target, ffid, draws, operator)
+    values = ffid_values(measured, encoding, orderings, target, ffid, draws, operator, foil)
     per_method = {}
     for (name, _), value in zip(named, values):
         if name is None:
@@ -190,6 +207,9 @@ def ffid_batch(evaluators: list[Evaluator], classifier, encoding, example, expla
                 result.random.setdefault(metric_id, []).append(value[metric_id])
             continue
         detail = _detail(ffid, operator, model_label, value["curve"])
+        if foil is not None:  # issue 36
+            detail["contrast"] = {"index": foil, "read": "p(A) - p(B)" if ffid.ffid_score == "probability"
+                                  else "1 where p(A) > p(B)"}
         per_method[name] = MetricValues({m: value[m] for m in ("ffid_plus", "ffid_minus")},
                                         details={m: detail for m in ("ffid_plus", "ffid_minus")})
     for chosen in evaluators:

@@ -44,6 +44,10 @@ input is normalized against the same search. Above the threshold the orderings' 
 points the beam already scored (every leave-one-out row, the empty input, much of a greedy method's prefixes) are
 taken from its rows (``ScoredRows``), not run again.
 
+Contrast class (issue 36, docs/peers.md): with a contrast class B every curve reads s(A) - s(B) (the removal curves'
+``_score``: p(A) - p(B) for the probability score), and the bounds are searched on that same curve, so NAOPC ranks
+an explanation among all orderings of "A rather than B"; the contrast is part of the bounds' memo key.
+
 Dataset runs (issue 18, NAOPC within 2x AOPC's cost): the run's batch hook searches the bounds of its window of
 inputs in lockstep (``prefill_bounds``): step s of every input's beams, and every subset of the inputs the exact
 search takes, are scored in one engine call (each input's distinct rows once, in length bands, at most
@@ -66,7 +70,8 @@ from models.perturb import perturb, perturbed_logits
 from models.windows import is_document
 
 from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _row, _score, base_logits,
-                                            effective_operator, filler_for, keep_rows, length_grouped_logits,
+                                            contrast_class, effective_operator, filler_for, keep_rows,
+                                            length_grouped_logits,
                                             n_units, random_orders, rank_words, score_rows, summarize_points,
                                             target_class)
 from evaluation.faithfulness.pinned_preset import PinnedPreset
@@ -192,17 +197,18 @@ class ScoredRows:
         return where >= 0, self._all[where[where >= 0]]
 
 
-def exact_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options) -> Search:
+def exact_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
+                 foil: int | None = None) -> Search:
     """Exact (min, max) AOPC sums: every subset scored once in one engine call, then a dynamic programme."""
     n = encoding.n_words
     logits = score_rows(classifier, encoding, _masks(n), operator, filler_options, logits0)
-    return _exact_from(logits, n, target, score, logits0)
+    return _exact_from(logits, n, target, score, logits0, foil)
 
 
-def _exact_from(logits: np.ndarray, n: int, target: int, score: str, logits0) -> Search:
+def _exact_from(logits: np.ndarray, n: int, target: int, score: str, logits0, foil: int | None = None) -> Search:
     """The exact search's result from the logits of ``_masks(n)``'s keep rows (row m keeps the words of m)."""
-    start = float(_score(logits0[None, :], target, score)[0])
-    kept = _score(logits, target, score)
+    start = float(_score(logits0[None, :], target, score, foil)[0])
+    kept = _score(logits, target, score, foil)
     terms = start - kept[(2 ** n - 1) ^ np.arange(2 ** n)]  # removed subset m: keep its complement
     terms[0] = 0.0
     low, high = chain_bounds(terms, n)
@@ -263,16 +269,16 @@ class Beams:
 
 
 def beam_search(classifier, encoding, operator: str, score: str, target: int, logits0, filler_options,
-                width: int) -> Search:
+                width: int, foil: int | None = None) -> Search:
     """(min, max) AOPC sums found by two beam searches over removed prefixes (the words removed first), each
     keeping the ``width`` best partial sums (Edin et al.'s NAOPC_beam). Both searches advance together: every
     step's candidates of both are scored in one engine call, a removed set that both reach is scored once (the
     first step's n leave-one-out rows are always shared)."""
-    beams = Beams(encoding.n_words, float(_score(logits0[None, :], target, score)[0]), width)
+    beams = Beams(encoding.n_words, float(_score(logits0[None, :], target, score, foil)[0]), width)
     while not beams.done:
         keep = ~beams.candidates()
         logits = score_rows(classifier, encoding, keep, operator, filler_options, logits0)
-        beams.advance(_score(logits, target, score), keep, logits)
+        beams.advance(_score(logits, target, score, foil), keep, logits)
     return beams.search()
 
 
@@ -297,7 +303,7 @@ MEMO_SIZE = 256  # bounds kept per classifier: a run's window of inputs (BATCH_W
 
 def _memo_key(encoding, target: int, removal: RemovalOptions, naopc: NaopcOptions, metrics) -> tuple:
     return (encoding.key, target, tuple(effective_operator(m, removal) for m in metrics), naopc.naopc_exact_words,
-            naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor)
+            naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor, removal.contrast)
 
 
 def _memoized(classifier, key: tuple) -> "Bounds | None":
@@ -331,14 +337,16 @@ def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptio
     if found is not None:
         return found
     logits0 = base_logits(classifier, encoding)
+    foil = contrast_class(removal, logits0, target)  # issue 36: the bounds of s(A) - s(B)
     n = encoding.n_words
     exact = n <= naopc.naopc_exact_words
     keys = {m.id: curve_key(m, removal) for m in metrics}
     searches = {}
     for operator, score in dict.fromkeys(keys.values()):
         searches[operator, score] = (
-            exact_search(classifier, encoding, operator, score, target, logits0, filler_options) if exact else
-            beam_search(classifier, encoding, operator, score, target, logits0, filler_options, naopc.naopc_beam))
+            exact_search(classifier, encoding, operator, score, target, logits0, filler_options, foil) if exact else
+            beam_search(classifier, encoding, operator, score, target, logits0, filler_options, naopc.naopc_beam,
+                        foil))
     bounds = _bounds(searches, keys, metrics, removal, n, exact)
     _remember(classifier, key, bounds)
     return bounds
@@ -359,6 +367,7 @@ class _Job:
     logits0: np.ndarray
     beams: Beams | None  # None: the exact search (one step: every subset)
     result: Search | None = None
+    foil: int | None = None  # a contrast class: s(target) - s(foil) (issue 36)
 
     def keep_rows(self) -> np.ndarray:
         self.keep = _masks(self.encoding.n_words) if self.beams is None else ~self.beams.candidates()
@@ -366,9 +375,9 @@ class _Job:
 
     def take(self, logits: np.ndarray) -> None:
         if self.beams is None:
-            self.result = _exact_from(logits, self.encoding.n_words, self.target, self.score, self.logits0)
+            self.result = _exact_from(logits, self.encoding.n_words, self.target, self.score, self.logits0, self.foil)
             return
-        self.beams.advance(_score(logits, self.target, self.score), self.keep, logits)
+        self.beams.advance(_score(logits, self.target, self.score, self.foil), self.keep, logits)
         if self.beams.done:
             self.result = self.beams.search()
 
@@ -392,11 +401,13 @@ def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naop
     jobs: dict[tuple, _Job] = {}
     for key, (encoding, target) in todo.items():
         logits0 = base_logits(classifier, encoding)
+        foil = contrast_class(removal, logits0, target)
         exact = encoding.n_words <= naopc.naopc_exact_words
         for operator, score in dict.fromkeys(keys.values()):
-            start = float(_score(logits0[None, :], target, score)[0])
+            start = float(_score(logits0[None, :], target, score, foil)[0])
             jobs[key, operator, score] = _Job(encoding, operator, score, target, logits0,
-                                              None if exact else Beams(encoding.n_words, start, naopc.naopc_beam))
+                                              None if exact else Beams(encoding.n_words, start, naopc.naopc_beam),
+                                              foil=foil)
     active = list(jobs.values())
     while active:
         for operator in dict.fromkeys(job.operator for job in active):
@@ -531,7 +542,7 @@ def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOp
 
 
 def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions,
-                target: int, logits0, filler_options) -> list[dict[str, float]]:
+                target: int, logits0, filler_options, foil: int | None = None) -> list[dict[str, float]]:
     """Each ordering's AOPCs as ``evaluate_orders`` computes them (its points, ``summarize_points``), with the curve
     points the beam search already scored taken from its rows: only the others go through the engine (one call per
     operator, each distinct row once)."""
@@ -560,8 +571,8 @@ def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarra
         for metric, index, counts, x in layout:
             part = logits[offset:offset + len(counts)]
             offset += len(counts)
-            start = float(_score(logits0[None, :], target, metric.score)[0])
-            scores = _score(part, target, metric.score) if len(part) else np.zeros(0)
+            start = float(_score(logits0[None, :], target, metric.score, foil)[0])
+            scores = _score(part, target, metric.score, foil) if len(part) else np.zeros(0)
             out[index][metric.id] = summarize_points(metric, counts, x, scores, start, None, units, removal) \
                 if len(counts) else metric.no_points_value
     return out
@@ -573,7 +584,8 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     removal = RemovalOptions.from_dict(options)
     naopc = options_from(NaopcOptions, options)
     logits0 = base_logits(classifier, encoding)
-    target = target_class(removal, logits0, example, explanation)
+    target = target_class(removal, logits0, example, explanation, contrast_ok=True)
+    foil = contrast_class(removal, logits0, target, explanation)  # refuses an explanation of another contrast
     bounds = aopc_bounds(classifier, encoding, removal, naopc, target, options, metrics)
     n = encoding.n_words
     orders = np.atleast_2d(np.asarray(orders, dtype=int))
@@ -582,7 +594,7 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     if bounds.search == EXACT:
         aopcs = _exact_aopcs(bounds, metrics, orders, removal, n)
     else:
-        aopcs = _beam_aopcs(classifier, encoding, bounds, metrics, orders, removal, target, logits0, options)
+        aopcs = _beam_aopcs(classifier, encoding, bounds, metrics, orders, removal, target, logits0, options, foil)
     return _normalized(aopcs, bounds, metrics, removal, n), bounds
 
 

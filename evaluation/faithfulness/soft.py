@@ -31,6 +31,11 @@ Presets (evaluators): ``soft`` (``soft_samples`` masks, default 1: the paper's f
 instance), ``soft-zhao-aletras`` (always 1 mask) and ``soft-20-masks`` (always 20: a lower-variance estimate, the
 default before issue 18); the presets' metric ids carry their name in brackets.
 
+Contrast class (issue 36, docs/peers.md): with a contrast class B every p(y | .) above reads the margin
+d(.) = p(A | .) - p(B | .) instead (Soft-C = max(0, d(x) - d(x')), normalized by max(0, d(x) - d(x0)), and so on):
+how much of A's lead over B the soft removal takes away. On two classes d = 2 p(A) - 1, so the normalized values
+equal the plain ones.
+
 Cost: per explanation 2 x masks forward passes; per input one all-masked pass, and the clean pass is the removal
 metrics' memoized one (``base_logits``). ``soft_batch`` scores every method and random explanation of an input
 in one batched call.
@@ -47,7 +52,7 @@ from explainers.scores import softmax
 from models import InputError, Operator
 from models.windows import is_document
 
-from evaluation.faithfulness.curves import RemovalOptions, base_logits, target_class
+from evaluation.faithfulness.curves import RemovalOptions, base_logits, contrast_class, target_class
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
@@ -88,7 +93,14 @@ def token_probabilities(encoding, word_probability: np.ndarray) -> np.ndarray:
     return np.where(token_word >= 0, word_probability[np.maximum(token_word, 0)], 0.0)
 
 
-def _target_probabilities(classifier, encoding, embeddings: torch.Tensor, target: int) -> np.ndarray:
+def read_out(probabilities: np.ndarray, target: int, foil: int | None) -> np.ndarray:
+    """p(target) of each row; with a contrast class, p(target) - p(foil) (issue 36: docs/peers.md)."""
+    probabilities = np.atleast_2d(probabilities)
+    return probabilities[:, target] - (probabilities[:, foil] if foil is not None else 0.0)
+
+
+def _target_probabilities(classifier, encoding, embeddings: torch.Tensor, target: int,
+                          foil: int | None = None) -> np.ndarray:
     tensors = classifier.tensors(encoding)
     out = []
     chunk = classifier.rows_per_batch(encoding.n_tokens, CHUNK, "forward", within_batch_tokens=False)  # the budget
@@ -96,7 +108,7 @@ def _target_probabilities(classifier, encoding, embeddings: torch.Tensor, target
         for begin in range(0, len(embeddings), chunk):
             logits = classifier.forward_embeds(embeddings[begin:begin + chunk], tensors["attention_mask"],
                                                tensors.get("token_type_ids"))
-            out.append(torch.softmax(logits.float(), dim=-1)[:, target].cpu().numpy())
+            out.append(read_out(torch.softmax(logits.float(), dim=-1).cpu().numpy(), target, foil))
     return np.concatenate(out).astype(np.float64)
 
 
@@ -111,7 +123,7 @@ def _scored_rows(encoding, embedded: torch.Tensor, draws: torch.Tensor, word_imp
 
 
 def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], target: int, seed: int,
-                     rank_by: str = "signed") -> list[dict]:
+                     rank_by: str = "signed", foil: int | None = None) -> list[dict]:
     """Soft-NC and Soft-NS of several explanations of one input, each item (word scores, masks drawn).
 
     Shared across the items: the clean pass (``base_logits``, memoized per input, the one the removal metrics
@@ -132,8 +144,8 @@ def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], 
     rows = [embedded * ~word_token[:, None]]  # the all-masked x0
     for scores, samples in items:
         rows += _scored_rows(encoding, embedded, draws, importance(scores, rank_by), samples)
-    probabilities = _target_probabilities(classifier, encoding, torch.stack(rows), target)
-    full = float(softmax(np.atleast_2d(base_logits(classifier, encoding)))[0, target])
+    probabilities = _target_probabilities(classifier, encoding, torch.stack(rows), target, foil)
+    full = float(read_out(softmax(np.atleast_2d(base_logits(classifier, encoding))), target, foil)[0])
     empty = float(probabilities[0])
     room = max(0.0, full - empty)  # 1 - S(x, x0)
     out, offset = [], 1
@@ -158,10 +170,10 @@ def ill_conditioned(denominator: float) -> bool:
 
 
 def soft_scores(classifier, encoding, scores, target: int, seed: int, samples: int,
-                rank_by: str = "signed") -> dict:
+                rank_by: str = "signed", foil: int | None = None) -> dict:
     """Soft-NC and Soft-NS of one explanation's word scores (mean over ``samples`` masks) and the probabilities."""
     return soft_scores_many(classifier, encoding, [(np.asarray(scores, dtype=np.float64), samples)], target, seed,
-                            rank_by)[0]
+                            rank_by, foil)[0]
 
 
 PRESETS = (
@@ -180,6 +192,8 @@ def _values(preset: PinnedPreset, result: dict, samples: int, removal: RemovalOp
     detail = {"samples": samples, "seed": removal.seed, "importance": f"min-max of {removal.rank_by} scores",
               "p_full": result["p_full"], "p_all_masked": result["p_all_masked"],
               "denominator": result["denominator"], "ill_conditioned": result["ill_conditioned"], "reference": REFERENCE}
+    if removal.contrast is not None:  # issue 36: every p above read as p(A) - p(B)
+        detail["contrast"] = {"requested": removal.contrast, "read": "p(A) - p(B)"}
     return MetricValues({preset.metric_id(m): result[m] for m in BASE_IDS},
                         details={preset.metric_id(m): detail for m in BASE_IDS})
 
@@ -188,9 +202,11 @@ def compute_for(preset: PinnedPreset):
     def compute(classifier, encoding, explanation, example, options) -> MetricValues:
         removal = RemovalOptions.from_dict(options)
         samples = options_from(SoftOptions, preset.options(options)).soft_samples
-        target = target_class(removal, base_logits(classifier, encoding), example, explanation)
+        logits0 = base_logits(classifier, encoding)
+        target = target_class(removal, logits0, example, explanation, contrast_ok=True)
+        foil = contrast_class(removal, logits0, target, explanation)
         result = soft_scores(classifier, encoding, explanation.word_scores, target, removal.seed, samples,
-                             removal.rank_by)
+                             removal.rank_by, foil)
         return _values(preset, result, samples, removal)
     return compute
 
@@ -207,8 +223,8 @@ def soft_batch(evaluators, classifier, encoding, example, explanations: dict, op
         return result
     removal = RemovalOptions.from_dict(options)
     logits0 = base_logits(classifier, encoding)
-    for explanation in explanations.values():
-        target_class(removal, logits0, example, explanation)  # refuses an explanation of another class
+    for explanation in explanations.values():  # refuses an explanation of another class or contrast
+        foil = contrast_class(removal, logits0, target_class(removal, logits0, example, explanation, True), explanation)
     explained = next(iter(explanations.values())).target
     rng = np.random.default_rng(orderings_seed(options_from(RunOptions, options).seed, encoding.key))
     random_scores = [rng.random(encoding.n_words) for _ in range(n_random)]
@@ -222,7 +238,7 @@ def soft_batch(evaluators, classifier, encoding, example, explanations: dict, op
         for scores in random_scores:
             items.append((scores, samples))
             layout.append((preset, None, samples))
-    scored = soft_scores_many(classifier, encoding, items, int(explained), removal.seed, removal.rank_by)
+    scored = soft_scores_many(classifier, encoding, items, int(explained), removal.seed, removal.rank_by, foil)
     for (preset, name, samples), values in zip(layout, scored):
         if name is not None:
             result.values.setdefault(preset.id, {})[name] = _values(preset, values, samples, removal)

@@ -26,10 +26,11 @@ from explainers.aggregate import aggregate_to_words
 from explainers.base import Attribution, Explainer
 from explainers.mask_learning.aml_model import MASK_TOKENS, PREDICTION_TARGETS, conditioning, mask_token_id
 from explainers.mask_learning.aml_store import load_attribution_model, resolve_checkpoint
+from explainers.mask_learning.cross_backbone import load_cross, resolve_cross_checkpoint
 from explainers.mask_learning.finetune import finetune_maps
 from explainers.mask_learning.selection import (DEFAULT_METRIC, METRICS, best_index, copies_per_candidate, metric_named,
                                                metric_values)
-from explainers.params import param
+from explainers.params import ParamError, param
 from explainers.registry import register
 
 
@@ -69,6 +70,11 @@ class AML(Explainer):
         source_fingerprint: str = param("", "Trained for (fingerprint)", "Use the attribution model trained for this "
                                         "model fingerprint (e.g. the original of a randomized copy); the explanation "
                                         "says so.")
+        generator: str = param("", "Attribution model backbone", "Empty: G on the explained model's own backbone "
+                               "(paper 004's encoder setting). A model (built-in name or folder), e.g. 'default': G "
+                               "on that encoder, its scores aligned to this model's tokens by words (paper 004 s. "
+                               "3.3's decoder setting; build it with `cli.py prepare-aml --generator`).",
+                               server_path=True)
 
     presets = {
         "pAML": {"finetune_steps": 0},
@@ -88,6 +94,8 @@ class AML(Explainer):
         when none was built yet (a page offers to build it, explainers/plan.py), ``ModelError`` for a checkpoint
         of another model."""
         p = self.params
+        if p.generator:  # G on another backbone (issue 36): its own checkpoint, beside the own-backbone one
+            return (*resolve_cross_checkpoint(classifier, metric_named(p.tuned_for), p.generator), [])
         return resolve_checkpoint(classifier, metric_named(p.tuned_for), p.checkpoint, p.source_fingerprint)
 
     def cache_salt(self, classifier) -> dict:
@@ -126,6 +134,8 @@ class AML(Explainer):
                              f"input fills all {classifier.max_length} positions the model has: shorten it by a word "
                              f"or two.")
         folder, manifest, warnings = self.checkpoint_for(classifier)
+        if manifest.get("generator"):
+            return self._attribute_cross(classifier, encoding, target, folder, manifest, warnings)
         model = load_attribution_model(classifier, folder)
         mask_id, note = mask_token_id(classifier, p.mask_token)
         warnings += [note] if note else []
@@ -171,3 +181,23 @@ class AML(Explainer):
         return Attribution(token_scores=np.asarray(token_maps[chosen]), details=details, warnings=warnings,
                            baseline=f"soft masking toward the {classifier.tokenizer.convert_ids_to_tokens(mask_id)} "
                                     f"embedding")
+
+    def _attribute_cross(self, classifier, encoding, target, folder, manifest, warnings) -> Attribution:
+        """pAML with G on another backbone (``mask_learning/cross_backbone.py``): word scores, max over G's tokens."""
+        if self.params.finetune_steps:
+            raise ParamError("fAML (finetune_steps > 0) is not available for an attribution model on another "
+                             "backbone yet: use pAML (finetune_steps 0), or G on the model's own backbone.")
+        aml = load_cross(classifier, folder, manifest)
+        scores = aml.word_scores(encoding, target).cpu().double().numpy()
+        generator = manifest["generator"]
+        details = {"tuned_for": manifest["tuned_for"]["id"], "badge": f"tuned for {manifest['tuned_for']['label']}",
+                   "checkpoint": str(folder), "checkpoint_validation_score": manifest.get("validation_score"),
+                   "lambdas": manifest.get("lambdas"), "mode": "pAML",
+                   "generator": {"spec": generator["spec"], "fingerprint": generator["fingerprint"]},
+                   "alignment": "by words: max over G's tokens of a word, replicated to the model's tokens "
+                                "(paper 004 s. 3.3)"}
+        if aml.mask_note:
+            warnings = [*warnings, aml.mask_note]
+        mask = classifier.tokenizer.convert_ids_to_tokens(aml.mask_id)
+        return Attribution(word_scores=scores, details=details, warnings=warnings,
+                           baseline=f"soft masking toward the {mask} embedding; G on '{generator['spec']}'")

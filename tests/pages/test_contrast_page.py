@@ -43,7 +43,7 @@ def test_heatmaps_explain_the_target_rather_than_the_contrast(quick_classifier):
 
 def test_faithfulness_page_measures_the_contrast_it_explains(quick_classifier, tmp_path, monkeypatch):
     """With the sidebar's contrast, the page's curves read p(target) - p(contrast) (checked against the engine), and
-    the one-class measures (NAOPC, soft) say they refuse it instead of failing the page."""
+    the normalized measures (NAOPC, soft) are measured on the same difference and say so (issue 36)."""
     from streamlit.testing.v1 import AppTest
 
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders
@@ -71,7 +71,8 @@ def test_faithfulness_page_measures_the_contrast_it_explains(quick_classifier, t
     assert any("Contrast class 0" in c.value for c in at.caption)
     at.multiselect(key="faith-measures").set_value(["soft"]).run()
     assert not at.exception, at.exception
-    assert any("not a contrast" in str(e.value) for e in at.info)  # the one-class measure says why it does not run
+    assert any("these measures read p(target) - p(contrast)" in c.value for c in at.caption)
+    assert any("Soft normalized comprehensiveness" in str(row) for df in at.dataframe for row in df.value.index)
     table = next(df.value for df in at.dataframe if "Comprehensiveness (AOPC) ↑" in df.value.index)
     text = "not bad at all , actually ."
     encoding = quick_classifier.encode(text)

@@ -116,7 +116,8 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     if contrast is not None:
         values["contrast"] = contrast
         st.caption(f"Contrast class {contrast} (sidebar): every removal metric reads p(target) - p(class {contrast}) "
-                   f"after removal; metrics that read one class refuse it.")
+                   f"after removal; NAOPC, soft sufficiency / comprehensiveness and F-Fidelity read it too "
+                   f"(docs/peers.md).")
     operator, n_random = values["operator"], values["random_orderings"]
     if n_random < MIN_ORDERINGS:
         st.caption(f"The random band needs at least {MIN_ORDERINGS} orderings: {MIN_ORDERINGS} are drawn.")

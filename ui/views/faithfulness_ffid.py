@@ -60,8 +60,8 @@ def build_panel(classifier, model_spec: str, beta: float, operator: str) -> None
         run_progress(store, run_id, unit="chunks")
 
 
-ONE_CLASS_ONLY = ("F-Fidelity reads one class's probability, not a contrast: with the sidebar's contrast class it is "
-                  "not computed. Set 'Rather than' to 'no contrast' to measure it.")
+CONTRAST_READ = ("With the sidebar's contrast class, F-Fidelity reads p(target) - p(contrast) on the fine-tuned copy "
+                 "(the label score: 1 where p(target) > p(contrast)); issue 36, docs/peers.md.")
 
 
 def ffid_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:
@@ -70,9 +70,8 @@ def ffid_section(classifier, encoding, explanations: dict[str, Explanation], con
     if not st.toggle("Measure F-Fidelity", key=f"{KEY}-on",
                      help="FFid+ (higher is better) / FFid- (lower is better) with the random band"):
         return
-    if config["options"].get("contrast") is not None:  # issue 36: these measures read one class
-        st.info(ONE_CLASS_ONLY)
-        return
+    if config["options"].get("contrast") is not None:  # issue 36: they read p(target) - p(contrast)
+        st.caption(CONTRAST_READ)
     options = {**config["options"], **_controls()}
     operator = operator_of(RemovalOptions.from_dict(options))
     if find_finetuned(classifier.fingerprint, options["ffid_beta"], operator) is None:

@@ -37,9 +37,8 @@ def option_controls(evaluator_ids: list[str]) -> dict:
     return values
 
 
-ONE_CLASS_ONLY = ("These measures read one class's probability, not a contrast: with the sidebar's contrast class "
-                  "they are not computed (the removal curves above read p(target) - p(contrast)). Set 'Rather than' "
-                  "to 'no contrast' to measure them.")
+CONTRAST_READ = ("With the sidebar's contrast class, these measures read p(target) - p(contrast) wherever they read "
+                 "p(target), as the removal curves above do (issue 36, docs/peers.md).")
 
 
 def measures_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:
@@ -51,9 +50,8 @@ def measures_section(classifier, encoding, explanations: dict[str, Explanation],
                                  "comprehensiveness drop embedding elements by importance.")
     if not chosen or not explanations:
         return
-    if config["options"].get("contrast") is not None:  # issue 36: these measures read one class
-        st.info(ONE_CLASS_ONLY)
-        return
+    if config["options"].get("contrast") is not None:  # issue 36: they read p(target) - p(contrast)
+        st.caption(CONTRAST_READ)
     options = {**config["options"], **option_controls(chosen)}
     example = selection.example
     try:

@@ -15,10 +15,11 @@ def _page(method_id: str) -> None:
 
 
 def test_the_options_that_name_server_folders_are_marked():
-    marked = {(m, s.name) for m in ("lime_bert", "leave_one_out_fill", "input_marginalization", "aml")
-              for s in schema(explainer_class(m).Params) if s.server_path}
+    methods = ("lime_bert", "leave_one_out_fill", "input_marginalization", "input_marginalization_phrase", "aml")
+    marked = {(m, s.name) for m in methods for s in schema(explainer_class(m).Params) if s.server_path}
     assert marked == {("lime_bert", "masked_lm"), ("leave_one_out_fill", "masked_lm"),
-                      ("input_marginalization", "masked_lm"), ("aml", "checkpoint")}
+                      ("input_marginalization", "masked_lm"), ("input_marginalization_phrase", "masked_lm"),
+                      ("aml", "checkpoint"), ("aml", "generator")}
 
 
 @pytest.mark.parametrize("shared, disabled", [("1", True), ("0", False)])

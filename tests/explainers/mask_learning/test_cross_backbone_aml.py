@@ -1,0 +1,134 @@
+"""AML with G on another backbone (issue 36, paper 004 s. 3.3's decoder setting), on tiny models built in code.
+
+F: a tiny Llama decoder classifier (its tokenizer splits "excellent!" into two tokens, reads "unbelievably" as one
+unknown token, and has no [MASK]: G masks toward <unk>, as the paper does for Llama); G: the tiny keyword BERT's
+encoder with its word-piece tokenizer ("unbelievably" is three G tokens). Checked: the mask covers every word (each
+word's F tokens all carry its score, the max of its G tokens' scores, read from G directly; F's special tokens are
+never masked), and the loss terms equal Eq. 4-7 computed here token by token with the plain models.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import cli
+from explainers import create
+from explainers.mask_learning.cross_backbone import CrossBackboneAML, load_cross, resolve_cross_checkpoint
+from explainers.mask_learning.selection import DEFAULT_METRIC, metric_named
+from explainers.params import ParamError
+from models import InputError, ModelError, TextClassifier, load_classifier
+from roar_fixtures import save_keyword_model
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture
+
+TEXT = "the movie was unbelievably excellent!"
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    model, tokenizer = tiny_architecture("llama", seed=1)
+    return TextClassifier(model, tokenizer, name="tiny-llama", device="cpu", source="tests")
+
+
+@pytest.fixture()
+def aml(decoder, keyword_classifier):
+    return CrossBackboneAML(decoder, keyword_classifier, dropout=0.0, seed=0)
+
+
+def test_the_mask_covers_every_word_max_on_merge_and_replicate_on_split(decoder, keyword_classifier, aml):
+    encoding = decoder.encode(TEXT)
+    source = keyword_classifier.encode(TEXT)
+    f_word, g_word = encoding.token_word_array, source.token_word_array
+    counts_f = np.bincount(f_word[f_word >= 0], minlength=encoding.n_words)
+    counts_g = np.bincount(g_word[g_word >= 0], minlength=encoding.n_words)
+    assert (counts_f > 0).all() and (counts_g > 0).all()
+    assert counts_g.max() > 1 and counts_f.max() > 1  # both rules are exercised on this input
+    y = torch.tensor([[0.3, 0.7]])
+    with torch.no_grad():
+        a, _, words = aml.token_scores(encoding, y)
+        tensors = keyword_classifier.tensors(source)
+        g = torch.sigmoid(aml.model(tensors["input_ids"], tensors["attention_mask"], y,
+                                    tensors.get("token_type_ids"))[0]).numpy()
+    for j in range(encoding.n_words):
+        assert float(words[j]) == pytest.approx(g[g_word == j].max(), abs=0)  # max over the word's G tokens
+        np.testing.assert_array_equal(a.numpy()[f_word == j], float(words[j]))  # replicated to its F tokens
+    np.testing.assert_array_equal(a.numpy()[f_word < 0], 1.0)  # F's special tokens stay unmasked
+    assert encoding.n_tokens == len(a)
+
+
+def test_the_loss_terms_equal_eq_4_to_7(decoder, keyword_classifier, aml):
+    encoding = decoder.encode(TEXT)
+    target = int(decoder.proba_of(encoding).argmax())
+    lambdas = (2.0, 3.0, 5.0)
+    with torch.no_grad():
+        terms = aml.terms(encoding, target, lambdas)
+        y = torch.as_tensor(decoder.proba_of(encoding)[None], dtype=torch.float32)
+        a, g_tokens, _ = aml.token_scores(encoding, y)
+        ids = decoder.tensors(encoding)["input_ids"]
+        x = decoder.word_embeddings(ids)[0]
+        m = decoder.word_embeddings(torch.tensor(aml.mask_id))
+        kept, removed = x.clone(), x.clone()
+        for t, word in enumerate(encoding.token_word_array):
+            if word >= 0:  # Eq. 3 on v's tokens only
+                kept[t] = a[t] * x[t] + (1 - a[t]) * m
+                removed[t] = (1 - a[t]) * x[t] + a[t] * m
+        mask = decoder.tensors(encoding)["attention_mask"]
+        p_kept = torch.softmax(decoder.forward_embeds(kept[None], mask).double(), -1)[0]
+        p_removed = torch.softmax(decoder.forward_embeds(removed[None], mask).double(), -1)[0]
+    expected_p = -(y[0].double() * torch.log(p_kept)).sum()  # Eq. 5, y_v = F's probabilities
+    expected_inv = -torch.log(1 - p_removed[target])  # Eq. 6
+    expected_a = -torch.log(1 - g_tokens.double()).mean()  # Eq. 7 over G's tokens of v
+    assert float(terms["prediction"]) == pytest.approx(2.0 * float(expected_p), rel=1e-4)
+    assert float(terms["inverse"]) == pytest.approx(5.0 * float(expected_inv), rel=1e-4)
+    assert float(terms["attribution"]) == pytest.approx(3.0 * float(expected_a), rel=1e-5)
+    assert aml.mask_id == decoder.tokenizer.unk_token_id
+
+
+def test_training_changes_the_map_and_keeps_it_in_range(decoder, aml):
+    encodings = [decoder.encode(t) for t in (TEXT, "a good film with great music", "the plot was dull")]
+    before = aml.word_scores(encodings[0]).numpy()
+    losses = aml.train(encodings, lambdas=(1.0, 10.0, 1.0), epochs=2, lr=1e-2)
+    after = aml.word_scores(encodings[0]).numpy()
+    assert len(losses) == 6 and np.isfinite(losses).all()
+    assert np.abs(after - before).max() > 1e-4
+    assert ((after >= 0) & (after <= 1)).all() and after.shape == (encodings[0].n_words,)
+
+
+def test_a_decoder_cannot_be_the_attribution_model_backbone(decoder):
+    with pytest.raises(ModelError, match="encoder backbone"):
+        CrossBackboneAML(decoder, decoder)
+
+
+def test_inputs_read_differently_are_refused(decoder, aml):
+    long_text = " ".join(["the movie was excellent"] * 20)  # past the tiny decoder's 60 tokens
+    with pytest.raises(InputError, match="same words"):
+        aml.word_scores(decoder.encode(long_text))
+
+
+# ----- end to end: `cli.py prepare-aml --generator`, then the aml method with its generator option ----------------
+def test_prepare_aml_with_a_generator_then_explain(keyword_classifier, tmp_path, isolated_cache, capsys):
+    llama = save_tiny_architecture("llama", tmp_path / "llama", seed=1)
+    generator = str(save_keyword_model(keyword_classifier, tmp_path / "keyword"))
+    texts, labels = keyword_sentences(30, seed=2)
+    data = tmp_path / "keyword.csv"
+    data.write_text("text,label\n" + "".join(f"{t},{label}\n" for t, label in zip(texts, labels)))
+    assert cli.main(["prepare-aml", "--model", llama, "--generator", generator, "--data", f"file:{data}",
+                     "--train-size", "12", "--validation-size", "4", "--epochs", "1", "--lambdas", "1,10,1"]) == 0
+    assert any(line.startswith("AML for ") for line in capsys.readouterr().out.splitlines())
+    classifier = load_classifier(llama)
+    encoding = classifier.encode(TEXT)
+    explanation = create("aml", generator=generator).explain(classifier, encoding)
+    assert explanation.provenance["details"]["generator"]["spec"] == generator
+    # the same scores straight from the trained G: the max of its token scores per word, y_v = F's probabilities
+    folder, manifest = resolve_cross_checkpoint(classifier, metric_named(DEFAULT_METRIC), generator)
+    trained = load_cross(classifier, folder, manifest)
+    source = trained.source.encode(TEXT)
+    tensors = trained.source.tensors(source)
+    y = torch.as_tensor(classifier.proba_of(encoding)[None], dtype=torch.float32)
+    with torch.no_grad():
+        g = torch.sigmoid(trained.model(tensors["input_ids"], tensors["attention_mask"], y,
+                                        tensors.get("token_type_ids"))[0]).numpy()
+    expected = [g[source.token_word_array == j].max() for j in range(encoding.n_words)]
+    np.testing.assert_allclose(explanation.word_scores, expected, rtol=0, atol=1e-6)
+    with pytest.raises(ParamError, match="fAML"):
+        create("aml", generator=generator, finetune_steps=2).explain(classifier, encoding)
