@@ -66,7 +66,7 @@ def check_runs(check: str, protocol: str | None, dataset: str) -> str:
 
 # the checks both protocols run the same way
 CHECK_RUNS = {
-    "known_feature": "ground-truth overlap (precision@k) on the known-feature task",
+    "known_feature": "mean rank % of the known feature on the known-feature task",
     "plausibility": "AUPRC against human rationales",
     "adversarial": "Rank Change under the class-keeping attack on {data}",
     "agreement": "mean Spearman rho with the other methods on {data}",

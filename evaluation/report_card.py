@@ -3,7 +3,7 @@
 The card composes the dataset-level studies the project already has, each stored as job cells in the result store
 (a second build recomputes nothing):
 
-- ``known_feature``: ground-truth overlap on the known-feature task (paper 003 s. 3.1) vs random word scores;
+- ``known_feature``: the known feature's mean rank % on the known-feature task (paper 003 s. 3.1) vs random word scores;
 - ``faithfulness``: comprehensiveness vs the random orderings' band (``evaluation/runs/runner.py``): ERASER AOPC with
   deleted words on the card's dataset (protocol ``default``), or paper 003's Def. 2.2 on the known-feature task
   (protocol ``paper-003``, ``evaluation/protocols.py``);
@@ -51,6 +51,7 @@ PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE = "pass", "fail", "inconclusive", "not 
 class Rule:
     """How one check's interval becomes a verdict. ``kind``:
     - ``above_band``: pass when the CI lies above the reference band, fail below it, inconclusive on overlap;
+    - ``below_band``: the mirror of ``above_band``, for measures where lower is better;
     - ``below``: pass when the CI lies below the reference value, fail above it, inconclusive when it contains it;
     - ``above``: the mirror of ``below``."""
 
@@ -66,10 +67,12 @@ class Rule:
 
 # ``label``: the question a check answers; the displayed name adds what it runs (``check_name``)
 RULES = {rule.check: rule for rule in (
-    Rule("known_feature", "Known feature found", "known-feature.precision@k", "above_band",
+    # Rank % rather than overlap (precision@k): on a short sample the random overlap band starts at 0, so a method
+    # that never finds the feature could not fail; the rank uses the whole ordering and can fail at any size.
+    Rule("known_feature", "Known feature found", "known-feature.rank-fraction", "below_band",
          "random word scores (band of the random draws)",
-         "pass: the 95 % CI of ground-truth overlap lies above the random scores' band; fail: below its lower bound; "
-         "inconclusive: they overlap"),
+         "pass: the 95 % CI of the known feature's mean rank % lies below the random scores' band (found earlier "
+         "than chance); fail: above its upper bound (later than chance); inconclusive: they overlap"),
     Rule("faithfulness", "Faithful", "comprehensiveness-eraser", "above_band",
          "random word orderings (band of the per-ordering dataset means)",
          "pass: the 95 % CI of comprehensiveness lies above the random band's upper bound; fail: below its lower "
@@ -188,6 +191,11 @@ def verdict(rule: Rule, low: float, high: float, reference_low: float | None = N
         if not all(v is not None and np.isfinite(v) for v in values):
             return INCONCLUSIVE
         return PASS if low > reference_high else FAIL if high < reference_low else INCONCLUSIVE
+    if rule.kind == "below_band":
+        values = (low, high, reference_low, reference_high)
+        if not all(v is not None and np.isfinite(v) for v in values):
+            return INCONCLUSIVE
+        return PASS if high < reference_low else FAIL if low > reference_high else INCONCLUSIVE
     reference = rule.threshold if rule.threshold is not None else reference_high
     if not all(v is not None and np.isfinite(v) for v in (low, high, reference)):
         return INCONCLUSIVE
@@ -403,8 +411,10 @@ def start_report_card(model: str, dataset: str, methods: list[str] | None = None
         check_dataset_id(data)
     store = store or ResultStore()
     classifier = cached_classifier(model)
+    # the rules are part of the run's identity: a card stored under another rule is never re-read under this one
+    rules = {c: [rule_for(c, protocol.id).metric, rule_for(c, protocol.id).kind] for c in config.checks}
     run_config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
-                  "methods": methods, "card": config.to_dict()}
+                  "methods": methods, "card": config.to_dict(), "rules": rules}
     run_id = store.create_run(KIND, run_config, total=len(config.checks),
                               title=f"report card of {model} on {dataset} ({len(methods)} methods"
                                     + ("" if protocol.id == DEFAULT_PROTOCOL else f", {protocol.label}") + ")")

@@ -54,6 +54,28 @@ def test_above_band_rule_boundaries(low, high, expected):
 
 
 @pytest.mark.parametrize("low, high, expected", [
+    (0.05, 0.29, rc.PASS),         # entirely below the band: the feature is found earlier than chance
+    (0.05, 0.3, rc.INCONCLUSIVE),  # touching the lower bound
+    (0.71, 0.99, rc.FAIL),         # entirely above: found later than chance (a method that ranks it last)
+    (0.4, 0.6, rc.INCONCLUSIVE),
+])
+def test_known_feature_rule_reads_the_rank_and_can_fail(low, high, expected):
+    """The known-feature rule reads the mean rank % (lower is better): a method that ranks the known word last fails,
+    which the overlap could not do on a short sample (its random band starts at 0)."""
+    rule = rc.RULES["known_feature"]
+    assert (rule.metric, rule.kind) == ("known-feature.rank-fraction", "below_band")
+    assert rc.verdict(rule, low, high, 0.3, 0.7) == expected
+
+
+def test_the_rules_are_part_of_the_cards_identity(built):
+    """A card stored under other rules (e.g. before the known-feature rule read the rank) is never re-read."""
+    store, _, card = built
+    rules = store.get_run(card["run_id"])["config"]["rules"]
+    assert rules["known_feature"] == ["known-feature.rank-fraction", "below_band"]
+    assert set(rules) == {r["check"] for r in card["rules"]}
+
+
+@pytest.mark.parametrize("low, high, expected", [
     (-0.3, 0.19, rc.PASS), (0.21, 0.8, rc.FAIL), (0.1, 0.3, rc.INCONCLUSIVE), (0.2, 0.5, rc.INCONCLUSIVE),
 ])
 def test_sanity_rule_compares_with_the_chance_band_upper_bound(low, high, expected):
@@ -98,7 +120,7 @@ def test_ordering_counts_passes_then_fewer_fails_and_keeps_ties():
 
 # ----- the whole build on the keyword model ------------------------------------------------------------------
 def test_every_method_gets_every_check_with_a_verdict_from_its_rule(built):
-    _, config, card = built
+    store, config, card = built
     assert not card["errors"] and not card["pending"] and card["status"] == "finished"
     assert {(r["method"], r["check"]) for r in card["rows"]} == {(m, c) for m in METHODS for c in config.checks}
     for row in card["rows"]:
@@ -114,8 +136,12 @@ def test_every_method_gets_every_check_with_a_verdict_from_its_rule(built):
     assert by[("leave_one_out", "adversarial")]["verdict"] == rc.NOT_APPLICABLE
     assert "differentiable" in by[("attention", "adversarial")]["not_applicable"]
     assert by[("saliency", "adversarial")]["verdict"] != rc.NOT_APPLICABLE
-    # the keyword model reads only the keyword: leave-one-out finds it first in every sentence
-    assert by[("leave_one_out", "known_feature")]["mean"] == 1.0
+    # the keyword model reads only the keyword: leave-one-out ranks it first in every sentence (rank % = 1 / n)
+    rows = runner.results_frame(store, card["runs"]["known_feature"])
+    loo = rows[(rows["method"] == "leave_one_out") & (rows["metric"] == "known-feature.rank")]
+    assert set(loo["value"]) == {1.0}
+    fractions = rows[(rows["method"] == "leave_one_out") & (rows["metric"] == "known-feature.rank-fraction")]["value"]
+    assert by[("leave_one_out", "known_feature")]["mean"] == pytest.approx(fractions.mean())
     assert by[("leave_one_out", "known_feature")]["verdict"] == rc.PASS
     assert [o["method"] for o in card["ordering"]] and {o["method"] for o in card["ordering"]} == set(METHODS)
 
