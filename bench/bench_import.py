@@ -1,6 +1,7 @@
 """Import time of the library face (issue 34): `import workbench` against `import torch, transformers`, the floor
 any user of the library pays anyway. Each measured in a fresh interpreter (nothing cached in the process; the
-operating system's file cache warmed by one untimed run of each first), alternating, median of N.
+operating system's file cache warmed by one untimed run of each first), alternating, median of N. Wall-clock and
+CPU seconds (the child's ``time.process_time``): on a shared, loaded machine the CPU figure is the steadier one.
 
     .venv/bin/python bench/bench_import.py --repeats 5
 """
@@ -24,14 +25,17 @@ CASES = {"torch + transformers": "import torch, transformers",
                                                  "from transformers import BertForSequenceClassification",
          "workbench": "import workbench",
          "workbench + a model": "import workbench; workbench.load_model('default-quick')"}
-TIMER = "import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+TIMER = ("import time; t = time.perf_counter(); c = time.process_time(); {code}; "
+         "print(time.perf_counter() - t, time.process_time() - c)")
 
 
-def seconds(code: str) -> float:
+def seconds(code: str) -> tuple[float, float]:
+    """(wall-clock, CPU) seconds of ``code`` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "EXWB_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", TIMER.format(code=code)], cwd=ROOT, env=env, capture_output=True,
                           text=True, check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    wall, cpu = done.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def main() -> None:
@@ -41,15 +45,18 @@ def main() -> None:
     print(describe())
     for code in CASES.values():  # warm the file cache
         seconds(code)
-    times: dict[str, list[float]] = {name: [] for name in CASES}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in CASES}
     for _ in range(args.repeats):
         for name, code in CASES.items():
             times[name].append(seconds(code))
-    floor = statistics.median(times["torch + transformers"])
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"{name:38s} median {median:6.2f} s  (min {min(values):.2f}, max {max(values):.2f})  "
-              f"{median / floor:4.2f}x torch + transformers")
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min)")
+    for clock, column in (("wall", 0), ("cpu", 1)):
+        floor = statistics.median(t[column] for t in times["torch + transformers"])
+        for name, pairs in times.items():
+            values = [t[column] for t in pairs]
+            median = statistics.median(values)
+            print(f"{clock:4s} {name:38s} median {median:6.2f} s  (min {min(values):.2f}, max {max(values):.2f})  "
+                  f"{median / floor:4.2f}x torch + transformers")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable
 
+from corpora.objects import is_parquet, user_file_examples
 from corpora.records import DataError, Example
-from corpora.user_file import load_user_file
 
 Progress = Callable[[float, int], None]  # (share of the file read, rows so far)
 # called with each worker's CPU seconds (user + system, from its rusage) once it has ended, in the caller's thread:
@@ -61,9 +61,12 @@ def _limit_self(seconds: float, memory_mb: float) -> None:
 def _child(conn: Connection, path: str, label_names, max_rows: int, seconds: float, memory_mb: float,
            columns: dict[str, str] | None = None) -> None:
     try:
+        if is_parquet(path):  # the parquet reader's own import is no part of the file's memory budget
+            import pyarrow.parquet  # noqa: F401  (lazy third-party import: only a parquet upload needs it)
+            import pandas  # noqa: F401
         _limit_self(seconds, memory_mb)
-        examples = load_user_file(path, label_names=label_names, max_rows=max_rows, columns=columns,
-                                  progress=lambda share, rows: conn.send(("progress", share, rows)))
+        examples = user_file_examples(path, label_names=label_names, max_rows=max_rows, columns=columns,
+                                      progress=lambda share, rows: conn.send(("progress", share, rows)))
         for start in range(0, len(examples), CHUNK):  # in pieces: the caller never unpickles all at once
             conn.send(("examples", examples[start:start + CHUNK]))
         conn.send(("done", None))

@@ -11,8 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
+import settings
+
 from corpora.records import DataError, Example
-from corpora.user_file import rows_to_examples
+from corpora.user_file import Progress, load_user_file, rows_to_examples
 
 FIELDS = ("text", "label", "pair", "rationale")
 
@@ -25,7 +27,12 @@ def _records(source: Any) -> tuple[str, list[dict]]:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"No parquet file at {path}; check the path.")
-        return path.name, pd.read_parquet(path).to_dict("records")
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid / ArrowIOError; its text may quote the file
+            raise DataError(f"{path.name}: not a readable parquet file ({type(error).__name__}); save it again with "
+                            f"pandas' DataFrame.to_parquet, or upload a .csv / .jsonl file.") from None
+        return path.name, frame.to_dict("records")
     if hasattr(source, "to_dict") and hasattr(source, "columns"):  # a pandas DataFrame
         return "frame", source.to_dict("records")
     if hasattr(source, "column_names") and hasattr(source, "to_list"):  # a Hugging Face datasets.Dataset
@@ -66,6 +73,27 @@ def examples_from(source: Any, text_column: str = "text", label_column: str | No
             for number, row in enumerate(records, start=1)]
     examples = rows_to_examples(name, rows, label_names)
     return [replace(e, id=f"{name}:{i}", dataset=name) for i, e in enumerate(examples)]
+
+
+def is_parquet(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".parquet"
+
+
+def user_file_examples(path: str | Path, label_names: tuple[str, ...] | list[str] | None = None,
+                       max_rows: int | None = None, progress: Progress | None = None,
+                       columns: dict[str, str] | None = None) -> list[Example]:
+    """A user file's examples, whatever its type: a ``.parquet`` file through ``examples_from`` (pandas), any
+    other through ``user_file.load_user_file``; ``columns``: field -> the file's column for it. What the isolated
+    upload parser (``isolated_parse``) and an in-process read (``registry``) both call."""
+    if not is_parquet(path):
+        return load_user_file(path, label_names=label_names, max_rows=max_rows, progress=progress, columns=columns)
+    path = Path(path)
+    examples = examples_from(str(path), **{f"{field}_column": (columns or {}).get(field, field) for field in FIELDS},
+                             label_names=label_names, name=path.name,
+                             max_rows=settings.upload_rows() if max_rows is None else max_rows)
+    if progress is not None:  # one read, no partial progress to give: report it whole
+        progress(1.0, len(examples))
+    return examples
 
 
 def examples_rows(source: Any) -> list[dict]:

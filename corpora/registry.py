@@ -22,8 +22,8 @@ from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
 from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
 from corpora.isolated_parse import parse_in_worker
-from corpora.objects import examples_from
-from corpora.user_file import Progress, load_user_file
+from corpora.objects import user_file_examples
+from corpora.user_file import Progress
 
 COLUMN_FIELDS = ("text", "label", "pair", "rationale")  # file:PATH?text=sentence&label=gold names the columns
 
@@ -143,7 +143,7 @@ def _user_file(path, labels: tuple[str, ...] | None, isolated: bool, progress,
         examples = parse_in_worker(path, labels, settings.upload_rows(), settings.parse_seconds(), settings.parse_mb(),
                                    progress, columns)
     else:
-        examples = load_user_file(path, label_names=labels, progress=progress, columns=columns)
+        examples = user_file_examples(path, label_names=labels, progress=progress, columns=columns)
     with _PARSED_LOCK:
         _PARSED[key] = tuple(examples)
         while len(_PARSED) > _PARSED_ENTRIES:
@@ -167,13 +167,8 @@ def load_dataset(dataset_id: str, limit: int | None = None,
         path, columns = file_columns(split)
         readable = file_access.readable_file(path)
         names = tuple(label_names) if label_names is not None else None
-        if readable.suffix.lower() == ".parquet":
-            examples = examples_from(str(readable), **{f"{field}_column": columns.get(field, field)
-                                                       for field in COLUMN_FIELDS},
-                                     label_names=names, name=readable.name, max_rows=settings.upload_rows())
-        else:
-            examples = _user_file(readable, names, settings.shared_mode() if isolated is None else isolated,
-                                  progress, columns)
+        examples = _user_file(readable, names, settings.shared_mode() if isolated is None else isolated,
+                              progress, columns)  # parquet too: the isolated parser reads it (issue 34)
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

@@ -6,9 +6,11 @@ metric (AML) carries its "tuned for <metric>" badge as a column (CSV) and a fiel
 are optimistic by construction, and a reader of the file should know it without the provenance.
 
 The JSON is one versioned layout for the command line, the app and the Python library (issue 34):
-``"format": "explanation-workbench/1"``, described by ``assets/schema/explanation-workbench-1.json``;
-``read_document`` reads it back, and also the two unversioned layouts written before it (the app's
-``context``/``display``/``explanations`` and ``cli.py explain --json``'s ``model``/``text``/``explanations``).
+``"format": "explanation-workbench/1"``, described by ``assets/schema/explanation-workbench-1.json``, with a
+``kind``: ``"explanations"`` (one input, written here) or ``"run"`` (a stored dataset run, written by
+``evaluation/runs/store.py``). ``read_document`` reads the explanations back, and also the two unversioned layouts
+written before it (the app's ``context``/``display``/``explanations`` and ``cli.py explain --json``'s
+``model``/``text``/``explanations``); run exports of the older ``"explanation-workbench-run/1"`` still import.
 """
 from __future__ import annotations
 
@@ -66,6 +68,14 @@ def scores_csv(explanations: Sequence[Explanation], normalization: str = "none",
 
 FORMAT = "explanation-workbench/1"
 SCHEMA_FILE = "assets/schema/explanation-workbench-1.json"
+KIND_EXPLANATIONS, KIND_RUN = "explanations", "run"  # the "kind" field: one input's explanations, a dataset run
+LEGACY_RUN_FORMAT = "explanation-workbench-run/1"  # run exports written before the one layout (still imported)
+
+
+def is_run_document(data) -> bool:
+    """A run export: ``format`` 1 with ``kind`` "run", or the older ``explanation-workbench-run/1``."""
+    return isinstance(data, dict) and (data.get("format") == LEGACY_RUN_FORMAT
+                                       or (data.get("format") == FORMAT and data.get("kind") == KIND_RUN))
 
 
 def explanations_document(explanations: Sequence[Explanation], normalization: str = "none", absolute: bool = False,
@@ -74,6 +84,7 @@ def explanations_document(explanations: Sequence[Explanation], normalization: st
     ``extra``: top-level fields a writer adds (the command line's model, prediction and skipped methods)."""
     return {
         "format": FORMAT,
+        "kind": KIND_EXPLANATIONS,
         **extra,
         "context": context or {},
         "display": {"normalization": normalization, "normalization_meaning": NORMALIZATION_LABELS[normalization],
@@ -119,14 +130,18 @@ def read_document(source: str | Path | dict) -> Document:
             raise FormatError(f"Not a JSON document ({error.msg} at line {error.lineno}); export explanations with "
                               f"the app's 'Scores + provenance (JSON)', `cli.py explain --json` or "
                               f"Explanations.save().") from None
+    if is_run_document(data):
+        raise FormatError("This file is a run export (kind 'run': a dataset evaluation, sanity check or ROAR study), "
+                          "not explanations of one input: import it with `cli.py roar --import FILE` or the app's "
+                          "import panel.")
     version = data.get("format") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(data.get("explanations"), list) or version not in (FORMAT, None):
-        what = f"format '{version}'" if version else "a document without a list of explanations"
-        raise FormatError(f"Cannot read {what}: this version reads '{FORMAT}' and the unversioned exports before "
-                          f"it. A run export ('explanation-workbench-run/1') is read by `cli.py roar --import FILE`."
-                          if version and str(version).startswith("explanation-workbench-run") else
-                          f"Cannot read {what}: this version reads '{FORMAT}' (and the unversioned exports "
-                          f"before it); write the file again with this version.")
+    kind = data.get("kind", KIND_EXPLANATIONS) if version == FORMAT else KIND_EXPLANATIONS  # kind came with format 1
+    if (not isinstance(data, dict) or not isinstance(data.get("explanations"), list) or version not in (FORMAT, None)
+            or kind != KIND_EXPLANATIONS):
+        what = (f"kind '{kind}'" if kind != KIND_EXPLANATIONS else f"format '{version}'" if version
+                else "a document without a list of explanations")
+        raise FormatError(f"Cannot read {what}: this version reads '{FORMAT}' (kind '{KIND_EXPLANATIONS}') and "
+                          f"the unversioned exports before it; write the file again with this version.")
     context = dict(data.get("context") or {})
     if version is None and "model" in data and "context" not in data:  # cli.py explain --json before the format
         model = data.get("model") or {}

@@ -27,8 +27,6 @@ from typing import TypeVar
 
 import numpy as np
 import torch
-from captum.attr import IntegratedGradients as CaptumIntegratedGradients
-from captum.attr import Saliency as CaptumSaliency
 
 import settings
 
@@ -38,6 +36,7 @@ from models.perturb import perturbed_logits
 
 from explainers import cache as cache_module
 from explainers.base import Explainer
+from explainers.captum_lazy import captum_attr
 from explainers.contrast import contrast_columns, current_foil
 from explainers.embedding_forward import OUTPUT_TRANSFORMS, baseline_embeddings, embedding_function
 from explainers.explanation import Explanation
@@ -139,7 +138,8 @@ def gradient_pass(classifier: TextClassifier, encoding: Encoding, target: int,
 
     def compute():
         forward, embeddings = embedding_function(classifier, encoding, output)
-        gradient = CaptumSaliency(forward).attribute(embeddings.clone().requires_grad_(), target=target, abs=False)
+        gradient = captum_attr.Saliency(forward).attribute(embeddings.clone().requires_grad_(), target=target,
+                                                           abs=False)
         return embeddings, gradient.detach()
 
     return compute_pass(shared, classifier, encoding, target, compute)
@@ -168,7 +168,7 @@ def ig_pass(classifier: TextClassifier, encoding: Encoding, target: int, params)
         baseline = baseline_embeddings(classifier, encoding, params.baseline)
         # path points per batch: the parameter, within the memory budget of a backward (models/memory.py)
         rows = classifier.rows_per_batch(encoding.n_tokens, params.internal_batch_size, within_batch_tokens=False)
-        attribution = classifier.run_halving(lambda batch: CaptumIntegratedGradients(forward).attribute(
+        attribution = classifier.run_halving(lambda batch: captum_attr.IntegratedGradients(forward).attribute(
             embeddings, baselines=baseline, target=target, n_steps=params.n_steps, method=params.method,
             internal_batch_size=batch), rows, encoding.n_tokens)
         (f_input,), (gap,), (delta,) = path_ends(forward, embeddings, baseline, target, attribution)
@@ -229,7 +229,7 @@ def ig_paths(classifier: TextClassifier, encodings: Sequence[Encoding], targets:
     # path steps per backward (each step is n rows of width tokens): the memory budget of a backward
     steps_per_forward = classifier.rows_per_batch(n * width, params.n_steps)
     with metered() as meter:
-        attribution = classifier.run_halving(lambda steps: CaptumIntegratedGradients(forward).attribute(
+        attribution = classifier.run_halving(lambda steps: captum_attr.IntegratedGradients(forward).attribute(
             embeddings, baselines=baseline, target=list(targets), additional_forward_args=(mask, types),
             n_steps=params.n_steps, method=params.method, internal_batch_size=n * steps).detach(),
             steps_per_forward, n * width)

@@ -1,6 +1,5 @@
 """Classifiers: loading, the TextClassifier wrapper, preparing the built-in models, the perturbation engine."""
 from models import runtime  # noqa: F401  (sets the process environment before torch is imported)
-from models import causal_bert  # noqa: F401  (registers the causal classifier of the zoo with the Auto classes)
 from models.classifier import TextClassifier, TokenBatch
 from models.encoding import Encoding
 from models.errors import InputError, ModelError, ModelNotPrepared, UserFacingError

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from transformers.masking_utils import create_bidirectional_mask
 
 from models import runtime
 from models.architectures import Architecture, get_module
@@ -138,6 +137,9 @@ def first_token_logits(model: torch.nn.Module, head: tuple[str, ...], attention_
         hidden = project(hidden)
     layers = base.encoder.layer
     if len(layers) > 1:
+        # lazy third-party import: transformers.masking_utils pulls torch._dynamo, ~2 s at import (issue 34)
+        from transformers.masking_utils import create_bidirectional_mask
+
         mask = create_bidirectional_mask(config=base.config, inputs_embeds=hidden, attention_mask=attention_mask)
         for layer in layers[:-1]:
             hidden = layer(hidden, mask)

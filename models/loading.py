@@ -23,6 +23,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 import settings
 
 from models import runtime
+from models.causal_bert import causal_classes
 from models.classifier import TextClassifier
 from models.errors import ModelError, ModelNotPrepared
 from models.prepare import RECIPES, file_sha256, find_prepared
@@ -106,6 +107,7 @@ def _check_config(folder: Path) -> None:
 
 def _from_pretrained(location: str, local_only: bool):
     kwargs = {"local_files_only": local_only}
+    causal_classes()  # a saved causal-bert folder needs its classes registered with the Auto classes
     try:
         tokenizer = AutoTokenizer.from_pretrained(location, **kwargs)
         model, info = AutoModelForSequenceClassification.from_pretrained(

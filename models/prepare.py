@@ -25,7 +25,7 @@ import settings
 from corpora import load_dataset
 
 from models import runtime
-from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification
+from models.causal_bert import causal_classes
 from models.classifier import TokenBatch
 from models.errors import ModelError
 from models.training import Progress, TrainConfig, predict_labels, train_classifier
@@ -147,8 +147,9 @@ def base_classifier(label_names: list[str], blocks: int | None = None, causal: b
     labels = {"num_labels": len(label_names), "id2label": dict(enumerate(label_names)),
               "label2id": {label: i for i, label in enumerate(label_names)}}
     if causal:
-        config = CausalBertConfig.from_pretrained(base, attn_implementation="eager", **labels)
-        model = CausalBertForSequenceClassification.from_pretrained(base, config=config, use_safetensors=True)
+        config_class, model_class = causal_classes()
+        config = config_class.from_pretrained(base, attn_implementation="eager", **labels)
+        model = model_class.from_pretrained(base, config=config, use_safetensors=True)
     else:
         model = AutoModelForSequenceClassification.from_pretrained(base, attn_implementation="eager",
                                                                    use_safetensors=True, **labels)

@@ -13,6 +13,10 @@ PACKAGES = ("corpora", "models", "explainers", "evaluation", "ui", "commands", "
 LAYER = {"corpora": 0, "models": 1, "explainers": 2, "evaluation": 3, "ui": 4, "commands": 4, "workbench": 5}
 # function-local project imports kept on purpose (none today); each would need its reason at the import
 ALLOWED_LOCAL: set[str] = set()
+# heavy third-party modules imported only inside functions, and only by these modules (issue 34: `import workbench`
+# must not pay them; tests/workbench/test_workbench_import_cost.py checks the result in a fresh interpreter)
+LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
+              "transformers.masking_utils": {"models.first_token"}}
 
 
 def module_name(path) -> str:
@@ -131,3 +135,19 @@ def test_no_project_import_inside_a_function():
                     if imported(node, modules):
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+def test_heavy_third_party_modules_are_imported_lazily_and_only_where_allowed():
+    found = []
+    for name, path in project_modules().items():
+        tree = ast.parse(path.read_text())
+        functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        local = {id(node) for function in functions for node in ast.walk(function)}
+        for node in ast.walk(tree):
+            modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                       [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            for module in modules:
+                heavy = next((h for h in LAZY_HEAVY if module == h or module.startswith(h + ".")), None)
+                if heavy and not (id(node) in local and name in LAZY_HEAVY[heavy]):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")
+    assert found == []

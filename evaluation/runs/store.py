@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import settings
+from explainers.export import FORMAT, KIND_EXPLANATIONS, KIND_RUN, LEGACY_RUN_FORMAT, is_run_document
+
 from evaluation.runs.liveness import ACTIVE, shown_status, this_process
 
 SCHEMA = """
@@ -27,7 +29,6 @@ CREATE TABLE IF NOT EXISTS cells (
     PRIMARY KEY (run_id, key)
 );
 """
-EXPORT_FORMAT = "explanation-workbench-run/1"
 
 
 def run_id_for(kind: str, config: dict) -> str:
@@ -136,13 +137,19 @@ class ResultStore:
             raise KeyError(f"No run '{run_id}' in {self.path}.")
         with self._connect() as db:
             rows = db.execute("SELECT key, result, seconds, finished FROM cells WHERE run_id = ?", (run_id,)).fetchall()
-        return {"format": EXPORT_FORMAT, "run": run,
+        return {"format": FORMAT, "kind": KIND_RUN, "run": run,  # the one layout (issue 34), its run kind
                 "cells": [{"key": r["key"], "result": json.loads(r["result"]), "seconds": r["seconds"],
                            "finished": r["finished"]} for r in rows]}
 
     def import_run(self, data: dict) -> str:
-        if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
-            raise ValueError(f"Not an exported run (expected format '{EXPORT_FORMAT}').")
+        """Store an exported run (``format`` 1 with ``kind`` "run", or the older ``explanation-workbench-run/1``);
+        returns its id."""
+        if not is_run_document(data):
+            hint = (" It holds explanations of one input: read it with `workbench.load(FILE)`."
+                    if isinstance(data, dict) and data.get("kind", KIND_EXPLANATIONS) == KIND_EXPLANATIONS
+                    and "explanations" in data else "")
+            raise ValueError(f"Not an exported run (expected format '{FORMAT}' with kind '{KIND_RUN}', or "
+                             f"'{LEGACY_RUN_FORMAT}').{hint}")
         run = data["run"]
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO runs (id, kind, title, config, status, total, created, updated, meta) "

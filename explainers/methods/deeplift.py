@@ -17,10 +17,10 @@ import warnings as python_warnings
 from dataclasses import dataclass
 
 import torch
-from captum.attr import DeepLift as CaptumDeepLift
 
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
+from explainers.captum_lazy import captum_attr
 from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
 from explainers.params import param
 from explainers.registry import register
@@ -75,8 +75,8 @@ class DeepLift(Explainer):
         baseline = baseline_embeddings(classifier, encoding, p.baseline)
         with python_warnings.catch_warnings():  # Captum announces its (temporary, copy-only) hooks
             python_warnings.filterwarnings("ignore", message=".*hooks and attributes.*")
-            attribution = CaptumDeepLift(module).attribute(embeddings.clone().requires_grad_(), baselines=baseline,
-                                                           target=target)
+            attribution = captum_attr.DeepLift(module).attribute(embeddings.clone().requires_grad_(),
+                                                                 baselines=baseline, target=target)
         scores = attribution[0].sum(dim=-1).detach()
         with torch.no_grad():
             f_input = float(module(embeddings)[0, target])

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from captum.attr import GradientShap as CaptumGradientShap
 
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
+from explainers.captum_lazy import captum_attr
 from explainers.embedding_forward import BASELINE_LABELS, OUTPUTS, baseline_embeddings, embedding_function
 from explainers.params import param
 from explainers.registry import register
@@ -56,7 +56,7 @@ class GradientShap(Explainer):
         baselines = torch.cat([baseline_embeddings(classifier, encoding, kind) for kind in kinds])
         sigma = p.noise_level * float(embeddings.max() - embeddings.min())
         with seeded(p.seed):
-            attribution, delta = CaptumGradientShap(forward).attribute(
+            attribution, delta = captum_attr.GradientShap(forward).attribute(
                 embeddings, baselines=baselines, n_samples=p.n_samples, stdevs=sigma, target=target,
                 return_convergence_delta=True)
         scores = attribution[0].sum(dim=-1).detach()

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from captum.attr import IntegratedGradients as CaptumIntegratedGradients
-
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
+from explainers.captum_lazy import captum_attr
 from explainers.embedding_forward import (BASELINE_LABELS, OUTPUTS, REDUCTIONS, baseline_embeddings, embedding_function,
                                           reduce_dimensions)
 from explainers.params import param
@@ -34,9 +33,10 @@ def plain_integrated_gradients(classifier, encoding, target, p) -> Attribution:
     forward, embeddings = embedding_function(classifier, encoding, p.output)
     baseline = baseline_embeddings(classifier, encoding, p.baseline)
     rows = classifier.rows_per_batch(encoding.n_tokens, p.internal_batch_size, within_batch_tokens=False)
-    attribution = classifier.run_halving(lambda batch: CaptumIntegratedGradients(forward, multiply_by_inputs=False)
-                                         .attribute(embeddings, baselines=baseline, target=target, n_steps=p.n_steps,
-                                                    method=p.method, internal_batch_size=batch),
+    rule = captum_attr.IntegratedGradients(forward, multiply_by_inputs=False)
+    attribution = classifier.run_halving(lambda batch: rule.attribute(embeddings, baselines=baseline, target=target,
+                                                                      n_steps=p.n_steps, method=p.method,
+                                                                      internal_batch_size=batch),
                                          rows, encoding.n_tokens)
     scores = reduce_dimensions(attribution[0], p.reduction).detach()
     return Attribution(token_scores=(scores.abs() if p.absolute else scores).cpu().numpy(),

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from captum.attr import Occlusion as CaptumOcclusion
 
 from explainers.base import Attribution, Explainer
+from explainers.captum_lazy import captum_attr
 from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
 from explainers.params import param
 from explainers.registry import register
@@ -73,7 +73,7 @@ class Occlusion(Explainer):
             forward.remember(masks, np.vstack([classifier.logits_of(encoding)[None], removed]))
         else:  # Captum evaluates the unoccluded input on its own, then the windows: one engine batch for both
             forward.prefetch(masks)
-        scores = CaptumOcclusion(forward).attribute(inputs, sliding_window_shapes=(window,), strides=(stride,),
+        scores = captum_attr.Occlusion(forward).attribute(inputs, sliding_window_shapes=(window,), strides=(stride,),
                                                     baselines=0.0, perturbations_per_eval=windows + 1)
         details = {**forward.details(), "window": window, "stride": stride, "windows": windows}
         warnings = []

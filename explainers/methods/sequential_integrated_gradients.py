@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from captum.attr import IntegratedGradients as CaptumIntegratedGradients
 
 from explainers.base import Attribution, Explainer
+from explainers.captum_lazy import captum_attr
 from explainers.contrast import contrast_columns
 from explainers.embedding_forward import BASELINE_LABELS, OUTPUT_TRANSFORMS, OUTPUTS, baseline_embeddings
 from explainers.methods.integrated_gradients import RULES
@@ -98,7 +98,7 @@ class SequentialIntegratedGradients(Explainer):
         forward = batched_forward(classifier, encoding, p.output)
         baseline, warnings = available_baseline(classifier, p.baseline)
         inputs, baselines = word_paths(classifier, encoding, baseline)
-        attribution = CaptumIntegratedGradients(forward).attribute(
+        attribution = captum_attr.IntegratedGradients(forward).attribute(
             inputs, baselines=baselines, target=target, n_steps=p.n_steps, method=p.method,
             internal_batch_size=p.internal_batch_size).detach()  # (n_words, T, H): row i moved only word i
         per_token = attribution.sum(dim=-1)  # (n_words, T)

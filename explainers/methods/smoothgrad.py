@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from captum.attr import NoiseTunnel
-from captum.attr import Saliency as CaptumSaliency
-
 from explainers.base import Attribution, Explainer
+from explainers.captum_lazy import captum_attr
 from explainers.embedding_forward import OUTPUTS, embedding_function
 from explainers.params import param
 from explainers.registry import register
@@ -71,7 +69,7 @@ class SmoothGrad(Explainer):
 
         def run(rows):
             with seeded(p.seed):
-                return NoiseTunnel(CaptumSaliency(forward)).attribute(
+                return captum_attr.NoiseTunnel(captum_attr.Saliency(forward)).attribute(
                     embeddings.clone().requires_grad_(), nt_type=p.nt_type, nt_samples=p.n_samples,
                     nt_samples_batch_size=rows, stdevs=sigma, target=target, abs=False)
 

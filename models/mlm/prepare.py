@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
-from transformers import AutoTokenizer, BertForMaskedLM
+from transformers import AutoTokenizer
 
 from corpora import load_dataset
 from corpora.records import split_words
@@ -120,6 +120,9 @@ def build_model(trainable_layers: int, seed: int = 0, train_embeddings: bool = F
     decoder tied to the word embeddings; or, from ``start``, a prepared masked LM to train further. Only the
     head, the top ``trainable_layers`` blocks and, with ``train_embeddings``, the embeddings (so the tied decoder
     too) are trainable."""
+    # lazy third-party import: BERT's modeling code (transformers.modeling_utils) costs ~1 s at import (issue 34)
+    from transformers import BertForMaskedLM
+
     base = start or base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)
     torch.manual_seed(seed)  # the new head's initial weights: the same recipe builds the same model

@@ -51,7 +51,7 @@ def test_a_big_upload_is_parsed_off_the_server_and_refused_by_its_memory_limit(q
             expect(picker).to_be_visible(timeout=60_000)
             picker.click()
             expect(page.get_by_role("option", name="shared file: class/week3.csv")).to_be_visible()
-            page.get_by_role("option", name="upload a CSV / TSV / JSONL file").click()
+            page.get_by_role("option", name="upload a CSV / TSV / JSONL / Parquet file").click()
             uploader = page.locator('input[type="file"]')
             expect(uploader).to_have_count(1, timeout=60_000)
 

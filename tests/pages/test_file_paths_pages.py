@@ -183,7 +183,7 @@ def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_
     for key in ("faith-ds", "faith-shift-ds"):
         picker = at.selectbox(key=key)
         assert picker.options[0].startswith("sst2:") and picker.options[-2:] == [
-            "shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"], picker.options
+            "shared file: class/week3.csv", "upload a CSV / TSV / JSONL / Parquet file"], picker.options
     assert not any("path" in t.label.lower() or "file" in t.label.lower() for t in at.text_input)
     from corpora import isolated_parse
 
@@ -197,5 +197,5 @@ def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_
     assert not any("elsewhere" in o for o in at.selectbox(key="faith-ds").options)
     for page, key in (("app_pages/3_Sanity_checks.py", "sanity-ds"), ("app_pages/10_Adversarial.py", "adv-ds-name")):
         at.switch_page(page).run()  # the other dataset runs offer the same choices
-        assert at.selectbox(key=key).options[-2:] == ["shared file: class/week3.csv", "upload a CSV / TSV / JSONL file"]
+        assert at.selectbox(key=key).options[-2:] == ["shared file: class/week3.csv", "upload a CSV / TSV / JSONL / Parquet file"]
         assert not at.exception, at.exception

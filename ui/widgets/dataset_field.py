@@ -20,9 +20,9 @@ from ui.widgets.uploads import accept_upload
 SESSION_FILE = "keep:dataset_file"  # the session's user file, shared by the sidebar and Error analysis
 UPLOAD = "upload a file"
 NONE = "(none)"
-FILE_TYPES = ["csv", "tsv", "jsonl"]
-UPLOAD_HELP = ("A .csv / .tsv / .jsonl file: a 'text' column; optional 'label' (the model's label names or class "
-               "indices), 'pair', 'rationale'")
+FILE_TYPES = ["csv", "tsv", "jsonl", "parquet"]  # parquet: read by the same isolated parser (issue 34)
+UPLOAD_HELP = ("A .csv / .tsv / .jsonl / .parquet file: a 'text' column; optional 'label' (the model's label names or "
+               "class indices), 'pair', 'rationale'")
 
 
 def checked(dataset_id: str) -> str | None:
@@ -122,7 +122,7 @@ def dataset_picker(key: str, label: str = "Dataset", columns=None, name_key: str
     c1, c2 = columns or st.columns([3, 1])
     name = c1.selectbox(label, list(DATASETS) + files + [UPLOAD], key=name_key or key,
                         format_func=lambda n: f"{n}: {DATASETS[n].title}" if n in DATASETS else
-                        "upload a CSV / TSV / JSONL file" if n == UPLOAD else _label(n))
+                        "upload a CSV / TSV / JSONL / Parquet file" if n == UPLOAD else _label(n))
     if name in DATASETS:
         splits, default = DATASETS[name].splits, DATASETS[name].default_split
         split = c2.selectbox("Split", splits, list(splits).index(default), key=f"{key}-split-{name}")
