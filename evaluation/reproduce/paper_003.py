@@ -113,7 +113,8 @@ def _findings() -> list[Finding]:
                                                "largest drop possible)"),
                                               (SUFF, "sufficiency", 0.1, "Sufficiency about 0.1 (lines along 0.1)")):
                 found.append(Finding(
-                    f"{what}-{name.lower()}-{suffix}", f"{name}'s {what} on the known feature ({_shape(blocks, causal)})",
+                    f"{what}-{name.lower()}-{suffix}",
+                    f"{name}'s {what} on the known feature ({_shape(blocks, causal)})",
                     f"Fig. 4.2 (Def. 2.1 / 2.2, augmented SST): IG, LIME and KernelSHAP {said}",
                     f"the thesis's {what} (mean |delta p|, [MASK]) of {name} on the known-feature twin, "
                     f"{_shape(blocks, causal)}", Claim(value=value, tolerance=0.1),

@@ -1,7 +1,8 @@
 """Paper 004's headline findings (shared/notes/seeds-002-004.md, Tables 1-2): AML's attribution model, selected on
 one faithfulness metric, is best on that metric: tuned for comprehensiveness it beats the sufficiency-tuned model on
 comprehensiveness, and the other way round; pAML explains in one pass of its model (its speed beside
-leave-one-out's); fAML (s. 3.1: a few steps of G on the input itself) beats pAML on the metric both are tuned for. IG, LIME and leave-one-out are scored beside them on each seed (in the details).
+leave-one-out's); fAML (s. 3.1: a few steps of G on the input itself) beats pAML on the metric both are tuned
+for. IG, LIME and leave-one-out are scored beside them on each seed (in the details).
 
 Each seed trains the classifier and both attribution models (the budget shrinks AML's recipe); the metrics are the
 paper's @20 % comprehensiveness and sufficiency (``comprehensiveness-004``, ``sufficiency-004``).
