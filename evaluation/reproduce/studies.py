@@ -1,6 +1,9 @@
 """What the papers' findings share: the project's dataset studies run (or reopened) as inner stored runs inside a
-reproduce cell, and the masked LM's availability (paper 000's IM and DeletionBERT need it)."""
+reproduce cell (dataset evaluations, ROAR studies), and the masked LM's availability (paper 000's IM and
+DeletionBERT need it)."""
 from __future__ import annotations
+
+from dataclasses import fields
 
 import pandas as pd
 
@@ -8,9 +11,14 @@ from models import UserFacingError
 from models.mlm import load_filler
 
 from evaluation.report_card import run_study
+from evaluation.roar import scores as roar_scores
+from evaluation.roar.study import PRESETS, build_config, prepare_study, roar_cell
+from evaluation.roar.training import Variant
 from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
 
+VARIANT_FIELDS = {f.name for f in fields(Variant)}
+STUDY_FIELDS = {"mode", "operator", "target", "rank_by", "count_rule", "segments", "anchors"}
 NO_MLM = ("the offline masked LM is not prepared: run `python cli.py prepare-mlm`, then resume this run (it "
           "recomputes only the cells that need it)")
 
@@ -43,3 +51,18 @@ def mean(frame: pd.DataFrame, method: str, metric: str) -> float:
     if part.empty:
         raise UserFacingError(f"no value of {metric} for {method} (see the inner run's errors)")
     return float(part["value"].mean())
+
+
+def roar_frame(spec: dict, model: str, preset: str, sizes: dict, **overrides) -> pd.DataFrame:
+    """The cells frame (``roar/scores.cells_frame``) of a ROAR study of ``model`` with a paper's preset
+    (``roar/study.PRESETS``), retrained with this cell's seed only (so the interval is over training seeds), at
+    the budget's ``sizes`` (ratios and the retraining variant's fields), run or reopened in the reproduce store."""
+    chosen = {**PRESETS[preset], **overrides}
+    variant = Variant(**{**{k: v for k, v in chosen.items() if k in VARIANT_FIELDS}, **sizes.get("variant", {})})
+    study = {k: v for k, v in chosen.items() if k in STUDY_FIELDS}
+    config = build_config(model=model, dataset="sst2", measures=list(chosen["measures"]),
+                          ratios=sizes.get("ratios", chosen["ratios"]), seeds=(spec["seed"],),
+                          settings=chosen.get("settings", "cheap"), variant=variant, **study)
+    store = ResultStore(spec["store"])
+    run_id, _ = run_study(lambda s: prepare_study(config, s), roar_cell, store)
+    return roar_scores.cells_frame(store.cells(run_id))
