@@ -131,10 +131,13 @@ def budget_bytes(device: torch.device | str) -> int:
     return int(CPU_SHARE * settings.device_share() * available_ram_bytes())
 
 
-def budget_tokens(shape: Shape, device: torch.device | str, length: int, kind: str = "forward") -> int:
+def budget_tokens(shape: Shape, device: torch.device | str, length: int, kind: str = "forward",
+                  budget: int | None = None) -> int:
     """Padded tokens per batch of ``length``-token rows that fit the budget (at least one row: a row is the
-    smallest batch there is), and under the limit an out-of-memory error taught this process."""
-    tokens = int(budget_bytes(device) // bytes_per_token(shape, length, kind))
+    smallest batch there is), and under the limit an out-of-memory error taught this process. ``budget``: bytes
+    read once by a caller sizing many batches (default ``budget_bytes(device)``)."""
+    budget = budget_bytes(device) if budget is None else budget
+    tokens = int(budget // bytes_per_token(shape, length, kind))
     learned = learned_limit(shape, device, kind)
     if learned is not None:
         tokens = min(tokens, learned)
@@ -218,3 +221,17 @@ def run_halving(run, rows: int, length: int, shape: Shape, device, kind: str):
                 raise
             limit = remember_failure(shape, device, kind, rows * length, error)
             rows = max(1, min(rows // 2, limit // max(1, length)))
+
+
+def in_batches(items: list, rows: int, length: int, shape: Shape, device, kind: str, run_batch) -> None:
+    """``run_batch(part)`` over ``items`` in parts of at most ``rows`` (rows of ``length`` tokens); on out-of-memory
+    the part halves (``run_halving``) and only the items not yet done run again: finished parts are kept."""
+    pending = list(items)
+
+    def run(size: int) -> None:
+        while pending:
+            run_batch(pending[:size])
+            del pending[:size]
+
+    if pending:
+        run_halving(run, max(1, rows), length, shape, device, kind)
