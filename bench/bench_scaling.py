@@ -15,6 +15,7 @@ seconds ~ parameters^b by least squares on the logs.
 
     python bench/bench_scaling.py --quick              # the affordable CPU set (printed as such)
     python bench/bench_scaling.py --quick --models minilm-l6,bert-base --rounds 3   # best of 3, alternated
+    python bench/bench_scaling.py --quick --tokens 64 --methods saliency --rounds 5     # a few rows again
     python bench/bench_scaling.py --precision bf16     # explanations under bf16 autocast (GPU), metrics untouched
     EXWB_DEVICE=cuda python bench/bench_scaling.py     # every model, length and method (bench/gpu_check.sh)
 """
@@ -220,6 +221,9 @@ def main() -> int:
     parser.add_argument("--models", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
     parser.add_argument("--rounds", type=int, default=1, help="measure method and reference this many times, "
                                                                   "alternately, and keep the best of each")
+    parser.add_argument("--tokens", default=None, help="comma-separated lengths of the plan to run (64, 512)")
+    parser.add_argument("--methods", default=None, help="comma-separated methods of the plan to run: "
+                                                        + ", ".join(METHODS))
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                         help="bf16: explanations under the fast mode's autocast (metrics never use it)")
     args = parser.parse_args()
@@ -238,6 +242,10 @@ def main() -> int:
             classifier = classifier.fast_variant(torch.bfloat16)
         parameters = sum(p.numel() for p in classifier.model.parameters())
         plan = QUICK[name] if args.quick else {64: list(METHODS), 512: list(METHODS)}
+        plan = {tokens: [m for m in methods if not args.methods or m in args.methods.split(",")]
+                for tokens, methods in plan.items() if not args.tokens or str(tokens) in args.tokens.split(",")}
+        if not any(plan.values()):
+            continue
         warm = classifier.encode(text_of(8))  # first-call costs (kernels, thread pools) paid before measuring
         for method in {m for methods in plan.values() for m in methods}:
             method_row(classifier, warm, method, args.quick)
