@@ -97,7 +97,7 @@ def _start_worker(env: dict[str, str], channel, stop, placements) -> None:
     try:  # this worker's GPU and share of it (issue 33): one placement per worker, taken as each one starts
         worker_devices.place_this_worker(placements.get(timeout=5))
     except queue_module.Empty:  # more workers started than placed: the CPU, never a card another worker was given
-        os.environ["EXWB_DEVICE"] = "cpu"
+        os.environ.update(worker_devices.ON_CPU)
     runtime.configure_torch()  # the thread count of the environment just set
     _queue, _stop = channel, stop
 

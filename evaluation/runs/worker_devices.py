@@ -25,6 +25,9 @@ import settings
 import torch
 
 
+ON_CPU = {"EXWB_DEVICE": "cpu"}  # a worker without a placement: never on a card another worker was given
+
+
 @dataclass(frozen=True)
 class Placement:
     """One worker's GPU: ``gpu`` its id as CUDA_VISIBLE_DEVICES names it, ``ordinal`` its index among the GPUs
