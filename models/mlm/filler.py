@@ -222,6 +222,7 @@ class MaskedLMFiller:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         mask_id = self.tokenizer.mask_token_id
         uses_types = getattr(self.model.config, "type_vocab_size", 0) > 1
+
         def run_batch(chunk: list[int]) -> None:
             width = max(lengths[i] for i in chunk)
             ids = torch.full((len(chunk), width), pad, dtype=torch.long)
