@@ -15,6 +15,7 @@ seconds ~ parameters^b by least squares on the logs.
 
     python bench/bench_scaling.py --quick              # the affordable CPU set (printed as such)
     python bench/bench_scaling.py --quick --models minilm-l6,bert-base --rounds 3   # best of 3, alternated
+    python bench/bench_scaling.py --quick --tokens 64 --methods saliency --rounds 5     # a few rows again
     python bench/bench_scaling.py --precision bf16     # explanations under bf16 autocast (GPU), metrics untouched
     EXWB_DEVICE=cuda python bench/bench_scaling.py     # every model, length and method (bench/gpu_check.sh)
 """
@@ -140,8 +141,9 @@ def measured(function, device: torch.device) -> tuple[float, float]:
     return time.perf_counter() - started, max(0, peak) / 2 ** 20
 
 
-def direct_captum(classifier: TextClassifier, encoding, method: str, params, target: int) -> None:
-    """The Captum call made directly on the Hugging Face model (bench/bench_floors.py's reference)."""
+def direct_captum(classifier: TextClassifier, encoding, method: str, params, target: int, delta: bool = False) -> None:
+    """The Captum call made directly on the Hugging Face model (bench/bench_floors.py's reference); ``delta``: IG
+    with Captum's convergence delta too, which the project's IG always returns (its provenance's ``delta``)."""
     model = classifier.model
     tensors = classifier.tensors(encoding)
     mask = tensors["attention_mask"]
@@ -155,7 +157,8 @@ def direct_captum(classifier: TextClassifier, encoding, method: str, params, tar
     if method == "integrated_gradients":
         baseline = torch.zeros_like(embeds)
         IntegratedGradients(forward).attribute(embeds, baselines=baseline, target=target, n_steps=params.n_steps,
-                                               method=params.method, internal_batch_size=params.internal_batch_size)
+                                               method=params.method, internal_batch_size=params.internal_batch_size,
+                                               return_convergence_delta=delta)
     else:
         Saliency(forward).attribute(embeds.requires_grad_(True), target=target)
 
@@ -187,15 +190,22 @@ def method_row(classifier: TextClassifier, encoding, method: str, quick: bool, r
     def subject():
         explainer.explain(classifier, encoding, target)
 
-    subjects, references = [], []
+    def with_delta():  # IG: the like-for-like call (the project's IG returns the convergence delta too)
+        direct_captum(classifier, encoding, method, explainer.params, target, delta=True)
+
+    subjects, references, deltas = [], [], []
     for _ in range(rounds):  # alternated, the best of each: a shared machine's load hits both alike
         subjects.append(measured(subject, classifier.device))
         references.append(measured(reference, classifier.device))
+        if method == "integrated_gradients":
+            deltas.append(measured(with_delta, classifier.device))
     (seconds, peak), (floor_seconds, floor_peak) = min(subjects), min(references)
+    label = "direct Captum" if METHODS[method] == "gradient" else "forward floor"
+    if deltas:
+        label += f" (with its delta: {min(deltas)[0]:.2f} s, ratio {seconds / min(deltas)[0]:.2f})"
     return {"method": method, "seconds": seconds, "peak_mb": peak, "reference_seconds": floor_seconds,
             "reference_peak_mb": floor_peak, "ratio": seconds / floor_seconds,
-            "target": TARGETS[METHODS[method]], "reference": "direct Captum" if METHODS[method] == "gradient"
-            else "forward floor"}
+            "target": TARGETS[METHODS[method]], "reference": label}
 
 
 def growth(rows: list[dict]) -> list[str]:
@@ -220,6 +230,9 @@ def main() -> int:
     parser.add_argument("--models", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
     parser.add_argument("--rounds", type=int, default=1, help="measure method and reference this many times, "
                                                                   "alternately, and keep the best of each")
+    parser.add_argument("--tokens", default=None, help="comma-separated lengths of the plan to run (64, 512)")
+    parser.add_argument("--methods", default=None, help="comma-separated methods of the plan to run: "
+                                                        + ", ".join(METHODS))
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                         help="bf16: explanations under the fast mode's autocast (metrics never use it)")
     args = parser.parse_args()
@@ -238,6 +251,10 @@ def main() -> int:
             classifier = classifier.fast_variant(torch.bfloat16)
         parameters = sum(p.numel() for p in classifier.model.parameters())
         plan = QUICK[name] if args.quick else {64: list(METHODS), 512: list(METHODS)}
+        plan = {tokens: [m for m in methods if not args.methods or m in args.methods.split(",")]
+                for tokens, methods in plan.items() if not args.tokens or str(tokens) in args.tokens.split(",")}
+        if not any(plan.values()):
+            continue
         warm = classifier.encode(text_of(8))  # first-call costs (kernels, thread pools) paid before measuring
         for method in {m for methods in plan.values() for m in methods}:
             method_row(classifier, warm, method, args.quick)

@@ -6,8 +6,11 @@ pass / fail / inconclusive verdict by a written rule, then the ordering of the m
     python cli.py report-card --model default --methods saliency,integrated_gradients --out card.html
     python cli.py report-card --model default --quick --json          # tiny sizes, to try it in a minute
     python cli.py report-card --model default --protocol paper-003     # paper 003's Def. 2.1/2.2 and N(0, 1)
+    python cli.py report-card --model bert-base-uncased --executor ray --ray-gpus 1   # each study's cells on GPUs
 
-Every study is stored in the result store, so a rerun reopens the card without recomputing anything.
+Every study is stored in the result store, so a rerun reopens the card without recomputing anything. The checks run
+one after another; each check's study runs its examples on ``--executor`` (local: this process, on EXWB_DEVICE;
+processes: one worker per core, or per GPU; ray: tasks asking for --ray-cpus / --ray-gpus each).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
 from evaluation.report_card_html import card_html, interval_text, reference_text
 
-from commands.common import add_column_options
+from commands.common import add_column_options, add_executor_flag
 from commands.common import check_out, help_text, parse_method_specs, print_json, write_out
 
 OUT_FORMATS = (".json", ".html")
@@ -60,6 +63,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--plausibility-limit", type=int, default=defaults.plausibility_limit,
                         help="examples of the plausibility check")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the random baselines and attacks")
+    add_executor_flag(parser)  # where each check's study runs its cells (issue 33: --ray-gpus for GPU nodes)
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a few examples, a few attack steps)")
     parser.add_argument("--out", metavar="FILE", default=None,
                         help=help_text("write the card to FILE, in the format of its extension (.json: the whole "
@@ -101,7 +105,8 @@ def handle(args) -> int:
         bar.update(done - bar.n)
 
     try:
-        card = build_report_card(args.model, args.dataset, methods, config=config, progress=progress)
+        card = build_report_card(args.model, args.dataset, methods, config=config, progress=progress,
+                                 executor=args.executor)
     finally:
         bar.close()
     if out:

@@ -23,6 +23,7 @@ stores the per-method intervals. Verdicts and the ordering are computed from tho
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -247,14 +248,14 @@ def _num(value) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
 
-def run_study(start, work, store: ResultStore, batch_hook=None) -> tuple[str, int]:
+def run_study(start, work, store: ResultStore, batch_hook=None, executor: str = "local") -> tuple[str, int]:
     """Run (or reopen) an inner study; returns its run id and how many cells it computed now. ``batch_hook``: the
-    study's (``run_cells``), e.g. the attacks' batches."""
+    study's (``run_cells``), e.g. the attacks' batches; ``executor``: where its cells run (issue 33: Ray GPUs)."""
     inner_store, run_id, cells = start(store)
     finished = {k for k, cell in inner_store.cells(run_id).items() if "error" not in cell}
     # the card run's stop check, captured now: the inner run installs its own for its cells
     summary: RunSummary = run_cells(inner_store, run_id, cells, work, should_stop=current_stop_check(),
-                                    batch_hook=batch_hook)
+                                    batch_hook=batch_hook, executor=executor)
     if summary.status == "cancelled":
         raise CellStopped()
     if summary.errors and len(summary.errors) == summary.total:
@@ -311,6 +312,7 @@ def check_cell(spec: dict) -> dict:
     store = ResultStore(spec.get("store"))
     check, model, methods, config = spec["check"], spec["model"], spec["methods"], CardConfig.from_dict(spec["config"])
     protocol = get_protocol(config.protocol)
+    run_inner = partial(run_study, executor=spec.get("executor", "local"))  # not in the run's key: same numbers anywhere
     options = {"random_orderings": config.random_orderings, "seed": config.seed}
     kf_model = config.known_feature_model or (str(known_feature.model_dir()) if known_feature.is_prepared() else None)
     kf_data = config.known_feature_dataset or f"known-feature:dev:{known_feature.RECIPE.label_seed}"
@@ -325,20 +327,20 @@ def check_cell(spec: dict) -> dict:
     if check == "faithfulness" and protocol.faithfulness_on_known_feature:
         # paper 003 s. 2.2.3.2 on its s. 3.1 task: Def. 2.1 / 2.2 at 5/10/20/50 %, ceil, [MASK], |delta| as plotted
         settings = {**options, **dict(protocol.faithfulness_options)}
-        run_id, computed = run_study(lambda s: runner.start_evaluation(kf_model, kf_data, methods,
+        run_id, computed = run_inner(lambda s: runner.start_evaluation(kf_model, kf_data, methods,
                                                                        [protocol.faithfulness_evaluator],
                                                                        config.limit, settings, s),
                                      runner.evaluate_example, store)
         rows = [{**r, "note": kf_note} for r in _evaluation_rows(store, run_id, methods, check,
                                                                    rule_for(check, protocol.id).metric)]
     elif check in ("faithfulness", "agreement"):
-        run_id, computed = run_study(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
+        run_id, computed = run_inner(lambda s: runner.start_evaluation(model, spec["dataset"], methods, ["eraser"],
                                                                        config.limit, options, s),
                                      runner.evaluate_example, store)
         rows = (_evaluation_rows(store, run_id, methods, check, RULES[check].metric) if check == "faithfulness"
                 else _agreement_rows(store, run_id, methods))
     elif check == "known_feature":
-        run_id, computed = run_study(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
+        run_id, computed = run_inner(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
                                                                        config.known_feature_limit, options, s),
                                      runner.evaluate_example, store)
         rows = [{**r, "note": kf_note} for r in _evaluation_rows(store, run_id, methods, check, RULES[check].metric)]
@@ -347,7 +349,7 @@ def check_cell(spec: dict) -> dict:
         if not any(e.rationale is not None for e in load_dataset(data, limit=config.plausibility_limit)):
             return {"rows": [_row(m, check, reason=f"{data} has no human rationales; give a dataset that has them")
                              for m in methods], "run_id": None, "computed": 0}
-        run_id, computed = run_study(lambda s: runner.start_evaluation(model, data, methods, ["plausibility"],
+        run_id, computed = run_inner(lambda s: runner.start_evaluation(model, data, methods, ["plausibility"],
                                                                        config.plausibility_limit, options, s),
                                      runner.evaluate_example, store)
         rows = _evaluation_rows(store, run_id, methods, check, RULES[check].metric)
@@ -356,7 +358,7 @@ def check_cell(spec: dict) -> dict:
         # the rule reads the fully randomized model only: the stages between are not explained (a 4.5x cheaper
         # cell); the original model's explanations are the faithfulness check's (same first examples, same
         # methods), served from the explanation cache when that check ran first
-        run_id, computed = run_study(lambda s: sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
+        run_id, computed = run_inner(lambda s: sanity.start_sanity(model, spec["dataset"], methods, config.sanity_limit,
                                                                    "layers", "cascading", protocol.sanity_init,
                                                                    config.seed, store=s, only_stages=[last],
                                                                    share_original=True),
@@ -374,7 +376,7 @@ def check_cell(spec: dict) -> dict:
             attack_config = config_for(None, steps=config.attack_steps, seed=config.seed,
                                        loop_ig_steps=config.attack_loop_ig_steps)
             bare = list(dict.fromkeys(attacked.values()))
-            run_id, computed = run_study(lambda s: adversarial.start_attacks(model, spec["dataset"], bare,
+            run_id, computed = run_inner(lambda s: adversarial.start_attacks(model, spec["dataset"], bare,
                                                                              config.attack_limit, attack_config, s),
                                          adversarial.attack_cell, store, adversarial.batched_attacks)
             table = adversarial.summarize(adversarial.results_frame(store, run_id), seed=config.seed)
@@ -395,8 +397,9 @@ def check_cell(spec: dict) -> dict:
 
 # ----- the card as a run ----------------------------------------------------------------------------------------
 def start_report_card(model: str, dataset: str, methods: list[str] | None = None, config: CardConfig | None = None,
-                      store: ResultStore | None = None) -> tuple[ResultStore, str, list[Cell]]:
-    """Create (or find, to resume) the card's run: one cell per check."""
+                      store: ResultStore | None = None, executor: str = "local") -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) the card's run: one cell per check; ``executor``: where each check's studies
+    run their cells (the checks themselves one after another, in this process)."""
     config = config or CardConfig()
     methods = list(methods or default_methods())
     protocol = get_protocol(config.protocol)  # an unknown protocol fails here, before any work
@@ -419,19 +422,19 @@ def start_report_card(model: str, dataset: str, methods: list[str] | None = None
                               title=f"report card of {model} on {dataset} ({len(methods)} methods"
                                     + ("" if protocol.id == DEFAULT_PROTOCOL else f", {protocol.label}") + ")")
     cells = [Cell(key=check, spec={"check": check, "model": model, "dataset": dataset, "methods": methods,
-                                   "config": config.to_dict(), "store": str(store.path)})
+                                   "config": config.to_dict(), "store": str(store.path), "executor": executor})
              for check in config.checks]
     return store, run_id, cells
 
 
 def build_report_card(model: str, dataset: str, methods: list[str] | None = None, limit: int | None = None,
                       config: CardConfig | None = None, store: ResultStore | None = None,
-                      progress: Progress | None = None, should_stop=None) -> dict:
+                      progress: Progress | None = None, should_stop=None, executor: str = "local") -> dict:
     """Run (or reuse) every check and return the card (``card_from_store``)."""
     config = config or CardConfig()
     if limit is not None:
         config = replace(config, limit=limit)
-    store, run_id, cells = start_report_card(model, dataset, methods, config, store)
+    store, run_id, cells = start_report_card(model, dataset, methods, config, store, executor)
     run_cells(store, run_id, cells, check_cell, progress=progress, should_stop=should_stop)
     return card_from_store(store, run_id)
 

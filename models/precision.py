@@ -19,8 +19,8 @@ FULL = "float32"
 def fast_dtype(device: torch.device) -> torch.dtype | None:
     """The reduced precision fast mode uses on ``device``; None where it would not be faster (a CPU without native
     bf16 kernels emulates them: slower than float32)."""
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.type == "cuda":  # native bf16 from Ampere on; torch's default check also counts emulated bf16 (slower)
+        return torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16
     if device.type == "cpu" and cpu_has_bf16():
         return torch.bfloat16
     return None

@@ -5,7 +5,7 @@ before it), after the model is built and a small warm-up pass has run: torch's C
 to the system, so the resident set follows the live tensors (tracemalloc does not see torch's allocations). Prints one
 JSON line: per pass kind {"peak_bytes": ..., "predicted_bytes": ...}, or for a method its peak and the budget.
 
-    python tests/memory_probe.py pass tiny forward,backward ROWS LENGTH [eager|sdpa]
+    python tests/memory_probe.py pass tiny forward,backward ROWS LENGTH [eager|sdpa] [bfloat16]   # autocast
     python tests/memory_probe.py method base integrated_gradients        # a 512-token input, EXWB_MEMORY_GB
 """
 from __future__ import annotations
@@ -80,20 +80,24 @@ def run_pass(model, kind: str, embeds: torch.Tensor, mask: torch.Tensor) -> None
         gradient.pow(2).sum().backward()
 
 
-def measure_passes(size: str, kinds: list[str], rows: int, length: int, attention: str) -> dict:
-    """Each pass kind in turn on one model (the peak mark is reset before each): {kind: measured and predicted}."""
-    from models import memory
+def measure_passes(size: str, kinds: list[str], rows: int, length: int, attention: str,
+                   autocast: str | None = None) -> dict:
+    """Each pass kind in turn on one model (the peak mark is reset before each): {kind: measured and predicted};
+    ``autocast``: the passes under that reduced-precision autocast (the fast mode)."""
+    from models import memory, precision
 
     model = bert(size, attention)
     embeds = torch.randn(rows, length, model.config.hidden_size)
     mask = torch.ones(rows, length, dtype=torch.long)
     found = {}
+    dtype = getattr(torch, autocast) if autocast else None
     for kind in kinds:
-        run_pass(model, kind, embeds[:1, :8], mask[:1, :8])  # warm-up: kernels and thread pools
-        before = start_peak()
-        run_pass(model, kind, embeds, mask)
+        with precision.autocast(torch.device("cpu"), dtype):
+            run_pass(model, kind, embeds[:1, :8], mask[:1, :8])  # warm-up: kernels and thread pools
+            before = start_peak()
+            run_pass(model, kind, embeds, mask)
         found[kind] = {"peak_bytes": peak_rss() - before,
-                       "predicted_bytes": memory.predicted_bytes(memory.shape_of(model), rows, length, kind)}
+                       "predicted_bytes": memory.predicted_bytes(memory.shape_of(model, dtype), rows, length, kind)}
     return found
 
 
@@ -124,6 +128,7 @@ if __name__ == "__main__":
     what, size, *rest = sys.argv[1:]
     if what == "pass":
         kinds, rows, length = rest[0].split(","), int(rest[1]), int(rest[2])
-        print(json.dumps(measure_passes(size, kinds, rows, length, rest[3] if len(rest) > 3 else "sdpa")))
+        print(json.dumps(measure_passes(size, kinds, rows, length, rest[3] if len(rest) > 3 else "sdpa",
+                                        rest[4] if len(rest) > 4 else None)))
     else:
         print(json.dumps(measure_method(size, rest[0])))

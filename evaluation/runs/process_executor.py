@@ -6,6 +6,8 @@ with two threads on 40 SST-2 sentences, docs/benchmarks.md).
 
 - Workers are spawned (not forked: a forked torch with threads can hang) with the parent's environment,
   ``EXWB_THREADS`` set to the cores each may use, and load the model themselves (one copy per worker).
+- On GPUs (``EXWB_DEVICE=cuda``, or ``auto`` with GPUs) each worker gets its own GPU, round-robin, and its share of
+  that GPU's memory budget (evaluation/runs/worker_devices.py); the default worker count is then one per GPU.
 - A window of cells (up to ``BATCH_WINDOW``, shrinking towards the end of the run: ``window_sizes``) runs in one
   worker inside the run's batch hook, exactly as the local executor runs it, so the numbers are the same.
 - Each finished cell travels back through a queue and is stored by the parent at once: a crash or a stop loses
@@ -28,6 +30,7 @@ import multiprocessing
 import settings
 from models import runtime
 
+from evaluation.runs import worker_devices
 from evaluation.runs.scheduler import charge_cpu
 
 PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
@@ -88,9 +91,13 @@ class _QueueStore:
         self.results.append((key, result, seconds))
 
 
-def _start_worker(env: dict[str, str], channel, stop) -> None:
+def _start_worker(env: dict[str, str], channel, stop, placements) -> None:
     global _queue, _stop
     os.environ.update(env)
+    try:  # this worker's GPU and share of it (issue 33): one placement per worker, taken as each one starts
+        worker_devices.place_this_worker(placements.get(timeout=5))
+    except queue_module.Empty:  # more workers started than placed: the CPU, never a card another worker was given
+        os.environ.update(worker_devices.ON_CPU)
     runtime.configure_torch()  # the thread count of the environment just set
     _queue, _stop = channel, stop
 
@@ -128,13 +135,17 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
     the local executor's loop over one window (``jobs.run_window``), which each worker runs."""
     if not pending:
         return False, done
+    if not workers and not settings.run_workers():  # on GPUs: one worker per GPU used (worker_devices.py)
+        workers = worker_devices.gpu_workers() or None
     workers = max(1, min(workers or default_workers(), len(pending)))
     windows, start = [], 0
     for size in window_sizes(len(pending), workers, largest_window):
         windows.append(pending[start:start + size])
         start += size
     context = multiprocessing.get_context("spawn")
-    channel, stop = context.Queue(), context.Event()
+    channel, stop, placements = context.Queue(), context.Event(), context.Queue()
+    for placement in worker_devices.plan(workers):
+        placements.put(placement)
     reported: set[str] = set()
     worker_cpu: dict[int, float] = {}  # pid -> the process CPU seconds it last reported
     stopped = False
@@ -159,7 +170,7 @@ def run_in_processes(store, run_id: str, pending: list, work, batch_hook, done: 
             progress(done, total, eta(store, run_id, total - done, parallel=workers))
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
-                             initargs=(worker_environment(workers), channel, stop)) as pool:
+                             initargs=(worker_environment(workers), channel, stop, placements)) as pool:
         with launch_environment(settings.runtime_environment()):  # the workers start at the first submit
             futures = {pool.submit(_run_window, run_window, run_id, window, work, batch_hook): window
                        for window in windows}

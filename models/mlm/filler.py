@@ -30,7 +30,7 @@ import numpy as np
 
 from corpora.records import split_words
 
-from models import runtime
+from models import memory, runtime
 from models.encoding import Encoding
 from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
@@ -94,7 +94,9 @@ class MaskedLMFiller:
         self.manifest = manifest or {}
         self.mode = mode
         self.exclude_original = exclude_original
+        # a speed cap on padded tokens per batch; the memory model may allow fewer (``_chunks``)
         self.max_batch_tokens = max_batch_tokens or (65_536 if self.device.type == "cuda" else 8_192)
+        self.memory_shape = memory.shape_of(self.model)
         self.max_length = int(min(getattr(model.config, "max_position_embeddings", 512),
                                   tokenizer.model_max_length if 0 < tokenizer.model_max_length < 100_000 else 512))
         self._fingerprint = fingerprint
@@ -133,7 +135,8 @@ class MaskedLMFiller:
                 "model_type": getattr(self.model.config, "model_type", "?"),
                 "parameters": sum(p.numel() for p in self.model.parameters()), "device": str(self.device),
                 "stand_in": bool(self.manifest.get("stand_in")), "evaluation": evaluation,
-                "mode": self.mode, "exclude_original": self.exclude_original}
+                "mode": self.mode, "exclude_original": self.exclude_original,
+                **({"out_of_memory": notes} if (notes := memory.notes_for(self.memory_shape, self.device)) else {})}
 
     # ----- vocabulary ------------------------------------------------------------------------------
     def _vocabulary(self) -> tuple[list[str], np.ndarray]:
@@ -178,11 +181,16 @@ class MaskedLMFiller:
         return out
 
     def _chunks(self, lengths: list[int]):
-        """Row indices grouped by similar length, each padded batch under ``max_batch_tokens``."""
+        """Row indices grouped by similar length, each padded batch under ``max_batch_tokens`` and within the memory
+        budget of a forward pass (models/memory.py: EXWB_MEMORY_GB, and what an out-of-memory error taught)."""
         order = np.argsort(lengths, kind="stable")
+        budget = memory.budget_bytes(self.device)  # read once: /proc/meminfo or the device's free memory
         chunk: list[int] = []
         for index in order:  # ascending lengths: the newest row is the longest of its chunk
-            if chunk and lengths[index] * (len(chunk) + 1) > self.max_batch_tokens:
+            width = lengths[index]
+            limit = min(self.max_batch_tokens, memory.budget_tokens(self.memory_shape, self.device, width,
+                                                                    "forward", budget))
+            if chunk and width * (len(chunk) + 1) > limit:
                 yield chunk
                 chunk = []
             chunk.append(int(index))
@@ -214,10 +222,8 @@ class MaskedLMFiller:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         mask_id = self.tokenizer.mask_token_id
         uses_types = getattr(self.model.config, "type_vocab_size", 0) > 1
-        for chunk in self._chunks(lengths):
-            chunk = [i for i in chunk if masked[i]]
-            if not chunk:
-                continue
+
+        def run_batch(chunk: list[int]) -> None:
             width = max(lengths[i] for i in chunk)
             ids = torch.full((len(chunk), width), pad, dtype=torch.long)
             attention = torch.zeros((len(chunk), width), dtype=torch.long)
@@ -254,6 +260,12 @@ class MaskedLMFiller:
                 for j, value in zip(keep, values):
                     i, word = mine[j]
                     results[i][order[i].index(word)] = value
+
+        for chunk in self._chunks(lengths):
+            chunk = [i for i in chunk if masked[i]]
+            # on out-of-memory the chunk's rows run in halves; rows already reduced are not run again
+            memory.in_batches(chunk, len(chunk), max((lengths[i] for i in chunk), default=1), self.memory_shape,
+                              self.device, "forward", run_batch)
         return results
 
     def mask_distributions(self, rows: Rows, masked: list[set[int]]) -> list[list[np.ndarray | None]]:
