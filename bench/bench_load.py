@@ -43,7 +43,8 @@ LINK = {"page": "Heatmaps", "model": "default-quick", "text": "a gorgeous, witty
 TIMEOUT_MS = 600_000
 
 
-def start_server(env_overrides: dict) -> tuple[subprocess.Popen, str]:
+def start_server(env_overrides: dict, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """The app of the checkout at ``root`` (bench/bench_page_cpu.py compares two) on a free port, in shared mode."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -52,7 +53,7 @@ def start_server(env_overrides: dict) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                 "--server.fileWatcherType", "none", "--server.port", str(port),
                                 "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
     for _ in range(600):
         try:
