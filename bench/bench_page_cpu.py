@@ -6,6 +6,7 @@ servers are measured in turns, A B A B, so both see the same machine load.
 
     python bench/bench_page_cpu.py                       # this checkout, 3 rounds of 10 page loads
     python bench/bench_page_cpu.py --before /tmp/before  # before / after, interleaved
+    python bench/bench_page_cpu.py --browser-cache      # and reloads with the frontend's files in the browser cache
     python bench/bench_page_cpu.py --py-spy py-spy       # and a py-spy profile of the server's page loads
 
 Printed: the machine line, the load average, each server's idle CPU rate (Streamlit polls its config files) and HTTP
@@ -50,6 +51,34 @@ async def page_loads(browser, link: str, pid: int, n: int, idle: float = 0.0) ->
     return busy / n, statistics.mean(walls)
 
 
+async def cached_loads(browser, link: str, pid: int, n: int, idle: float) -> tuple[float, dict[str, int]]:
+    """(server CPU seconds per page load, HTTP requests of the last load) over ``n`` reloads in one browser context:
+    Streamlit's frontend files come from the browser's cache after the first load, as they would from a reverse
+    proxy that serves ``/static/`` (docs/deploy.md); every load is still a new session and a whole script run."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1600})
+    page = await context.new_page()
+    seen = {"static": 0, "other": 0}
+
+    def count(request) -> None:
+        seen["static" if "/static/" in request.url else "other"] += 1
+
+    rows = f"document.querySelectorAll('.xw-row').length >= {len(METHODS)}"
+    try:
+        await page.goto(link, timeout=TIMEOUT_MS)
+        await page.wait_for_function(rows, timeout=TIMEOUT_MS)
+        page.on("request", count)
+        before, started = cpu_seconds(pid), time.perf_counter()
+        for _ in range(n):
+            seen.update(static=0, other=0)
+            await page.goto("about:blank")
+            await page.goto(link, timeout=TIMEOUT_MS)
+            await page.wait_for_function(rows, timeout=TIMEOUT_MS)
+        busy = cpu_seconds(pid) - before - idle * (time.perf_counter() - started)
+    finally:
+        await context.close()
+    return busy / n, seen
+
+
 async def requests_per_load(browser, link: str) -> dict[str, int]:
     """The HTTP requests of one page load in a fresh browser context, by kind (static files, the rest)."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1600})
@@ -69,7 +98,8 @@ async def requests_per_load(browser, link: str) -> dict[str, int]:
     return seen
 
 
-async def main(roots: dict[str, Path], rounds: int, loads: int, py_spy: str | None) -> None:
+async def main(roots: dict[str, Path], rounds: int, loads: int, py_spy: str | None,
+               browser_cache: bool) -> None:
     from playwright.async_api import async_playwright
 
     print(machine.describe())
@@ -95,6 +125,11 @@ async def main(roots: dict[str, Path], rounds: int, loads: int, py_spy: str | No
                     print(f"round {round_ + 1} {name}: server CPU {cpu:.3f} s per page load (idle polling taken off), "
                           f"wall {wall:.2f} s "
                           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+            if browser_cache:
+                for name in roots:
+                    cpu, seen = await cached_loads(browser, links[name], servers[name][0].pid, loads, idle[name])
+                    print(f"{name}, frontend files from the browser's cache: server CPU {cpu:.3f} s per page load; "
+                          f"requests of a load {seen} (load average {os.getloadavg()[0]:.1f})", flush=True)
             if py_spy:
                 for name in roots:
                     pid = servers[name][0].pid
@@ -125,9 +160,11 @@ if __name__ == "__main__":
     parser.add_argument("--before", type=Path, help="another checkout to measure in turns with this one")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--loads", type=int, default=10, help="page loads per round and checkout")
+    parser.add_argument("--browser-cache", action="store_true",
+                        help="also reload in one browser context: the frontend's files from the browser's cache")
     parser.add_argument("--py-spy", help="the py-spy executable: record each server's page loads (raw, folded stacks)")
     args = parser.parse_args()
     if CHROMIUM is None:
         raise SystemExit("Debian chromium is not installed (make test installs it)")
     roots = {"before": args.before.resolve(), "after": ROOT} if args.before else {"this checkout": ROOT}
-    asyncio.run(main(roots, args.rounds, args.loads, args.py_spy))
+    asyncio.run(main(roots, args.rounds, args.loads, args.py_spy, args.browser_cache))
