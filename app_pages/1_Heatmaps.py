@@ -24,7 +24,8 @@ if encoding.pair is not None:
     st.caption("Sentence pair: scores cover both segments; ‖ marks the boundary between them.")
 rows = heatmaps.Rows([c.method_id for c in choices], selection.level, normalization, absolute, human=human,
                      model=selection.model, classifier=explaining)  # each row drawn as soon as its method finishes
-results = heatmaps.compute(choices, explaining, encoding, selection.target, background=True, rows=rows)  # Stop
+results = heatmaps.compute(choices, explaining, encoding, selection.target, background=True, rows=rows,
+                          prepared=cost.prepared)  # Stop; each method created, keyed, probed once
 heatmaps.cost_settled(cost, choices, results, explaining, encoding)
 rows.finish(results)
 

@@ -28,7 +28,7 @@ if filler is not None:
     counterfactuals.model_note(classifier)
     choices = counterfactuals.comparison_choices(mlm_name)
     cost = heatmaps.cost_preview(choices, classifier, encoding, selection.target, key="cf-cost")
-    results = heatmaps.compute(choices, classifier, encoding, selection.target)
+    results = heatmaps.compute(choices, classifier, encoding, selection.target, prepared=cost.prepared)
     heatmaps.cost_settled(cost, choices, results, classifier, encoding)
     heatmaps.render_rows(results, selection.level, "none", False, key="cf-rows")
     frame = counterfactuals.im_word_table(results, rows, threshold)

@@ -43,7 +43,8 @@ LINK = {"page": "Heatmaps", "model": "default-quick", "text": "a gorgeous, witty
 TIMEOUT_MS = 600_000
 
 
-def start_server(env_overrides: dict) -> tuple[subprocess.Popen, str]:
+def start_server(env_overrides: dict, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """The app of the checkout at ``root`` (bench/bench_page_cpu.py compares two) on a free port, in shared mode."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -52,7 +53,7 @@ def start_server(env_overrides: dict) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                 "--server.fileWatcherType", "none", "--server.port", str(port),
                                 "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
     for _ in range(600):
         try:
@@ -165,10 +166,10 @@ async def main(counts: list[int], repeats: int) -> None:
             alone = await light_user(browser, link, repeats)
             context, card = await start_report_card(browser, url)
             during = await light_user(browser, link, repeats)
-            await card.get_by_role("button", name="Stop").click()
-            await context.close()
             print(f"light user (cached page load, median of {repeats}): alone {alone:.1f} s, while another session "
-                  f"builds a report card {during:.1f} s: {during / alone:.2f}x")
+                  f"builds a report card {during:.1f} s: {during / alone:.2f}x", flush=True)
+            await card.get_by_role("button", name="Stop").click(timeout=TIMEOUT_MS)  # (a busy machine: not 30 s)
+            await context.close()
             print(f"server peak RSS {peak_rss_mb(process.pid):.0f} MB")
             await browser.close()
     finally:

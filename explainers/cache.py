@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -237,16 +238,23 @@ def cached_only(explainer: Explainer, classifier: TextClassifier, encoding: Enco
 
 
 def explain_cached(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None = None,
-                   cache: ExplanationCache | None = DEFAULT_CACHE) -> Explanation:
+                   cache: ExplanationCache | None = DEFAULT_CACHE, key: str | None = None,
+                   finish: Callable[[Explanation], Explanation] | None = None) -> Explanation:
     """``explainer.explain`` through the content cache (``cache=None`` computes afresh); a cached entry that does
-    not check out is recomputed and replaced; a stopped run (``is_partial``) is returned but not stored."""
+    not check out is recomputed and replaced; a stopped run (``is_partial``) is returned but not stored. ``key``:
+    the cache key when the caller has it already (a page's plan); ``finish``: applied to a fresh explanation before
+    it is stored (``shared_passes.explain_member`` records the shared pass)."""
+    def computed() -> Explanation:
+        explanation = explainer.explain(classifier, encoding, target)
+        return explanation if finish is None else finish(explanation)
+
     if cache is None:
-        return explainer.explain(classifier, encoding, target)
-    key = cache_key(classifier, encoding, explainer, target)
+        return computed()
+    key = cache_key(classifier, encoding, explainer, target) if key is None else key
     hit = cache.get(key, Request.of(classifier, encoding, explainer, target))
     if hit is not None:
         return hit
-    explanation = explainer.explain(classifier, encoding, target)
+    explanation = computed()
     if not is_partial(explanation):
         cache.put(key, explanation)
     return explanation

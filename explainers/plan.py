@@ -40,11 +40,12 @@ from models.metering import (BACKWARD_FACTOR, CostMeter, WorkStopped, autorun_bu
 
 from explainers.base import FAMILIES, Explainer
 from explainers.cache import cache_key, cached_only, explain_cached, is_partial
+from explainers.choices import MethodChoice, Prepared, prepare, prepared_for  # noqa: F401  (pages import them here)
 from explainers.explanation import Explanation
 from explainers.mask_learning.aml_store import AMLNotPrepared
 from explainers.mask_learning.progress import MaskProgress
 from explainers.params import ParamError
-from explainers.registry import REGISTRY, create
+from explainers.registry import REGISTRY
 from explainers.windowed import estimate_passes, one_pass_input, tokens_per_pass
 from explainers.shared_passes import SharedPass, explain_member, shared_pass_of, sharing, sharing_on
 
@@ -52,15 +53,6 @@ log = logging.getLogger(__name__)
 
 RUNNING, DONE, STOPPED, FAILED = "running", "done", "stopped", "failed"
 KEEP_FINISHED_JOBS = 64  # stopped / failed / unclaimed jobs remembered (the oldest are forgotten)
-
-
-@dataclass
-class MethodChoice:
-    """A method as the user chose it on a page: its id, preset and changed parameters."""
-
-    method_id: str
-    preset: str | None
-    overrides: dict
 
 
 @dataclass
@@ -222,8 +214,10 @@ def missing_training(explainer: Explainer, classifier: TextClassifier) -> NeedsT
 
 def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
               approved: set[str] | frozenset = frozenset(), budget: float | None = None, background: bool = False,
-              jobs: "MethodJobs | None" = None) -> Plan:
-    """Decide for every chosen method (see the module's table); nothing is computed here but one timed batch."""
+              jobs: "MethodJobs | None" = None, prepared: dict[str, Prepared] | None = None) -> Plan:
+    """Decide for every chosen method (see the module's table); nothing is computed here but one timed batch.
+    ``prepared``: this page run's ``prepare(choices, ...)`` (the cost table's), so each method is created, keyed
+    and looked up in the cache once per run."""
     budget = autorun_budget() if budget is None else budget
     jobs = METHOD_JOBS if jobs is None else jobs
     plan = Plan()
@@ -232,15 +226,17 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
     for choice in sorted(choices, key=lambda c: _is_ensemble(c.method_id)):  # ensembles see what the rest does
         method_id = choice.method_id
         try:
-            explainer = create(method_id, preset=choice.preset, **choice.overrides)
-            key = cache_key(classifier, encoding, explainer, target)
+            ready = prepared_for(choice, prepared, classifier, encoding, target)
+            if ready.error is not None:
+                raise ready.error
+            explainer, key = ready.explainer, ready.key
             job = jobs.get(key) if background else None
             finished = jobs.take(key) if job is not None and job.status == DONE else None
             if finished is not None or (job is not None and job.running):
                 plan.results[method_id] = finished if finished is not None else job
                 book.claim(explainer, key, runs_now=False)
                 continue
-            hit = cached_only(explainer, classifier, encoding, target)
+            hit = ready.hit
             if hit is not None:
                 plan.results[method_id] = hit
                 book.claim(explainer, key, runs_now=False)
@@ -282,21 +278,23 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
 
 
 def cost_rows(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
-              target: int | None) -> list[dict]:
-    """Estimated cost of every chosen method before it runs, and whether it is cached already."""
+              target: int | None, prepared: dict[str, Prepared] | None = None) -> list[dict]:
+    """Estimated cost of every chosen method before it runs, and whether it is cached already (``prepared``: as
+    for ``make_plan``)."""
     rows: dict[int, dict] = {}
     book = RunBook(classifier, encoding, target)
     for index, choice in sorted(enumerate(choices), key=lambda pair: _is_ensemble(pair[1].method_id)):
         label = REGISTRY[choice.method_id].label
-        try:
-            explainer = create(choice.method_id, preset=choice.preset, **choice.overrides)
-        except ParamError as error:
-            rows[index] = {"method": label, "status": str(error)}
+        ready = prepared_for(choice, prepared, classifier, encoding, target)
+        explainer, key = ready.explainer, ready.key
+        if explainer is None:  # a parameter the method refuses
+            rows[index] = {"method": label, "status": str(ready.error)}
             continue
         try:
+            if ready.error is not None:
+                raise ready.error
             measure_throughput(classifier, encoding)
-            key = cache_key(classifier, encoding, explainer, target)
-            cached = cached_only(explainer, classifier, encoding, target) is not None
+            cached = ready.hit is not None
             forward, backward, seconds = estimate(explainer, classifier, encoding) if cached else book.cost(explainer)
         except Exception as error:  # the method reports it in its row
             rows[index] = {"method": label, "status": f"cannot estimate: {error}"}
@@ -365,7 +363,8 @@ def run_one(planned: Planned, classifier: TextClassifier, encoding: Encoding, ta
     """Compute one planned method through the cache (a member of a pass group reuses the pass inside ``run_now``'s
     ``sharing()`` block and says so in its provenance); an error becomes its message."""
     try:
-        explanation = explain_member(planned.explainer, classifier, encoding, target, planned.group)
+        explanation = explain_member(planned.explainer, classifier, encoding, target, planned.group,
+                                     key=planned.key)
     except Exception as error:  # a bug in one method must not take the page down
         return _message(planned.method_id, error, "failed unexpectedly")
     _learn(planned, classifier, encoding, explanation)
@@ -465,7 +464,8 @@ class MethodJob:
                 self.meter = meter
                 if self._stop.is_set():
                     raise WorkStopped("stopped before it started")
-                explanation = explain_cached(explainer, self.classifier, self.encoding, self.target)
+                explanation = explain_cached(explainer, self.classifier, self.encoding, self.target,
+                                             key=self.planned.key)
             self.result = explanation
             if is_partial(explanation):  # stopped half-way: shown with its note, not cached, never handed over
                 self.status = STOPPED

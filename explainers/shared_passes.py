@@ -339,20 +339,13 @@ _FROM_MODULE = object()  # the cache is read at each call (benchmarks and tests 
 
 
 def explain_member(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None,
-                   group: Sequence[Explainer] = (), cache=_FROM_MODULE) -> Explanation:
+                   group: Sequence[Explainer] = (), cache=_FROM_MODULE, key: str | None = None) -> Explanation:
     """``explain_cached`` for a member of a pass group (run inside ``sharing()``): a fresh result says in its
-    provenance that it came from a shared pass before it is stored under the member's own key."""
+    provenance that it came from a shared pass before it is stored under the member's own key (``key``: when the
+    caller has computed it already)."""
     cache = cache_module.DEFAULT_CACHE if cache is _FROM_MODULE else cache
-    if cache is None:
-        return with_shared_provenance(explainer.explain(classifier, encoding, target), explainer, group)
-    key = cache_module.cache_key(classifier, encoding, explainer, target)
-    hit = cache.get(key, cache_module.Request.of(classifier, encoding, explainer, target))
-    if hit is not None:
-        return hit
-    explanation = with_shared_provenance(explainer.explain(classifier, encoding, target), explainer, group)
-    if not cache_module.is_partial(explanation):
-        cache.put(key, explanation)
-    return explanation
+    return cache_module.explain_cached(explainer, classifier, encoding, target, cache, key=key,
+                                       finish=lambda fresh: with_shared_provenance(fresh, explainer, group))
 
 
 def cached_any_target(explainer: Explainer, classifier: TextClassifier, encoding: Encoding, target: int | None,

@@ -22,7 +22,7 @@ from evaluation.errors import Flip, minimal_flip, mlm_candidates
 from evaluation.errors.counterfactual import EXACT
 from evaluation.errors.counterfactual import BUDGET, REMOVE, REPLACE
 
-from ui.views.heatmaps import MethodChoice
+from explainers.choices import MethodChoice
 from ui.widgets.heatmap import CSS, explanation_row_html
 from explainers import Explanation, create
 from explainers.cache import explain_cached

@@ -41,7 +41,7 @@ from ui.widgets.tables import labelled, show_table
 from ui.widgets.dataset_field import dataset_picker as pick_dataset
 from ui.views import faithfulness_measures, heatmaps
 from ui.widgets import method_run
-from ui.views.heatmaps import MethodChoice
+from explainers.choices import MethodChoice
 from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,8 @@ import streamlit as st
 
 from explainers import FAMILIES, REGISTRY, Explanation, plan
 from explainers.aggregate import NORMALIZATION_LABELS, NORMALIZATIONS
-from explainers.plan import MethodChoice, MethodJob, Pending  # noqa: F401  (other views import them from here)
+from explainers.choices import MethodChoice, Prepared
+from explainers.plan import MethodJob, Pending
 from models import Encoding, InputError, TextClassifier
 from models.documents import read_input
 from models.windows import AGGREGATE_HELP, is_document
@@ -219,15 +220,18 @@ def display_options(key: str = "display") -> tuple[str, bool]:
 
 def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
             target: int | None, auto_run_seconds: float | None = None,
-            background: bool = False, rows: Rows | None = None) -> dict[str, Explanation | Pending | MethodJob | str]:
+            background: bool = False, rows: Rows | None = None,
+            prepared: dict[str, Prepared] | None = None) -> dict[str, Explanation | Pending | MethodJob | str]:
     """Every chosen method's result in the order chosen: cached, computed now (with a progress bar), waiting for a
     Run click, or (``background``: a page that polls, like Heatmaps) running in the background with progress and
     Stop. The decisions are ``explainers.plan``'s; errors become messages. With ``rows`` (laid out already), the
-    cached heatmaps are drawn at once and each computed one as soon as its method finishes; the bar sits above them."""
+    cached heatmaps are drawn at once and each computed one as soon as its method finishes; the bar sits above them.
+    ``prepared``: the cost preview's (``CostPreview.prepared``): each method created, keyed and probed once a run."""
     if not choices:
         return {}
     approved = st.session_state.setdefault("approved_runs", set())
-    the_plan = plan.make_plan(choices, classifier, encoding, target, approved, auto_run_seconds, background)
+    the_plan = plan.make_plan(choices, classifier, encoding, target, approved, auto_run_seconds, background,
+                              prepared=prepared)
     plan.start_background(the_plan, classifier, encoding, target)
     if rows is not None:
         for method_id, result in the_plan.results.items():
@@ -261,11 +265,13 @@ class CostPreview:
     slot: object
     rows: list[dict]
     key: str
+    prepared: dict[str, Prepared]  # each method created, keyed and probed once: ``compute`` plans from it
 
 
 def cost_preview(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
                  key: str = "cost") -> CostPreview:
-    rows = plan.cost_rows(choices, classifier, encoding, target)
+    prepared = plan.prepare(choices, classifier, encoding, target)
+    rows = plan.cost_rows(choices, classifier, encoding, target, prepared)
     to_compute = [r for r in rows if r.get("status") == "to compute"]
     seconds = sum(r["estimated seconds"] for r in to_compute)
     title = (f"Estimated cost: {len(to_compute)} method(s) to compute, about {seconds:.1f} s"
@@ -275,7 +281,7 @@ def cost_preview(choices: list[MethodChoice], classifier: TextClassifier, encodi
         with st.expander(title):
             _cost_caption(classifier, encoding)
             st.dataframe(rows, hide_index=True, key=f"{key}-table", width="stretch")
-    return CostPreview(slot, rows, key)
+    return CostPreview(slot, rows, key, prepared)
 
 
 def cost_settled(preview: CostPreview, choices: list[MethodChoice], results: dict,

@@ -35,7 +35,7 @@ from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 from ui.views import sanity_measures
-from ui.views.heatmaps import MethodChoice
+from explainers.choices import MethodChoice
 from ui.figures.common import band_trace, probability_bars, rgba
 from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
 
