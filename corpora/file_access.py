@@ -75,9 +75,9 @@ def _local_file(text: str) -> Path:
         size = path.stat().st_size
     except OSError as error:
         raise DataError(f"Cannot read {path}: {error.strerror}.") from error
-    error = _too_big(path, size)
-    if error:
-        raise error
+    too_big = _too_big(path, size)
+    if too_big:
+        raise too_big
     return path
 
 

@@ -76,7 +76,7 @@ def _jsonl_rows(name: str, content: str, max_rows: int, progress: Progress | Non
             raise _too_many_rows(name, max_rows)
         try:
             row = json.loads(line)
-        except ValueError as error:
+        except json.JSONDecodeError as error:
             raise DataError(f"{name}, line {number}: not valid JSON ({error.msg}).") from error
         if not isinstance(row, dict):
             raise DataError(f"{name}, line {number}: each line must be a JSON object.")
@@ -159,11 +159,11 @@ def _is_index(value) -> bool:
 
 def file_label_names(raw_labels) -> tuple[str, ...]:
     """The classes of a file read without a model: its label names sorted, or ``class i`` for indices."""
-    given = [l for l in raw_labels if l not in (None, "")]
-    textual = sorted({str(l).strip() for l in given if not _is_index(l)})
+    given = [label for label in raw_labels if label not in (None, "")]
+    textual = sorted({str(label).strip() for label in given if not _is_index(label)})
     if textual:
         return tuple(textual)
-    top = max((int(l) for l in given), default=-1)
+    top = max((int(label) for label in given), default=-1)
     return tuple(f"class {i}" for i in range(top + 1))
 
 

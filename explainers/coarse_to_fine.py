@@ -38,6 +38,7 @@ class CoarseToFine:
     word_level_passes: int
     word_level_measured: bool
     agreement: dict = field(default_factory=dict)
+    word_level_scores: np.ndarray | None = None  # the whole input's word scores, when compared
 
     @property
     def cost_share(self) -> float:

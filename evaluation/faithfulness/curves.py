@@ -404,7 +404,10 @@ def length_grouped_logits(classifier: TextClassifier, batch: TokenBatch) -> np.n
     out = np.zeros((len(batch), classifier.num_labels))
     for low, high in length_bands(lengths):
         index = np.flatnonzero((lengths >= low) & (lengths <= high))
-        pick = lambda column: None if column is None else [column[i] for i in index]  # noqa: E731
+
+        def pick(column, rows=index):
+            return None if column is None else [column[i] for i in rows]
+
         out[index] = classifier.predict_logits(TokenBatch(pick(batch.input_ids), pick(batch.token_type_ids),
                                                           pick(batch.zero_masks), pick(batch.readout)))
     return out

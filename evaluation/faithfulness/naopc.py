@@ -406,7 +406,7 @@ def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naop
                 job.take(logits)
         active = [job for job in active if job.result is None]
     for key, (encoding, _) in todo.items():
-        searches = {curve: jobs[(key, *curve)].result for curve in dict.fromkeys(keys.values())}
+        searches = {curve: jobs[(key,) + tuple(curve)].result for curve in dict.fromkeys(keys.values())}
         _remember(classifier, key, _bounds(searches, keys, metrics, removal, encoding.n_words,
                                            encoding.n_words <= naopc.naopc_exact_words))
     return len(todo)

@@ -45,7 +45,11 @@ DEFAULT_PALETTE = "red-blue"
 PALETTE_KEY = "palette"  # the sidebar widget's key; its value is kept under "keep:palette"
 
 
-_palette_source: Callable[[], str | None] = lambda: None  # the app's session choice, set by ui/widgets/heatmap.py
+def _no_session_palette() -> str | None:
+    return None
+
+
+_palette_source: Callable[[], str | None] = _no_session_palette  # the app's session choice, set by ui/widgets/heatmap.py
 
 
 def set_palette_source(source: Callable[[], str | None]) -> None:

@@ -225,7 +225,7 @@ def im_word_table(results: dict, rows: list[WordCandidates], threshold: float) -
     frame = pd.DataFrame({"word": [r.word for r in rows],
                           "p(original)": [round(r.original_probability, 4) for r in rows],
                           "predictable": [r.predictable(threshold) for r in rows]})
-    for method_id, explanation in done.items():
+    for explanation in done.values():
         if len(explanation.word_scores) == len(rows):
             frame[f"{explanation.method_label} ({explanation.provenance['preset'] or 'defaults'})"] = \
                 [round(float(x), 4) for x in explanation.word_scores]

@@ -265,7 +265,7 @@ def bias_section(classifier, encoding, explanations: dict[str, Explanation], con
     st.html(bias_matrix_html(matrix, OPERATOR_LABELS))
     if "mlm" not in values.columns:
         st.caption("No MLM-fill column: the masked-LM filler is not prepared (`python cli.py prepare-mlm`).")
-    for (method, operator), reason in matrix.reasons.items():
+    for reason in matrix.reasons.values():
         st.caption(f"⚠ {reason}")
     st.download_button("Download the bias matrix (CSV)", matrix.to_frame().to_csv(index=False), "bias_matrix.csv",
                        "text/csv", key="faith-bias-csv")

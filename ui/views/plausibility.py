@@ -137,9 +137,9 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
                     unsafe_allow_html=True)
         st.html(heatmap_html(words, np.nan_to_num(scored.scores, nan=0.0), result.signed, segments=segments,
                              human=human))
-        st.html("<div class='xw-legend'>top-k (k = %d)</div>" % scored.k
+        st.html(f"<div class='xw-legend'>top-k (k = {scored.k:d})</div>"
                 + heatmap_html(words, scored.top_k.astype(float), False, segments=segments, human=human)
-                + "<div class='xw-legend'>threshold tau = %g</div>" % config.tau
+                + f"<div class='xw-legend'>threshold tau = {config.tau:g}</div>"
                 + heatmap_html(words, scored.threshold.astype(float), False, segments=segments, human=human))
         if scored.human_cut:
             st.warning(f"{scored.human_cut} human word(s) lie beyond the model's length limit and were "

@@ -186,8 +186,8 @@ def repeatability_section(classifier: TextClassifier, encoding: Encoding, explai
     result = task.result
     if task.stopped:
         st.info("Stopped: the values use the seeds finished before the Stop.")
-    for where, error in result.errors.items():
-        st.error(f"{where}: {error}")
+    for where, message in result.errors.items():
+        st.error(f"{where}: {message}")
     frame = result.frame()
     for measure, metric_id in repeatability.MEASURES.items():
         show_table(value_table(dict(zip(frame["method"], frame[measure])), result.chance[measure], metric_id),
@@ -254,8 +254,8 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
     except UserFacingError as error:
         st.error(str(error))
         return
-    for where, error in errors.items():
-        st.error(f"{where}: {error}")
+    for where, message in errors.items():
+        st.error(f"{where}: {message}")
     for measure in ("spearman", "top_k"):
         metric_id = data_randomization.MEASURES[measure]
         show_table(value_table(dict(zip(frame["method"], frame[measure])), band[measure], metric_id),
