@@ -106,7 +106,7 @@ def main() -> int:
     classifier = load_classifier(model)
     print(f"machine: {machine.describe()}", flush=True)
     print(f"model {model} ({classifier.fingerprint}) on {classifier.device}; threads: "
-          f"{os.environ.get('EXWB_THREADS', 'default')}; methods: {', '.join(methods)}; cache: {folder}")
+          f"{settings.torch_threads() or 'default'}; methods: {', '.join(methods)}; cache: {folder}")
 
     if args.compare_executors:
         return compare_executors(model, methods, limit, args.random_orderings, args.workers)

@@ -387,7 +387,7 @@ def dataset_workload(model: str, limit: int, n_random: int) -> tuple[PassCounter
     ``bench_faithfulness.py`` runs it: (counter, wall, CPU, sentences done)."""
     classifier = cached_classifier(model)  # the run's own classifier (one per model and process)
     forget(classifier)
-    store = ResultStore(Path(os.environ["EXWB_CACHE_DIR"]) / "results.sqlite")
+    store = ResultStore(settings.cache_dir() / "results.sqlite")
     counter = PassCounter(classifier)
     with counter, explainers_labelled(counter), \
             patched(runner, "prefill_ig_paths",
