@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 import settings
-from explainers import ParamError, REGISTRY, create_from_spec, is_known_spec, parse_spec, split_spec
+from explainers import ParamError, REGISTRY, create_from_spec, format_spec, is_known_spec, parse_spec, split_spec
 from explainers.params import coerce, options_from, param, schema
 
 
@@ -104,3 +104,12 @@ def test_parse_spec_checks_the_method_and_its_preset():
     assert is_known_spec("saliency:paper-003") and not is_known_spec("saliency:nope") and not is_known_spec("x")
     explainer = create_from_spec("integrated_gradients:paper-001")
     assert explainer.preset == "paper-001" and explainer.id in REGISTRY
+
+
+def test_format_spec_is_the_inverse_of_parse_spec_for_every_method_and_preset():
+    pairs = [(method, preset) for method, cls in REGISTRY.items() for preset in (None, *cls.presets)]
+    assert len(pairs) > len(REGISTRY)  # some methods have presets
+    for method, preset in pairs:
+        assert parse_spec(format_spec(method, preset)) == (method, preset)
+    assert format_spec("saliency", None) == format_spec("saliency", "") == "saliency"
+    assert format_spec("saliency", "paper-003") == "saliency:paper-003"

@@ -28,7 +28,7 @@ from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_ta
 from evaluation.runs.jobs import JOBS
 from evaluation.metric import EVALUATORS, RunOptions
 from evaluation.runs.store import ResultStore
-from explainers import Explanation, ParamError, label_for
+from explainers import Explanation, ParamError, format_spec, label_for
 from models import OPERATORS, Operator, UserFacingError
 
 from ui.widgets import state
@@ -145,7 +145,7 @@ def metric_ids_of(evaluators: list[str]) -> list[str]:
 
 
 def method_name(choice: MethodChoice) -> str:
-    return choice.method_id + (f":{choice.preset}" if choice.preset else "")
+    return format_spec(choice.method_id, choice.preset)
 
 
 def explanations_for(choices: list[MethodChoice], classifier, encoding, target) -> dict[str, Explanation]:

@@ -23,7 +23,7 @@ from evaluation.plausibility.metrics import LABEL, METRIC_RECORDS, PRESETS, TOP_
 from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY, Explanation, label_for
+from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
 
 import settings
@@ -168,7 +168,7 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
 
 # ----- a dataset ---------------------------------------------------------------------------------------------------
 def _method_specs(choices) -> list[str]:
-    return [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+    return [format_spec(c.method_id, c.preset) for c in choices]
 
 
 def dataset_section(selection, choices, options: dict, config, preset: str) -> None:
