@@ -30,6 +30,7 @@ from evaluation.faithfulness.curves import RemovalOptions, base_logits
 from evaluation.faithfulness.random_band import band, compare_with_random
 from evaluation.metric import EVALUATORS, METRICS, RANDOM_METHOD, RunOptions
 from evaluation.registry import evaluate_batch, resolve_evaluators
+from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
@@ -201,10 +202,8 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     classifier = cached_classifier(model)
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
     paper_targets.check_gold_labels(evaluators, options.get("target"), [e.label for e in examples], dataset)
-    config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
-              "limit": len(examples), "methods": methods, "evaluators": evaluators, "options": options or {}}
-    run_id = store.create_run(KIND, config, total=len(examples),
-                              title=f"{', '.join(evaluators)} on {dataset} ({len(examples)} examples), {model}")
+    run_id, _ = create_dataset_run(store, KIND, ", ".join(evaluators), model, classifier.fingerprint, dataset, examples,
+                                   {"methods": methods, "evaluators": evaluators, "options": options or {}})
     cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, "methods": methods,
                                         "evaluators": evaluators, "options": options or {}})
              for index, example in enumerate(examples)]

@@ -31,6 +31,7 @@ from models import randomize
 
 from evaluation import targets
 from evaluation.runs.runner import cell_rows_frame
+from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
                      explainers_for, run_head_check, run_sanity)
@@ -204,11 +205,9 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
             settings["repeat_seeds"] = seeds_
     else:
         settings.update(seeds=[int(s) for s in seeds], seed=int(seed), init="xavier")
-    config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
-              "limit": len(examples), **settings}
     what = f"{mode} {init} seed {seed}" if check == "layers" else f"head seeds {settings['seeds']}"
-    run_id = store.create_run(KIND, config, total=len(examples),
-                              title=f"sanity ({what}) on {dataset} ({len(examples)} examples), {model}")
+    run_id, _ = create_dataset_run(store, KIND, f"sanity ({what})", model, classifier.fingerprint, dataset, examples,
+                                   settings)
     sharing = {"cache": "original"} if share_original else {}
     cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, **settings, **sharing})
              for index, example in enumerate(examples)]
