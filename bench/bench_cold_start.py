@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Cold start (issue 19): a fresh process's first explanation against its floor, each in its own new process.
+"""Cold start: a fresh process's first explanation against its floor, each in its own new process.
 
 - floor: import torch + transformers, load the model's folder with ``AutoModelForSequenceClassification`` and its
   tokenizer, one forward pass of the input;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Head-to-head with ferret-xai in the same run (issue 19): its six default explainers and its AOPC
+"""Head-to-head with ferret-xai in the same run (the speed target's reference): its six default explainers and its AOPC
 comprehensiveness + sufficiency against this project at the same settings, on the default model.
 
 Each tool runs in its own process, back to back, A B A B (``--rounds``): ferret in .venv-ferret

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of every explanation method and of the whole Heatmaps page (issue 3; also the foundation issue).
+"""Benchmark of every explanation method and of the whole Heatmaps page.
 
 Per method, on SST-2 dev sentences with the ``default`` model:
 - seconds per explanation, cold (computed) and warm (served by the explanation cache);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of shared passes (issue 19): the same work with and without sharing, measured in the same run.
+"""Benchmark of shared passes: the same work with and without sharing, measured in the same run.
 
 1. The Heatmaps page's methods (the 16 it opens with, or ``--page presets``: those plus the preset variants that
    share a pass: every saliency reduction, input x gradient |.|, IG |.|, leave-one-out in probabilities, occlusion

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The first thing a machine with a CUDA GPU runs (issue 33), in at most 8 minutes:
+# The first thing a machine with a CUDA GPU runs, in at most 8 minutes:
 #   1. the tests marked `gpu` (pytest.ini) under EXWB_DEVICE=cuda: batch sizes from the memory model on the device,
 #      a real out-of-memory error halved, bf16 |dp| recorded;
 #   2. the page benchmark (bench/bench_page.py: the Heatmaps page's cold visit and cached reruns) on the GPU;
@@ -43,7 +43,7 @@ timeout 120 "$PYTHON" bench/bench_scaling.py --models "$SCALING_MODELS" --rounds
 
 {
     echo
-    echo "## GPU check (issue 33): $GPU, $(date -u +%Y-%m-%d)"
+    echo "## GPU check: $GPU, $(date -u +%Y-%m-%d)"
     echo
     echo "bench/gpu_check.sh, $(( $(date +%s) - started )) s in all; $("$PYTHON" bench/machine.py 2>/dev/null | tail -n 1)."
     echo

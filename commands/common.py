@@ -45,7 +45,7 @@ def help_text(text: str) -> str:
 def add_column_options(parser: argparse.ArgumentParser) -> None:
     """--text-column / --label-column / --pair-column of every dataset command: the columns of a ``file:`` dataset
     (csv, tsv, jsonl, parquet) that hold the texts, gold labels and second segments, when not named text / label /
-    pair (issue 34). They become part of the dataset id (``corpora.registry.with_columns``)."""
+    pair. They become part of the dataset id (``corpora.registry.with_columns``)."""
     parser.add_argument("--text-column", default=None, help="the file's column of texts (default: text)")
     parser.add_argument("--label-column", default=None, help="the file's column of gold labels (default: label)")
     parser.add_argument("--pair-column", default=None, help="the file's column of second segments (default: pair)")

@@ -1,6 +1,6 @@
 """Attacks over a dataset: one job cell per example (every chosen method), in the result store, with bootstrap CIs.
 
-The examples are attacked in batches (``attack_many``: several inputs' optimizations as one, issue 16): the cells
+The examples are attacked in batches (``attack_many``: several inputs' optimizations as one): the cells
 are ordered batch by batch, and the run's batch hook (``batched_attacks``) computes a batch when its first cell
 runs and serves the others, so each cell still lands in the store on its own and a stopped run resumes losing at
 most one batch. Alone (the app, Ray) a cell attacks its example by itself: the same values up to float32

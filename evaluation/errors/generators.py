@@ -1,4 +1,4 @@
-"""Counterfactual generators (LIT's Datapoint Generator, issue 36): propose edited inputs, re-predict every one, and
+"""Counterfactual generators (LIT's Datapoint Generator): propose edited inputs, re-predict every one, and
 list those that flip the prediction as diffs.
 
 - **Word replacer** (LIT's ``WordReplacer``): the user's rules, one per line, ``great -> terrible | bad``; each

@@ -49,7 +49,7 @@ def evaluate_example(spec: dict) -> dict:
 
     The cell runs in its own ``sharing()`` block (joining its window's, under the local and processes executors'
     batch hook), so its removal curves reuse leave-one-out's rows whatever the executor: a Ray task, outside any
-    block, computed those rows again in other batches and gave values a float32 rounding apart (issue 31).
+    block, computed those rows again in other batches and gave values a float32 rounding apart.
     """
     with sharing():
         return _evaluate_example(spec)
@@ -64,7 +64,7 @@ def _evaluate_example(spec: dict) -> dict:
     target = targets.explain_target(run.target, example.label)
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
     explained, explanations = {}, {}
-    # served from the cache where any page or earlier run left them; the rest share their passes (issue 19)
+    # served from the cache where any page or earlier run left them; the rest share their passes
     computed = explain_all([create_from_spec(m, contrast=run.contrast) for m in spec["methods"]], classifier, encoding,
                            target)
     for method_spec, explanation in zip(spec["methods"], computed):
@@ -105,7 +105,7 @@ def _evaluate_example(spec: dict) -> dict:
 
 @contextmanager
 def batched_gradient_passes(specs: list[dict]):
-    """The batch hook of an evaluation run (issue 19): the IG paths the window's cells will ask for, computed
+    """The batch hook of an evaluation run: the IG paths the window's cells will ask for, computed
     for several inputs per batch (``prefill_ig_paths``) and served to the cells from one ``sharing()`` block.
     Inputs whose explanation is already cached are left out. A failure here only loses the speed-up: each cell
     then computes its own path (and records its own error)."""
@@ -155,7 +155,7 @@ def _prefill(specs: list[dict]) -> None:
 
 
 def _prefill_naopc_bounds(specs: list[dict]) -> None:
-    """NAOPC's bounds of the window's inputs searched in lockstep (issue 18: one engine call per beam step for all
+    """NAOPC's bounds of the window's inputs searched in lockstep (one engine call per beam step for all
     inputs, not one per input and step), left in the memo the cells' ``aopc_bounds`` reads."""
     spec = specs[0]
     presets = [naopc.BY_ID[e] for e in spec["evaluators"] if e in naopc.BY_ID]
@@ -284,7 +284,7 @@ def summarize(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.
                         "diff_low": comparison.difference.low, "diff_high": comparison.difference.high,
                         "vs_random": comparison.verdict})
         elif method == RANDOM_METHOD and orderings is not None and len(orderings):
-            # the band the method rows get from compare_with_random, computed the same way (issue 31: pandas'
+            # the band the method rows get from compare_with_random, computed the same way (pandas'
             # compensated groupby mean put it a few ulps away from theirs)
             matrix = _orderings_matrix(orderings, metric, group["example_id"])
             low, high = band(np.nanmean(matrix[np.isfinite(group["value"].to_numpy(dtype=np.float64))], axis=0))

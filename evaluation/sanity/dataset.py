@@ -10,7 +10,7 @@ Two checks, as on the page:
 - ``layers``: cascading or independent layer randomization (paper 003);
 - ``head``: paper 000's classifier-head randomization under several seeds (Table A5).
 
-Extra measures of a layers run (``measures``, issue 18), stored as rows of their own metric beside the curves:
+Extra measures of a layers run (``measures``), stored as rows of their own metric beside the curves:
 - ``emprt``: eMPRT per method at the last stage (cascading; ``emprt.py``), its random band: maps turned to noise;
 - ``smprt``: the per-stage Spearman of |denoised maps| (``smprt.py``; N noisy copies per stage and method);
 - ``repeatability``: each method under K seeds on the original model (``repeatability.py``), stage "original".
@@ -194,7 +194,7 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
         settings.update(mode=mode, init=init, seed=int(seed))
         if only_stages is not None:  # absent otherwise: the run ids of full studies stay as they were
             settings["only_stages"] = list(only_stages)
-        if measures:  # only then in the config: runs started before issue 18 keep their identity
+        if measures:  # only then in the config: runs started without measures keep their identity
             settings["measures"] = measures
         if "smprt" in measures:
             settings["smoothing"] = asdict(smoothing or smprt.SmoothingOptions())

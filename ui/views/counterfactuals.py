@@ -67,7 +67,7 @@ def _prepare_in_page() -> None:
 def masked_lm_picker(key: str = "cf") -> tuple[MaskedLMFiller | None, str | None]:
     """Choose the masked LM; show what it is (the offline one is a small stand-in for BERT) and its accuracy."""
     left, right = st.columns([2, 3])
-    others = [] if shared_mode() else [OTHER]  # no server folder from the browser in shared mode (issue 30)
+    others = [] if shared_mode() else [OTHER]  # no server folder from the browser in shared mode
     choice = left.selectbox("Masked LM", [BUILT_IN_MLM, "bert-base-uncased", *others], key=f"{key}-mlm",
                             format_func=lambda o: {BUILT_IN_MLM: "mlm: offline stand-in for BERT (built here)",
                                                    "bert-base-uncased": "bert-base-uncased (paper 000; needs the hub "

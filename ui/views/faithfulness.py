@@ -112,7 +112,7 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     # every removal option and the random baseline's draws, from their param() schemas (the target: above)
     values = schema_controls(RemovalOptions, key, exclude=("target", "contrast"), labels={"operator": _operator_label})
     values |= schema_controls(RunOptions, key, exclude=("target", "seed", "contrast"))  # both shared with RemovalOptions
-    contrast = getattr(state.current(), "contrast", None)  # the sidebar's, as the methods get it (issue 36)
+    contrast = getattr(state.current(), "contrast", None)  # the sidebar's, as the methods get it
     if contrast is not None:
         values["contrast"] = contrast
         st.caption(f"Contrast class {contrast} (sidebar): every removal metric reads p(target) - p(class {contrast}) "

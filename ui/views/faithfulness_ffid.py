@@ -70,7 +70,7 @@ def ffid_section(classifier, encoding, explanations: dict[str, Explanation], con
     if not st.toggle("Measure F-Fidelity", key=f"{KEY}-on",
                      help="FFid+ (higher is better) / FFid- (lower is better) with the random band"):
         return
-    if config["options"].get("contrast") is not None:  # issue 36: these measures read one class
+    if config["options"].get("contrast") is not None:  # no contrast: these measures read one class
         st.info(ONE_CLASS_ONLY)
         return
     options = {**config["options"], **_controls()}

@@ -51,7 +51,7 @@ def measures_section(classifier, encoding, explanations: dict[str, Explanation],
                                  "comprehensiveness drop embedding elements by importance.")
     if not chosen or not explanations:
         return
-    if config["options"].get("contrast") is not None:  # issue 36: these measures read one class
+    if config["options"].get("contrast") is not None:  # no contrast: these measures read one class
         st.info(ONE_CLASS_ONLY)
         return
     options = {**config["options"], **option_controls(chosen)}

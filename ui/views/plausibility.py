@@ -44,7 +44,7 @@ DEFAULT_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leav
 METRIC_LABELS = {m.id: f"{m.label} {m.arrow}" for m in METRIC_RECORDS + TOP_P_RECORDS}
 RUN_KEY = "plausibility_run"
 FILE_CHOICE = "file: a CSV/JSONL path"
-SHARED_FILE_CHOICE = "your file: an upload or a shared file"  # shared mode: no path is typed (issue 30)
+SHARED_FILE_CHOICE = "your file: an upload or a shared file"  # shared mode: no path is typed
 
 
 def banner() -> None:

@@ -1,4 +1,4 @@
-"""Sanity page blocks for issue 18's measures: eMPRT and sMPRT beside the layer curves, repeatability across seeds,
+"""Sanity page blocks for the newer measures: eMPRT and sMPRT beside the layer curves, repeatability across seeds,
 the data-randomization test (build the permuted-label model as a background job, then compare maps), and their
 rows in dataset runs. Every value is shown with the random band it is read against.
 
@@ -209,7 +209,7 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
                                      f"trained to convergence: fewer steps change the model less)"))
     options = data_randomization.BuildOptions(steps=steps)
     store = ResultStore()
-    if not usable:  # refused with its message, or empty: nothing to build from (issue 30)
+    if not usable:  # refused with its message, or empty: nothing to build from
         return
     try:
         folder = data_randomization.find_built(model, data, options)

@@ -63,7 +63,7 @@ def _values_of(base) -> dict:
 
 def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None):
     help_text = spec.help or None
-    if spec.server_path and settings.shared_mode():  # shown, never typed: no server path from a browser (issue 30)
+    if spec.server_path and settings.shared_mode():  # shown, never typed: no server path from a browser
         st.text_input(spec.label, value="" if current is None else str(current), key=key, disabled=True,
                       help=(help_text or "") + " (set by the server's administrator on this shared server)")
         return current
