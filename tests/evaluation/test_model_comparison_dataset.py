@@ -188,6 +188,7 @@ def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, 
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_the_comparison_runs_its_cells_on_ray_with_the_local_numbers(zoo, data, config, tmp_path):
     ray = pytest.importorskip("ray")
     twins = {zoo["one"]: zoo["one"]}

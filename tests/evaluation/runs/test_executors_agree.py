@@ -220,6 +220,7 @@ def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_ray_gives_the_local_statistics(sst2_model, local_run, tmp_path):
     ray = pytest.importorskip("ray")
     threads = int(ray_executor.worker_env_vars(1.0)["EXWB_THREADS"])  # a task's torch threads (num_cpus 1)

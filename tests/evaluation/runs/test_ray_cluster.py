@@ -32,7 +32,7 @@ from evaluation.runs.store import ResultStore
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 from tolerances import float32_tolerance
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 ray = pytest.importorskip("ray")
 
 RAY_CLI = Path(sys.executable).parent / "ray"

@@ -58,6 +58,7 @@ def report_placement(spec: dict) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_cells_get_their_own_gpu_its_share_or_the_cpu_on_a_cluster_with_gpu_resources(tmp_path):
     ray = pytest.importorskip("ray")
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers do not import tests/
