@@ -1,4 +1,4 @@
-"""`make run` starts Streamlit without a file watcher; `make dev` watches the project but not .venv (issue 20)."""
+"""`make run` starts Streamlit without a file watcher; `make dev` watches the project but not .venv."""
 from __future__ import annotations
 
 import shutil
@@ -33,7 +33,7 @@ def test_make_dev_watches_the_project_but_not_the_venv():
 
 
 def test_make_serve_runs_shared_mode_with_the_apps_upload_cap():
-    """Issue 30: the shared server takes no server path from a browser, caps uploads at EXWB_UPLOAD_MB (Streamlit's
+    """the shared server takes no server path from a browser, caps uploads at EXWB_UPLOAD_MB (Streamlit's
     own cap, before the app sees the file), shows no error details and watches no files."""
     line = _streamlit_line("serve")
     assert line.startswith("EXWB_SHARED=1 ")

@@ -1,4 +1,4 @@
-"""Every EXWB_* variable is read in settings.py, booleans through its one parser (issue 31): EXWB_DISK_CACHE=False
+"""Every EXWB_* variable is read in settings.py, booleans through its one parser: EXWB_DISK_CACHE=False
 turns the disk cache off; the data folder a Ray worker uses is the driver's, as an absolute path."""
 from __future__ import annotations
 

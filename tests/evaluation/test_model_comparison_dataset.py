@@ -1,4 +1,4 @@
-"""Dataset-level model comparison (issues 15/16): model metadata from the saved configuration, the (model, check)
+"""Dataset-level model comparison: model metadata from the saved configuration, the (model, check)
 cells reusing the report card's studies (values recomputed another way), adding a model runs only its cells, the
 randomization curve ends at the card's value, and a model without a known-feature twin is not applicable."""
 from __future__ import annotations

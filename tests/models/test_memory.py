@@ -1,4 +1,4 @@
-"""The memory model (models/memory.py, issue 33): its predictions against measured peaks, the budget every pass
+"""The memory model (models/memory.py): its predictions against measured peaks, the budget every pass
 kind sizes its batches from, and the recovery from out-of-memory errors.
 
 Peaks are measured in a fresh process (tests/memory_probe.py: the growth of the resident set across one pass, the

@@ -1,4 +1,4 @@
-"""Importing the library face changes nothing in the process (issue 34): no environment variable, no matplotlib
+"""Importing the library face changes nothing in the process: no environment variable, no matplotlib
 backend, no Streamlit; its figures leave pyplot's figure list alone. Run in a fresh interpreter each."""
 from __future__ import annotations
 

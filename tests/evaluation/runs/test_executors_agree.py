@@ -1,4 +1,4 @@
-"""Issue 31: the same study gives bit-identical statistics on the local, processes and Ray executors.
+"""the same study gives bit-identical statistics on the local, processes and Ray executors.
 
 The same study run locally and on Ray gave equal means and different 95 % bounds (the store returned cells in the
 order they finished and the seeded bootstrap indexes that order). Here `cli.py evaluate` runs one small study

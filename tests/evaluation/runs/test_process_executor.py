@@ -1,4 +1,4 @@
-"""The processes executor (issue 19): windows of cells in spawned worker processes give the local executor's numbers,
+"""The processes executor: windows of cells in spawned worker processes give the local executor's numbers,
 store each cell as it finishes, stop between cells and resume, and record a dead worker's cells as failed cells that
 the next start computes."""
 from __future__ import annotations
@@ -186,7 +186,7 @@ def spin_cell(spec: dict) -> dict:
 
 
 def test_the_workers_cpu_counts_for_the_job_that_started_them(tmp_path):
-    """Issue 30: a job's CPU quota counts its worker processes (each reports its process CPU with each window)."""
+    """a job's CPU quota counts its worker processes (each reports its process CPU with each window)."""
     from evaluation.runs.scheduler import Limits, Scheduler
 
     store = ResultStore(tmp_path / "runs.sqlite")

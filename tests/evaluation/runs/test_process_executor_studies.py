@@ -1,4 +1,4 @@
-"""The processes executor behind the other dataset commands (issue 19): a sanity study and a ROAR study give the local
+"""The processes executor behind the other dataset commands: a sanity study and a ROAR study give the local
 executor's numbers when their cells run in worker processes, on tiny models saved to folders."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ray beyond one process (issue 20): a two-node cluster started on this machine the way a real one is started
+"""Ray beyond one process: a two-node cluster started on this machine the way a real one is started
 (`ray start --head`, then `ray start --address=...` for a second node) runs a ROAR study and a dataset
 evaluation; a worker killed in the middle of the study loses no cell. The recipe is in docs/roar.md.
 

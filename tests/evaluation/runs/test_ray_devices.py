@@ -1,4 +1,4 @@
-"""Devices per job on Ray (issue 33): every dataset command accepts --ray-gpus; a cell that asked for GPUs runs
+"""Devices per job on Ray: every dataset command accepts --ray-gpus; a cell that asked for GPUs runs
 with its own GPU (Ray's assignment), EXWB_DEVICE=cuda and its share of the device's memory budget; a cell without
 GPUs runs on the CPU. A local Ray instance declares GPUs as a resource (``num_gpus``): no GPU is needed to check
 the assignment; the cells report what their worker was given."""
