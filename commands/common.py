@@ -96,7 +96,8 @@ def parse_method_specs(value: str) -> list[str]:
 
 def parse_method_options(presets: list[str] | None, params: list[str] | None) -> tuple[dict, dict]:
     """--preset METHOD=PRESET and --param METHOD.NAME=VALUE options -> per-method dicts."""
-    chosen_presets, overrides = {}, {}
+    chosen_presets: dict[str, str] = {}
+    overrides: dict[str, dict] = {}
     for item in presets or []:
         method, _, preset = item.partition("=")
         if not preset:

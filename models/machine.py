@@ -20,7 +20,7 @@ def _cpu_info() -> tuple[str, set[str]]:
     info = Path("/proc/cpuinfo")
     if not info.exists():
         return platform.processor() or platform.machine(), set()
-    name, flags = "", set()
+    name, flags = "", set[str]()
     for line in info.read_text().splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "model name" and not name:

@@ -45,7 +45,7 @@ def _scores(spec: dict) -> dict:
     explainers.update({m: create_from_spec(m) for m in BASELINES if m != "lime"})
     explainers["lime"] = create("lime", n_samples=budget.samples)
     metrics = [BY_ID[COMP], BY_ID[SUFF]]
-    values = {name: {COMP: [], SUFF: [], "seconds": []} for name in explainers}
+    values: dict[str, dict[str, list[float]]] = {name: {COMP: [], SUFF: [], "seconds": []} for name in explainers}
     for example in load_dataset("sst2:dev", limit=budget.examples):
         if stop_requested():
             raise CellStopped()
