@@ -3,7 +3,7 @@
 #   make test   also install the test tools and Debian's chromium, prepare the quick model, run every test
 #   make dev    like `make run`, but the app reloads when a source file changes (for working on the code)
 #   make lint   the static checks on the product code: ruff (lint, import order) and mypy, configured in pyproject.toml
-#   make test-fast  the tests without the slow, training, browser and Ray ones (minutes, for working on the code)
+#   make test-fast  the tests on tiny models only: no slow, training, browser, Ray or prepared-model test
 #   make serve  like `make run`, for a class or a lab sharing one server (EXWB_SHARED=1, see README.md)
 # Everything works offline as long as the package registries are reachable.
 
@@ -75,12 +75,12 @@ lint: $(VENV)/.installed-test
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m mypy $(LINT_PATHS)
 
-# Markers, not file lists: a test that trains a model, drives a browser, starts a Ray cluster or is marked slow
-# stays in `make test` only. The integration tests (the prepared default-quick model) need it prepared once.
-FAST_MARKERS := not slow and not e2e and not training and not ray
+# Markers, not file lists: a test marked slow (a fresh process, a long run), training (fits a model), e2e (a browser),
+# ray (a Ray cluster) or integration (the prepared MiniLM model, the pages) stays in `make test` only; the fast lane
+# runs the tiny models built in code, so it needs no prepared model.
+FAST_MARKERS := not slow and not training and not e2e and not ray and not integration
 
 test-fast: $(VENV)/.installed-test
-	$(PY) cli.py prepare --model default-quick
 	$(PY) -m pytest -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed prepare

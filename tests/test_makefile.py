@@ -40,3 +40,12 @@ def test_make_serve_runs_shared_mode_with_the_apps_upload_cap():
     assert "EXWB_THREADS=${EXWB_THREADS:-1} " in line  # one torch thread per call unless the admin says otherwise
     assert "--server.fileWatcherType none" in line and "--client.showErrorDetails none" in line
     assert "--server.maxUploadSize $(EXWB_SHARED=1 " in line and "settings.upload_mb()" in line
+
+
+def test_make_test_fast_selects_by_markers_and_make_lint_runs_both_checkers():
+    pytest_line = next(line for line in _dry_run("test-fast").splitlines() if "-m pytest" in line)
+    for marker in ("slow", "training", "e2e", "ray", "integration"):
+        assert f"not {marker}" in pytest_line
+    lint = _dry_run("lint")
+    assert "-m ruff check" in lint and "-m mypy" in lint
+    assert "make lint" in (ROOT / ".ci" / "run").read_text()  # CI runs the static checks before the tests
