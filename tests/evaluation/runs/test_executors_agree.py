@@ -212,6 +212,7 @@ def test_the_random_rows_band_is_the_band_on_every_method_row(local_run):
         assert rows["random_low"].nunique() == rows["random_high"].nunique() == 1, metric  # to the last bit
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
     processes = evaluate_on("processes", sst2_model, tmp_path)
     assert_equal_to_the_stored_cells(processes)
