@@ -278,10 +278,9 @@ def start_study(model: str, permuted_folder: str, dataset: str, methods: list[st
         raise ModelError(f"Dataset '{dataset}' has no examples.")
     settings_ = {"model": model, "permuted": str(permuted_folder), "methods": list(methods),
                  "target": targets.parse(target), "top_fraction": top_fraction, "dataset": dataset}
+    study = {k: v for k, v in settings_.items() if k not in ("model", "dataset")}  # the header holds those two
     run_id, _ = create_dataset_run(store, KIND, "data randomization", model, original.fingerprint, dataset, examples,
-                                   {"permuted": settings_["permuted"], "methods": settings_["methods"],
-                                    "target": settings_["target"], "top_fraction": top_fraction,
-                                    "permuted_fingerprint": randomized.fingerprint})
+                                   {**study, "permuted_fingerprint": randomized.fingerprint})
     cells = [Cell(key=e.id, spec={**settings_, "index": i}) for i, e in enumerate(examples)]
     return store, run_id, cells
 
