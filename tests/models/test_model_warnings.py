@@ -139,6 +139,7 @@ def test_the_prepared_default_model_gets_no_warning(quick_classifier):
     assert quick_classifier.warnings == ()
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_the_command_line_prints_each_warning_once(tmp_path):
     folder = save(tiny_bert(), tmp_path / "untrained")
     result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "explain", "--model", folder, "--text",
