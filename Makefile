@@ -2,6 +2,8 @@
 #   make run    create .venv, install requirements.txt, prepare the default model if needed, start the app
 #   make test   also install the test tools and Debian's chromium, prepare the quick model, run every test
 #   make dev    like `make run`, but the app reloads when a source file changes (for working on the code)
+#   make lint   the static checks on the product code: ruff (lint, import order) and mypy, configured in pyproject.toml
+#   make test-fast  the tests on tiny models only: no slow, training, browser, Ray or prepared-model test
 #   make serve  like `make run`, for a class or a lab sharing one server (EXWB_SHARED=1, see README.md)
 # Everything works offline as long as the package registries are reachable.
 
@@ -19,7 +21,7 @@ endif
 
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: run dev serve test bench bench-ferret prepare prepare-mlm chromium clean-venv
+.PHONY: run dev serve lint test test-fast bench bench-ferret prepare prepare-mlm chromium clean-venv
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +45,7 @@ STREAMLIT = EXWB_MODEL=$(MODEL) $(PY) -m streamlit run app.py --server.port $(PO
 run: prepare
 	$(STREAMLIT) --server.fileWatcherType none
 
-# A server a class or a lab shares (issue 30): shared mode (no server path from a browser: built-in datasets,
+# A server a class or a lab shares: shared mode (no server path from a browser: built-in datasets,
 # uploads, EXWB_DATA_FOLDERS), Streamlit's upload cap set to the app's EXWB_UPLOAD_MB, no file watcher, errors
 # shown to browsers without details (they go to the server's log), the toolbar without developer options.
 # One torch thread per call unless EXWB_THREADS says otherwise: torch's thread count is process-wide, and with
@@ -66,10 +68,25 @@ test: $(VENV)/.installed-test chromium
 	$(PY) cli.py prepare-mlm
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The product code only: tests/ and bench/ are not in the static checks' scope yet.
+LINT_PATHS := settings.py cli.py app.py app_pages corpora models explainers evaluation ui commands workbench
+
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m mypy $(LINT_PATHS)
+
+# Markers, not file lists: a test marked slow (a fresh process, a long run), training (fits a model), e2e (a browser),
+# ray (a Ray cluster) or integration (the prepared MiniLM model, the pages) stays in `make test` only; the fast lane
+# runs the tiny models built in code, so it needs no prepared model.
+FAST_MARKERS := not slow and not training and not e2e and not ray and not integration
+
+test-fast: $(VENV)/.installed-test
+	$(PY) -m pytest -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
+
 bench: $(VENV)/.installed prepare
 	$(PY) bench/run_all.py $(if $(filter 1,$(QUICK)),--quick,)
 
-# Head-to-head with ferret-xai in the same run (issue 19): ferret lives in its own .venv-ferret (its pins
+# Head-to-head with ferret-xai in the same run: ferret lives in its own .venv-ferret (its pins
 # conflict with the app's); the app and the tests never need it.
 bench-ferret: $(VENV)/.installed prepare
 	bash bench/ferret/setup.sh

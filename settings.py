@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import overload
 
 PRODUCT = "Explanation Workbench"
 ROOT = Path(__file__).resolve().parent
@@ -100,7 +101,11 @@ def data_folders() -> list[Path]:
     return [Path(part).expanduser() for part in text.split(os.pathsep) if part.strip()]
 
 
-def _positive_number(name: str, default: float | None) -> float | None:
+@overload
+def _positive_number(name: str, default: float) -> float: ...
+@overload
+def _positive_number(name: str, default: None) -> float | None: ...
+def _positive_number(name: str, default: float | None) -> float | None:  # a float default gives a float (overloads)
     text = os.environ.get(name, "").strip()
     if not text:
         return default
@@ -255,7 +260,7 @@ def prepare_runtime() -> None:
 
 def runtime_environment() -> dict[str, str]:
     """The variables ``prepare_runtime`` sets (those not set already), e.g. for worker processes that import torch
-    before any code of theirs runs (issue 34: importing the library sets none of them)."""
+    before any code of theirs runs (importing the library sets none of them)."""
     wanted = {"OMP_WAIT_POLICY": "PASSIVE", "TOKENIZERS_PARALLELISM": "false",
               "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
     if not allow_hub():

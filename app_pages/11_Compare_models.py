@@ -17,7 +17,7 @@ with one_input:
         st.stop()
     specs = model_comparison.model_picker(selection.model)
     choices = heatmaps.method_picker(default=model_comparison.DEFAULT_METHODS, key="cmp-methods")
-    methods = [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+    methods = model_comparison.method_specs(choices)
     if not methods:
         st.info("Choose at least one method.")
         st.stop()

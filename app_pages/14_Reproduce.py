@@ -1,4 +1,4 @@
-"""Reproduce: a paper's headline findings over training seeds, with the paper's numbers and verdicts (issue 37)."""
+"""Reproduce: a paper's headline findings over training seeds, with the paper's numbers and verdicts."""
 import streamlit as st
 
 from evaluation.runs.store import ResultStore

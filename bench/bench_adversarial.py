@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: the attack on explanations (paper 003 sections 2.3, 3.5) on SST-2 dev sentences.
 
-Target (issue 16): the attack on Gradient x Input costs little more than the passes it must make. Prints, per
+Target: the attack on Gradient x Input costs little more than the passes it must make. Prints, per
 sentence, the attack's seconds and steps taken, and the ratio against a baseline measured in the same run: the same
 number of bare steps (one forward, the explanation's gradient with create_graph, one backward through it, an Adam
 step) written directly in torch on the same input. Integrated Gradients' cost is stated per step (its path has

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Cold start (issue 19): a fresh process's first explanation against its floor, each in its own new process.
+"""Cold start: a fresh process's first explanation against its floor, each in its own new process.
 
 - floor: import torch + transformers, load the model's folder with ``AutoModelForSequenceClassification`` and its
   tokenizer, one forward pass of the input;
@@ -84,6 +84,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    import settings
     from models.prepare import find_prepared  # after sys.path: the bench runs from anywhere
 
     print(f"machine: {machine.describe()}", flush=True)
@@ -97,7 +98,7 @@ def main() -> int:
         floors.append(child(FLOOR, FOLDER=str(folder)))
         subjects.append(child(SUBJECT, SPEC=args.model, METHOD=args.method))
     floor, subject = min(floors, key=lambda r: r["wall"]), min(subjects, key=lambda r: r["wall"])
-    print(f"load average {open('/proc/loadavg').read().split()[:3]}  device {os.environ.get('EXWB_DEVICE', 'auto')}")
+    print(f"load average {open('/proc/loadavg').read().split()[:3]}  device {settings.device_setting()}")
     print(f"{'':34s}{'wall s':>8s}{'cpu s':>8s}{'peak RSS MB':>13s}{'device MB':>11s}")
     for label, r in (("floor (import, load, 1 forward)", floor), (f"first explanation ({args.method})", subject)):
         device = f"{r['device_peak_mb']:.0f}" if r["device_peak_mb"] is not None else "-"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of the error-analysis workflow (issue 17): the predictions table against one batched forward pass, the
+"""Benchmark of the error-analysis workflow: the predictions table against one batched forward pass, the
 table's reopening time, and a slice summary against the explanations' own cost.
 
 - predictions: ``predict_dataset`` over the SST-2 dev sentences (encode, length-sorted chunks, each stored in a fresh

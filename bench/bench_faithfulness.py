@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""Benchmark of the faithfulness metrics (issue 4): comprehensiveness + sufficiency (ERASER preset, with the
+"""Benchmark of the faithfulness metrics: comprehensiveness + sufficiency (ERASER preset, with the
 10-ordering random baseline) for six methods over SST-2 dev sentences with the ``default`` model.
 
 Figures:
 - end to end: a dataset run exactly as `cli.py evaluate` does it (explanations computed cold, metrics, random
   baseline, per-example storage), seconds per sentence and the projection to all 872 dev sentences.
-  Target on the 2-core CPU: < 12 minutes for the 872 (issue 19). ``--executor processes`` runs the cells in worker
+  Target on the 2-core CPU: < 12 minutes for the 872. ``--executor processes`` runs the cells in worker
   processes with one torch thread each; ``--compare-executors`` runs the same sentences with the local executor and
   then the processes executor, each in a fresh cache, and prints the ratio.
 - the metric part alone (explanations already cached): batched (every keep mask of both curves of all six
@@ -19,7 +19,7 @@ Figures:
     python bench/bench_faithfulness.py --quick --only-newer   # just the issue-18 section below
     python bench/bench_faithfulness.py --quick --only-naopc-run   # its NAOPC vs AOPC through a dataset run
 
-Issue 18 section (``newer_measures``): the metric part of each newer measure against the measure it refines,
+Newer measures (``newer_measures``): the metric part of each newer measure against the measure it refines,
 explanations cached, six methods and the 10 random orderings of a sentence as a dataset run scores them:
 NAOPC vs AOPC (target <= 2x, as used in a run and for one method alone; exact bounds up to ``naopc_exact_words``
 words, beam above, and a sweep of both searches by sentence length to show where the beam takes over), soft vs hard
@@ -49,7 +49,7 @@ import settings  # noqa: E402
 settings.prepare_runtime()
 
 DEV_SIZE = 872
-TARGET_SECONDS = 12 * 60  # issue 19 (issue 4 asked for 15)
+TARGET_SECONDS = 12 * 60  # the 872 SST-2 dev sentences in 12 minutes on the 2-core CPU
 PREFERRED = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention", "occlusion",
              "random")
 
@@ -106,7 +106,7 @@ def main() -> int:
     classifier = load_classifier(model)
     print(f"machine: {machine.describe()}", flush=True)
     print(f"model {model} ({classifier.fingerprint}) on {classifier.device}; threads: "
-          f"{os.environ.get('EXWB_THREADS', 'default')}; methods: {', '.join(methods)}; cache: {folder}")
+          f"{settings.torch_threads() or 'default'}; methods: {', '.join(methods)}; cache: {folder}")
 
     if args.compare_executors:
         return compare_executors(model, methods, limit, args.random_orderings, args.workers)
@@ -196,7 +196,7 @@ def main() -> int:
 
 def newer_measures(classifier, methods: list[str], limit: int, n_random: int, repeats: int = 2,
                    all_presets: bool = False, model: str | None = None, folder: Path | None = None) -> int:
-    """Issue 18: the cost of NAOPC, soft suff / comp and ROAD-text against the measures they refine, as a dataset
+    """The cost of NAOPC, soft suff / comp and ROAD-text against the measures they refine, as a dataset
     run scores them (every method and ``n_random`` random orderings of a sentence, explanations cached).
 
     Each subject is timed interleaved with its baseline in the same run (A, B, A, B; best of ``repeats`` CPU
@@ -224,7 +224,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     except UserFacingError as error:
         filler = None
         print(f"  (no masked-LM filler, ROAD and DeletionBERT skipped: {error})")
-    # the NAOPC default and the preset of the other beam width (whichever the decision of issue 18 made the default)
+    # the NAOPC default and the preset of the other beam width (whichever the measured decision made the default)
     width = naopc.NaopcOptions().naopc_beam
     other = next(p for p in naopc.PRESETS if p.option == "naopc_beam" and p.value != width)
 
@@ -278,7 +278,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
         return sum(len(m.points(enc.n_words, enc.n_words)[0]) for m in metrics for enc in encodings)
 
     lengths = [e.n_words for e in encodings]
-    print(f"\nissue 18, newer measures: {len(encodings)} sentences ({min(lengths)}-{max(lengths)} words, "
+    print(f"\nnewer measures: {len(encodings)} sentences ({min(lengths)}-{max(lengths)} words, "
           f"{sum(n <= 8 for n in lengths)} with <= 8), {len(methods)} methods + {n_random} random orderings each, "
           f"explanations cached; A/B interleaved, best of {repeats} CPU seconds")
     hard, deletion_bert, aopc = ("hard comp + suff (ERASER AOPC)", runs(["eraser"])), \
@@ -388,7 +388,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
 
 def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_random: int, repeats: int,
                    folder: Path) -> int:
-    """Issue 18: NAOPC against the AOPC it normalizes THROUGH A DATASET RUN (``run_evaluation``: cells, store, the
+    """NAOPC against the AOPC it normalizes THROUGH A DATASET RUN (``run_evaluation``: cells, store, the
     run's batch hook, whose lockstep search scores every input's beam step in one engine call), same sentences,
     same methods, ``n_random`` random orderings, explanations cached. A: the AOPC curves of every one-word step (comp
     + suff, the curves NAOPC rescales, as a removal evaluator registered here); B: ``naopc`` (default: exact <= 8

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Head-to-head with ferret-xai in the same run (issue 19): its six default explainers and its AOPC
+"""Head-to-head with ferret-xai in the same run (the speed target's reference): its six default explainers and its AOPC
 comprehensiveness + sufficiency against this project at the same settings, on the default model.
 
 Each tool runs in its own process, back to back, A B A B (``--rounds``): ferret in .venv-ferret
@@ -116,7 +116,7 @@ def run_ours(sentences_path: str, out_path: str, profile: bool) -> None:
         "tool": "ours", "first_call": first_call, "rows": rows, "total_wall": time.perf_counter() - start_wall,
         "total_cpu": time.process_time() - start_cpu,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "threads": int(os.environ.get("EXWB_THREADS", "0") or 0)}))
+        "threads": settings.torch_threads() or 0}))
 
 
 class RowLog:
@@ -305,7 +305,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2, help="A B rounds (ferret, then this project)")
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("EXWB_THREADS", "1") or 1))
+    sys.path.insert(0, str(ROOT))
+    import settings
+
+    parser.add_argument("--threads", type=int, default=settings.torch_threads() or 1)
     parser.add_argument("--quick", action="store_true", help="3 sentences, 1 round")
     parser.add_argument("--profile", action="store_true", help="our methods' seconds against the forward floor")
     parser.add_argument("--ours-only", action="store_true",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The last encoder layer for [CLS] only (issue 19): FLOPs counted exactly, time A/B in one process, max |dlogit|.
+"""The last encoder layer for [CLS] only: FLOPs counted exactly, time A/B in one process, max |dlogit|.
 
 For each prepared model (default = MiniLM-L6, minilm-l4, minilm-l2):
 - FLOPs of one forward pass of a 64 x 30-token batch, full last layer vs first-token last layer: the linear layers

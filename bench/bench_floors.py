@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Each method against its floor (issue 19; decoders and prompted models: issue 15).
+"""Each method against its floor, encoders, decoders and prompted models alike.
 
 - perturbation methods: the explanation (original's logits not cached) against its batched-forward floor, the same
   batches of perturbed inputs replayed through ``predict_logits`` alone (recorded from a warm-up run, so the floor
@@ -204,7 +204,7 @@ def tiny_gpt2(device) -> TextClassifier:
 
 
 def tiny_prompted(device, folder: Path) -> TextClassifier:
-    """A prompted causal LM (issue 15): a small GPT-2 LM built in code, a prompt with the input slot and one label
+    """A prompted causal LM: a small GPT-2 LM built in code, a prompt with the input slot and one label
     word per class, written as the JSON spec a user would write, and loaded like any model."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 

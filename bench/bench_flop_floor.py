@@ -61,6 +61,7 @@ from corpora.records import split_words  # noqa: E402
 from evaluation.runs import runner  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
 from explainers import cache as cache_module  # noqa: E402
+from explainers import format_spec  # noqa: E402
 from explainers import create_from_spec, plan  # noqa: E402
 from explainers.base import Explainer  # noqa: E402
 from models import TextClassifier, cached_classifier, load_classifier  # noqa: E402
@@ -212,7 +213,7 @@ def patched(owner, name: str, replacement):
 def explainers_labelled(counter: PassCounter):
     """Every explanation's batches under its method id (with its preset)."""
     def label(explainer, *_args, **_kwargs):
-        return explainer.id + (f":{explainer.preset}" if explainer.preset else "")
+        return format_spec(explainer.id, explainer.preset)
 
     with patched(Explainer, "explain", lambda original: counter.labelled(original, label)):
         yield
@@ -387,7 +388,7 @@ def dataset_workload(model: str, limit: int, n_random: int) -> tuple[PassCounter
     ``bench_faithfulness.py`` runs it: (counter, wall, CPU, sentences done)."""
     classifier = cached_classifier(model)  # the run's own classifier (one per model and process)
     forget(classifier)
-    store = ResultStore(Path(os.environ["EXWB_CACHE_DIR"]) / "results.sqlite")
+    store = ResultStore(settings.cache_dir() / "results.sqlite")
     counter = PassCounter(classifier)
     with counter, explainers_labelled(counter), \
             patched(runner, "prefill_ig_paths",

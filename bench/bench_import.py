@@ -1,4 +1,4 @@
-"""Import time of the library face (issue 34): `import workbench` against `import torch, transformers`, the floor
+"""Import time of the library face: `import workbench` against `import torch, transformers`, the floor
 any user of the library pays anyway. Each measured in a fresh interpreter (nothing cached in the process; the
 operating system's file cache warmed by one untimed run of each first), alternating, median of N. Wall-clock and
 CPU seconds (the child's ``time.process_time``): on a shared, loaded machine the CPU figure is the steadier one.

@@ -1,4 +1,4 @@
-"""Load benchmark (issue 30, not a test): N simulated students open the same cached example link on the Heatmaps
+"""Load benchmark, shared server (not a test): N simulated students open the same cached example link on the Heatmaps
 page of the real Streamlit server, each in its own Chromium browser context (one headless Debian Chromium, the
 contexts driven concurrently by Playwright's async API), then a light user's page load is timed alone and while
 another session builds a report card.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Long documents (issue 32): seconds and peak memory per method for 64 ... 4,096-word documents, read in windows.
+"""Long documents: seconds and peak memory per method for 64 ... 4,096-word documents, read in windows.
 
 Documents are real text: ERASER review sentences (``eraser-movies-docs:train``) joined until N words. Per size:
 the windowed forward (the document's prediction), saliency and integrated gradients (per window, blended;

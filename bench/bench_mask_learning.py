@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of the mask-learning explainers (issue 14): MaRC (paper 002) and AML (paper 004).
+"""Benchmark of the mask-learning explainers: MaRC (paper 002) and AML (paper 004).
 
 On SST-2 dev sentences with the ``default-quick`` model (``--model`` to change):
 - MaRC: seconds per sentence, the optimization steps taken (early stop vs the 900-step cap), and the floor: the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of every explanation method and of the whole Heatmaps page (issue 3; also the foundation issue).
+"""Benchmark of every explanation method and of the whole Heatmaps page.
 
 Per method, on SST-2 dev sentences with the ``default`` model:
 - seconds per explanation, cold (computed) and warm (served by the explanation cache);
@@ -41,7 +41,7 @@ import torch  # noqa: E402
 from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
 from evaluation.agreement import agreement_matrix, top_k_table  # noqa: E402
-from explainers import REGISTRY, create  # noqa: E402
+from explainers import REGISTRY, create, format_spec  # noqa: E402
 from explainers.cache import ExplanationCache, explain_cached  # noqa: E402
 from models import load_classifier  # noqa: E402
 from models.metering import REFERENCE_PARAMETERS, Throughput, base_seconds, working_parameters  # noqa: E402
@@ -112,7 +112,7 @@ def bench_methods(classifier, texts: list[str], specs) -> list[dict]:
             if p["forward_passes"] > 0:  # gradient methods include their backward passes: expect > 1
                 ratios.append(cold[-1] / floor_seconds(classifier, encoding, p["forward_passes"]))
         rows.append({
-            "method": method + (f":{preset}" if preset else ""), "family": REGISTRY[method].family,
+            "method": format_spec(method, preset), "family": REGISTRY[method].family,
             "foundation": method in FOUNDATION and preset is None,
             "cold_s": statistics.mean(cold), "warm_s": statistics.mean(warm),
             "forward": statistics.mean(p[0] for p in passes), "backward": statistics.mean(p[1] for p in passes),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of Input Marginalization (issue 8): seconds per SST-2 dev sentence, batched, with its forward passes.
+"""Benchmark of Input Marginalization: seconds per SST-2 dev sentence, batched, with its forward passes.
 
 Per sentence (``default-quick`` classifier unless --model, the prepared offline masked LM unless --mlm):
 - IM-top10 as implemented: one batched masked-LM call (n_words sequences) + one batched classifier call

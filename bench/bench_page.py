@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """The Heatmaps page through Streamlit (AppTest): where a cold first visit spends its time, and cached reruns
-(issue 19).
+(the speed targets).
 
 Targets on the 2-core CPU: the 16 default methods on a 20-word sentence under 5 s cold, a cached rerun under 0.1 s.
 

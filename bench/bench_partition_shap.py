@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Partition SHAP's batches (issue 19): this tree's ``owen_values`` against the one of another git revision
+"""Partition SHAP's batches: this tree's ``owen_values`` against the one of another git revision
 (default ``main``), in the same process, interleaved A B A B, best of ``--rounds``, at ferret's settings
 (500 evaluations, queue batch 5, [MASK], probability) on SST-2 dev sentences of 15-30 words.
 

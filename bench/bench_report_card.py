@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: the report card's cost per check (issue 16: "--limit 100 within 30 minutes on the 2-core CPU").
+"""Benchmark: the report card's cost per check (target: "--limit 100 within 30 minutes on the 2-core CPU").
 
 Builds the card one check at a time into a fresh result store (nothing reopened) at small sizes and prints, per
 check, CPU seconds (``time.process_time``) next to wall seconds and the number of examples it ran; then

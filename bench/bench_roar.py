@@ -94,7 +94,7 @@ def run_cells_timed(config, executor: str) -> tuple[float, dict]:
     from evaluation.runs.jobs import run_cells
     from evaluation.runs.store import ResultStore
 
-    store, run_id, cells = prepare_study(config, ResultStore(Path(os.environ["EXWB_CACHE_DIR"]) / "results.sqlite"))
+    store, run_id, cells = prepare_study(config, ResultStore(settings.cache_dir() / "results.sqlite"))
     started = time.perf_counter()
     summary = run_cells(store, run_id, cells, roar_cell, executor=executor)
     return time.perf_counter() - started, {"status": summary.status, "cells": len(cells), "errors": summary.errors,
@@ -120,7 +120,7 @@ def main() -> int:
     test_size = args.test_size or (20 if args.quick else 200)
     sample = args.sample or (5 if args.quick else 30)
     measures = ["ig", "lime", "loo", "attention"]
-    results: dict = {"machine": {"cpus": os.cpu_count(), "threads": os.environ.get("EXWB_THREADS", "default"),
+    results: dict = {"machine": {"cpus": os.cpu_count(), "threads": settings.torch_threads() or "default",
                                  "load_average": os.getloadavg()}, "quick": args.quick}
 
     fresh_cache("parts")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: live layer randomization, every stage x six cheap methods on a 20-word sentence.
 
-Target (issue 5): under 5 s on the 2-core CPU with the ``default`` model (cascading, cold caches), and no more
+Target: under 5 s on the 2-core CPU with the ``default`` model (cascading, cold caches), and no more
 than two copies of the model's weights in memory. Prints the wall time, the ratio against a baseline measured
 in the same run (explaining the original model once per stage, with no randomization at all), the time spent
 building the randomized models, and memory: peak RSS and the number of parameter copies held (distinct

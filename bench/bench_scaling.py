@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""How cost grows with model size (issue 33): random-weight models built from configurations (nothing downloaded).
+"""How cost grows with model size: random-weight models built from configurations (nothing downloaded).
 
 Models: MiniLM-L6 size (22 M parameters), BERT-base size (110 M), BERT-large size (335 M) and a 1.1 B Llama-style
 decoder (TinyLlama's shape) prompted as a classifier (models/prompted.py: label words read at the prompt's last

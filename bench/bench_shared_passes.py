@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark of shared passes (issue 19): the same work with and without sharing, measured in the same run.
+"""Benchmark of shared passes: the same work with and without sharing, measured in the same run.
 
 1. The Heatmaps page's methods (the 16 it opens with, or ``--page presets``: those plus the preset variants that
    share a pass: every saliency reduction, input x gradient |.|, IG |.|, leave-one-out in probabilities, occlusion
@@ -26,6 +26,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,15 +55,8 @@ def load() -> str:
 
 @contextmanager
 def sharing_switch(on: bool):
-    previous = os.environ.get("EXWB_SHARE_PASSES")
-    os.environ["EXWB_SHARE_PASSES"] = "1" if on else "0"
-    try:
+    with mock.patch.dict(os.environ, {"EXWB_SHARE_PASSES": "1" if on else "0"}):  # restored on the way out
         yield
-    finally:
-        if previous is None:
-            os.environ.pop("EXWB_SHARE_PASSES", None)
-        else:
-            os.environ["EXWB_SHARE_PASSES"] = previous
 
 
 def page_sentence() -> str:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The first thing a machine with a CUDA GPU runs (issue 33), in one call of at most 8 minutes (GPU_CHECK_SECONDS,
+# The first thing a machine with a CUDA GPU runs, in one call of at most 8 minutes (GPU_CHECK_SECONDS,
 # default 450: each step's limit is cut to what is left, so the figures are appended whatever stopped early):
 #   0. preflight (seconds): a Python with torch (CUDA), transformers, captum, tokenizers and pytest; nothing is
 #      installed (the GPU machines reach no network: HF_HUB_OFFLINE=1, PIP_NO_INDEX=1);
@@ -98,7 +98,7 @@ done
 
 {
     echo
-    echo "## GPU check (issue 33): $GPU, $(date -u +%Y-%m-%d)"
+    echo "## GPU check: $GPU, $(date -u +%Y-%m-%d)"
     echo
     echo "bench/gpu_check.sh, $(( $(date +%s) - started )) s in all; $("$PYTHON" bench/machine.py 2>/dev/null | tail -n 1)."
     echo "$(cat "$OUT/preflight.txt")."

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 18: how far NAOPC's greedy bounds (beam width 1) are from Edin et al.'s width 5, and both from the exact
+"""How far NAOPC's greedy bounds (beam width 1) are from Edin et al.'s width 5, and both from the exact
 bounds, on SST-2 dev sentences; and what NAOPC costs in a dataset run against the AOPC curves it normalizes.
 
 For each sentence (``--limit`` sentences of 6-30 words, default-quick): six methods + 10 random orderings (the

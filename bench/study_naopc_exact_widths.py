@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 31: NAOPC's beam widths 1, 2, 4, 8 against the EXACT bounds, on SST-2 dev sentences where exact is feasible.
+"""NAOPC's beam widths 1, 2, 4, 8 against the EXACT bounds, on SST-2 dev sentences where exact is feasible.
 
 For each sentence (SST-2 dev, ``--min-words``..``--max-words`` words, default-quick) and the issue's sentence "it all
 feels like a monty python sketch gone horribly wrong .": six methods + 10 random orderings (the run's seeds), scored
@@ -7,7 +7,7 @@ as a run scores them (``naopc.score_orders``, every ordering of the input in one
 the exact search (every subset scored, a dynamic programme over subsets: the optimum over all n! orderings) and with a
 beam of each width forced. Printed (no asserts):
 - per width: worst and mean |NAOPC_beam - NAOPC_exact| over every ordering and both metrics (comprehensiveness,
-  sufficiency), with the shared bound (issue 31) and, for comparison, as before issue 31 (each ordering's beam bound
+  sufficiency), with the shared bound and, for comparison, as before it (each ordering's beam bound
   widened by its own AOPCs only);
 - the share of bounds equal to the exact ones, and the cost: forward rows (``metered``) of the bound search per width
   against width 1, and against the exact search.
@@ -102,7 +102,7 @@ def main() -> int:
 
 def beam_only(naopc, classifier, encoding, options) -> dict:
     """The beam's bounds alone (AOPC scale), from a fresh search: what each ordering was normalized by before
-    issue 31 (widened by that ordering's own AOPCs only)."""
+    the shared bound (widened by that ordering's own AOPCs only)."""
     from evaluation.faithfulness.curves import RemovalOptions, base_logits, target_class
     from explainers.params import options_from
 
@@ -115,7 +115,7 @@ def beam_only(naopc, classifier, encoding, options) -> dict:
 
 
 def old_values(search: dict) -> dict:
-    """NAOPC as before issue 31: the beam bound widened by the ordering's own comprehensiveness and sufficiency
+    """NAOPC before the shared bound: the beam bound widened by the ordering's own comprehensiveness and sufficiency
     AOPCs (both metrics share a curve key and a divisor n + 1 under the defaults)."""
     out = {}
     for m in IDS:
@@ -131,7 +131,7 @@ def old_values(search: dict) -> dict:
 def report(records: list[dict]) -> None:
     print(f"\n{len(records)} sentences, {min(r['n'] for r in records)}-{max(r['n'] for r in records)} words; "
           "|NAOPC_beam - NAOPC_exact| over every ordering (6 methods + 10 random) and both metrics:")
-    print(f"  {'width':>5} | {'worst':>6} {'mean':>7} | {'before issue 31: worst':>22} {'mean':>7} | "
+    print(f"  {'width':>5} | {'worst':>6} {'mean':>7} | {'own bound: worst':>22} {'mean':>7} | "
           f"{'bounds exact':>12} | {'rows vs width 1':>15} | {'rows vs exact':>13}")
     rows1 = sum(r["search"]["beam-1"]["passes"] for r in records)
     rows_exact = sum(r["search"]["exact"]["passes"] for r in records)
@@ -173,7 +173,7 @@ def report(records: list[dict]) -> None:
             search = issue["search"][f"beam-{w}"]
             print(f"  width {w}: beam bounds {fmt(search['beam_only'][m])}, shared {fmt(search['bounds'][m])}: "
                   + " / ".join(f"{v:.3f}" for v in search["values"][m][:len(METHODS)])
-                  + "; before issue 31: " + " / ".join(f"{v:.3f}" for v in old_values(search)[m][:len(METHODS)]))
+                  + "; own bound: " + " / ".join(f"{v:.3f}" for v in old_values(search)[m][:len(METHODS)]))
 
 
 def fmt(pair) -> str:

@@ -1,10 +1,10 @@
-"""Server memory taken by big user files, without and with the upload limits of shared mode (issue 30).
+"""Server memory taken by big user files, without and with the upload limits of shared mode.
 
 The issue measured one 49.5 MB CSV plus one 100k-row file taking a server from 1.0 to 2.6 GB. This script writes
 such files, then in a fresh process per scenario reads them the way the app does (``corpora.load_dataset`` of a
 ``file:`` id, kept in a cache like ``ui/widgets/loaders.dataset``) and prints the process's peak and current RSS:
 
-- ``unlimited``: no size or row limit (the behaviour before issue 30);
+- ``unlimited``: no size or row limit (the behaviour without shared mode's limits);
 - ``shared``: EXWB_SHARED=1 defaults (25 MB, 50,000 rows): the 49.5 MB file is refused before it is parsed and
   the 100k-row file while it is read;
 - ``shared, at the limit``: the largest file shared mode reads (50,000 rows of 33 words): what one entry of the
@@ -13,7 +13,7 @@ such files, then in a fresh process per scenario reads them the way the app does
 Run: ``python bench/upload_memory.py`` (a minute; nothing is timed). Figures in docs/benchmarks.md.
 
 ``python bench/upload_memory.py --responsiveness`` (a short run, a few minutes) measures what another session
-sees while a big file is parsed (issue 30): in a fresh process, a "server" thread wakes every 10 ms as a web
+sees while a big file is parsed: in a fresh process, a "server" thread wakes every 10 ms as a web
 server's event loop does to answer ``/_stcore/health`` (it needs the interpreter lock for that), while the main
 thread loads a hostile file the way the app does: in this process (``isolated=False``: before) or in a worker
 process (``isolated=True``: ``corpora/isolated_parse.py``, after). Printed per file and way: the parse's wall

@@ -94,7 +94,7 @@ def _one_text(args, methods: list[str], config: AttackConfig, out) -> int:
     for method in methods:
         bar = tqdm(total=config.steps, desc=method, unit="step", file=sys.stderr, disable=None)
         results[method] = attack(classifier, encoding, method, config,
-                                 progress=lambda step, total, objective: bar.update(step - bar.n))
+                                 progress=lambda step, total, objective: bar.update(step - bar.n))  # noqa: B023 (called during this attack)
         bar.close()
     report = {"model": classifier.name, "model_fingerprint": classifier.fingerprint, "text": args.text,
               "pair": args.pair, "results": {m: r.to_dict() for m, r in results.items()}}

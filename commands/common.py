@@ -45,7 +45,7 @@ def help_text(text: str) -> str:
 def add_column_options(parser: argparse.ArgumentParser) -> None:
     """--text-column / --label-column / --pair-column of every dataset command: the columns of a ``file:`` dataset
     (csv, tsv, jsonl, parquet) that hold the texts, gold labels and second segments, when not named text / label /
-    pair (issue 34). They become part of the dataset id (``corpora.registry.with_columns``)."""
+    pair. They become part of the dataset id (``corpora.registry.with_columns``)."""
     parser.add_argument("--text-column", default=None, help="the file's column of texts (default: text)")
     parser.add_argument("--label-column", default=None, help="the file's column of gold labels (default: label)")
     parser.add_argument("--pair-column", default=None, help="the file's column of second segments (default: pair)")
@@ -96,7 +96,8 @@ def parse_method_specs(value: str) -> list[str]:
 
 def parse_method_options(presets: list[str] | None, params: list[str] | None) -> tuple[dict, dict]:
     """--preset METHOD=PRESET and --param METHOD.NAME=VALUE options -> per-method dicts."""
-    chosen_presets, overrides = {}, {}
+    chosen_presets: dict[str, str] = {}
+    overrides: dict[str, dict] = {}
     for item in presets or []:
         method, _, preset = item.partition("=")
         if not preset:

@@ -42,7 +42,7 @@ def add_parser(subparsers) -> None:
     defaults = mcd.ComparisonConfig()
     parser.add_argument("--models", default=",".join(ZOO),
                         help="comma-separated built-in names, folders or hub ids (default: the offline zoo)")
-    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset
     parser.add_argument("--dataset", default="sst2:dev", help="dataset of the faithfulness and sanity checks")
     parser.add_argument("--limit", type=int, default=defaults.limit,
                         help="examples per check (each check's own limit below overrides it)")
@@ -199,7 +199,7 @@ def handle(args) -> int:
     twins = twins_from_args(args.known_feature_model)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     for data in (args.dataset, config.known_feature_dataset, config.plausibility_dataset):
-        if data:  # an unreadable file, or one that is no dataset, stops here: one line, no progress bar (issue 30)
+        if data:  # an unreadable file, or one that is no dataset, stops here: one line, no progress bar
             check_dataset_id(data)
     bar, progress = job_progress("compare models", "cell", len(models) * len(config.checks))
 

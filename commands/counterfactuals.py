@@ -1,4 +1,4 @@
-"""`cli.py counterfactuals`: LIT-style counterfactual generators (issue 36) on one text or a dataset, every candidate
+"""`cli.py counterfactuals`: LIT-style counterfactual generators on one text or a dataset, every candidate
 re-predicted, the flips listed.
 
     python cli.py counterfactuals --model default --text "a gorgeous , witty movie" --generator hotflip

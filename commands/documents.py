@@ -1,4 +1,4 @@
-"""The long-document flags shared by `cli.py explain` and `cli.py evaluate` (issue 32; ``models/documents.py``)."""
+"""The long-document flags shared by `cli.py explain` and `cli.py evaluate` (``models/documents.py``)."""
 from __future__ import annotations
 
 from models import InputError

@@ -29,7 +29,7 @@ SHOWN = 10  # errors and words printed in the human-readable summary
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("errors", help="error analysis: predictions, the errors' top words, shortcut words")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset
     parser.add_argument("--dataset", default="sst2:dev", help="name:split (sst2:dev, mr:all, ...) or file:PATH")
     parser.add_argument("--method", default="leave_one_out", help="method id or method:preset that explains the "
                                                                   "errors (see `cli.py methods`)")
@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--min-count", type=int, default=MIN_COUNT,
                         help="shortcut words: test only words present in at least this many examples")
     parser.add_argument("--map", metavar="FILE.csv", default=None,
-                        help="also write the embedding map (issue 36): each example's PCA coordinates of the pooled "
+                        help="also write the embedding map: each example's PCA coordinates of the pooled "
                              "token's last hidden state, with gold, prediction, confidence")
     add_output_options(parser, "the report", csv="the table: one row per example, each explained error's top words",
                        json="the table, the slice summary, the shortcut words and the configuration")

@@ -56,7 +56,7 @@ PLAUSIBILITY = "plausibility-"  # prefix of the plausibility metrics' flags (--p
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("evaluate", help="faithfulness / plausibility metrics of methods over a dataset")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset
     parser.add_argument("--dataset", default="sst2:dev",
                         help="name:split (sst2:dev, eraser-movies:validation, known-feature:dev, ...) or file:PATH")
     parser.add_argument("--limit", type=int, default=200, help="first N examples (0 = all)")
@@ -103,7 +103,7 @@ def run_options(args) -> dict:
     options.update({k: given[k] for k in ("rank_by", "aopc_divisor", "contrast") if k in given})
     for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):
         options.update(schema_values(args, options_class))
-    options.update(document_options_of(args))  # issue 32: windows, granularity (only when given)
+    options.update(document_options_of(args))  # long documents: windows, granularity (only when given)
     plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
     if args.plausibility_preset or plausibility:
         options["plausibility"] = {"preset": args.plausibility_preset, **plausibility}

@@ -6,7 +6,7 @@ ground-truth mass with bootstrap 95 % CIs and the random baseline.
     python cli.py known-feature --model minilm-l2      # the twin of another built-in model (same blocks / attention)
     python cli.py known-feature --model path/to/folder # a classifier already trained on the known-feature task
 
-Paper 003 s. 3.1 trains each model size on the task; ``--model`` names which (issue 36): a built-in model's twin is
+Paper 003 s. 3.1 trains each model size on the task; ``--model`` names which: a built-in model's twin is
 trained once (its recipe with the model's shape), a folder is used as it is.
 """
 from __future__ import annotations

@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
                                                        "by written rules and an ordering with its reasoning")
     defaults = CardConfig()
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset
     parser.add_argument("--dataset", default="sst2:dev", help="dataset id, e.g. sst2:dev, file:/x.csv")
     parser.add_argument("--limit", type=int, default=defaults.limit,
                         help="examples of the faithfulness and agreement checks")
@@ -97,7 +97,7 @@ def handle(args) -> int:
     methods = parse_method_specs(args.methods) if args.methods else default_methods()
     config = config_from_args(args)
     for data in (args.dataset, config.known_feature_dataset, config.plausibility_dataset):
-        if data:  # an unreadable file, or one that is no dataset, stops here: one line, no progress bar (issue 30)
+        if data:  # an unreadable file, or one that is no dataset, stops here: one line, no progress bar
             check_dataset_id(data)
     bar = tqdm(total=len(config.checks), desc="report card", unit="check", file=sys.stderr)
 

@@ -49,7 +49,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--preset", choices=list(PRESETS),
                         help=help_text("; ".join(f"{k}: {v['description']}" for k, v in PRESETS.items())))
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
-    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset (issue 34)
+    add_column_options(parser)  # --text-column / --label-column / --pair-column of a file: dataset
     parser.add_argument("--dataset", default="sst2", help="dataset name: trains on its train split, tests on dev")
     parser.add_argument("--train-data", help="dataset id to retrain on (e.g. sst2:train, file:/path.csv)")
     parser.add_argument("--test-data", help="dataset id to test on (e.g. sst2:dev)")

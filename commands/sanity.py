@@ -4,7 +4,7 @@
     python cli.py sanity --check head --seeds 3 --methods leave_one_out        # paper 000, Table A5 (seeds 0, 1, 2)
     python cli.py sanity --text "a charming film" --methods saliency --json    # one input, every stage
     python cli.py sanity ... --out sanity.csv                                   # the per-stage table (.json: all)
-    python cli.py sanity --measures emprt,smprt,repeatability --methods saliency,lime   # issue 18's measures
+    python cli.py sanity --measures emprt,smprt,repeatability --methods saliency,lime   # the newer sanity measures
     python cli.py sanity --data-randomization --steps 200 --train-data sst2:train        # Adebayo et al. sec. 4
 """
 from __future__ import annotations

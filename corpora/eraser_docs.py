@@ -1,4 +1,4 @@
-"""ERASER movie reviews as documents (issue 32): ``eraser-movies-docs``.
+"""ERASER movie reviews as documents longer than a model's window: ``eraser-movies-docs``.
 
 Card. Built from the shared ERASER sentence files (``corpora/eraser.py``; the full-document release is not
 available offline): the rows are grouped by ``evidence.docid``, ordered by ``start_sentence``, and each review

@@ -1,4 +1,4 @@
-"""Which user dataset files (``file:<path>``) may be read: the one place that decides it (issue 30).
+"""Which user dataset files (``file:<path>``) may be read: the one place that decides it (shared mode).
 
 - Shared-server mode (``settings.shared_mode()``, EXWB_SHARED=1): a path is read only if it resolves (symlinks
   followed) inside the uploads folder (``settings.uploads_dir()``) or a folder the admin opened
@@ -18,7 +18,7 @@ from pathlib import Path
 import settings
 from corpora.records import DataError
 
-SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")  # parquet: issue 34
+SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")  # parquet: for the library's data frames
 NOT_AVAILABLE = ("This file is not available on this shared server. Choose a built-in dataset, upload a file, or "
                  "pick one of the files the administrator shared.")
 
@@ -75,9 +75,9 @@ def _local_file(text: str) -> Path:
         size = path.stat().st_size
     except OSError as error:
         raise DataError(f"Cannot read {path}: {error.strerror}.") from error
-    error = _too_big(path, size)
-    if error:
-        raise error
+    too_big = _too_big(path, size)
+    if too_big:
+        raise too_big
     return path
 
 

@@ -1,4 +1,4 @@
-"""A cheap look at a user file's first row, before any job starts (issue 30).
+"""A cheap look at a user file's first row, before any job starts: a bad file fails at once, not after a queue.
 
 A readable ``.csv`` that is not a dataset (no ``text`` column) used to start Report card and Compare models runs
 whose cells then failed one by one. ``check_header`` reads at most ``HEADER_BYTES`` of the file's start, finds its

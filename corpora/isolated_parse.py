@@ -1,4 +1,4 @@
-"""A user file parsed in a worker process under a time and a memory limit (issue 30).
+"""A user file parsed in a worker process under a time and a memory limit: one bad file cannot freeze the server.
 
 Parsing a big or hostile file (100k rows, a 25 MB single line, an encoding guessed from the bytes) is pure Python:
 in the server's process it holds the interpreter lock for seconds and every other session waits. Here the parse

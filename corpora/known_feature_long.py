@@ -1,4 +1,4 @@
-"""The known-feature task at document scale (issue 32): ``known-feature-long``.
+"""The known-feature task at document scale: ``known-feature-long``.
 
 Paper 003's known-feature task (s. 3.1, ``corpora/known_feature.py``) with documents instead of sentences: each
 document joins 10-40 SST-2 sentences drawn at random (seeded) from the split, the label is drawn i.i.d.

@@ -16,7 +16,7 @@ def load_mr(split: str = "all") -> list[Example]:
     if split not in MR_SPLITS:
         raise DataError(f"Unknown MR split '{split}'; choose one of {', '.join(MR_SPLITS)}.")
     path = find_dataset_dir("movie-review-polarity") / "rt-polarity.all"
-    examples = []
+    examples: list[Example] = []
     for number, line in enumerate(read_lines(path, encoding="latin-1"), start=1):
         if not line.strip():
             continue

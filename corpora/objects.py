@@ -1,4 +1,4 @@
-"""Datasets from Python objects (issue 34): a list of texts or of dicts, a pandas DataFrame, a Hugging Face
+"""Datasets from Python objects (the library face): a list of texts or of dicts, a pandas DataFrame, a Hugging Face
 ``datasets.Dataset``, or a parquet file, with the columns named by the caller.
 
 Every source becomes the rows a user file gives (text / label / pair / rationale) and goes through the same
@@ -51,7 +51,7 @@ def examples_from(source: Any, text_column: str = "text", label_column: str | No
     """Examples from ``source`` (see the module's docstring), reading the texts from ``text_column`` and, where
     present, labels, second segments and rationales from the other columns. ``label_names``: the model's labels
     (names in the label column are matched to them; integers are class indices). ``max_rows``: a file on a server
-    (``file:x.parquet``) is refused past it, and its messages never list the file's own column names (issue 30)."""
+    (``file:x.parquet``) is refused past it, and its messages never list the file's own column names."""
     found_name, records = _records(source)
     name = name or found_name
     on_server = max_rows is not None

@@ -55,7 +55,7 @@ DATASETS = {
                     "dev", "sentiment", True, load_sst_rationales_p000),
         DatasetInfo(KNOWN_FEATURE, "Known-feature task (paper 003): SST-2, random labels, the label word appended",
                     KNOWN_FEATURE_SPLITS, "dev", "sentiment", True, load_known_feature_split),
-        # issue 32: documents longer than a model's window
+        # documents longer than a model's window
         DatasetInfo(ERASER_DOCS, "ERASER movie reviews as documents (only the rationale-holding sentences)",
                     ERASER_SPLITS, "test", "sentiment", True, load_eraser_documents),
         DatasetInfo(KNOWN_FEATURE_LONG, "Known-feature task, documents of 10-40 SST-2 sentences, label word planted",
@@ -74,7 +74,7 @@ def parse_dataset_id(dataset_id: str) -> tuple[str, str]:
 
 
 def with_columns(dataset_id: str, **columns: str | None) -> str:
-    """``file:PATH`` with the columns that hold the texts, labels, pairs, rationales (issue 34; ``--text-column``
+    """``file:PATH`` with the columns that hold the texts, labels, pairs, rationales (``--text-column``
     ...): ``file:/x.csv?text=sentence&label=gold``. The mapping is part of the id, so a run and its workers read
     the same columns, and two mappings of one file are two runs."""
     given = {field: column for field, column in columns.items() if column}

@@ -10,7 +10,7 @@ the file's own names, sorted, are the classes.
 Every malformed row is reported with its row and line number; nothing is silently dropped. A CSV quote
 that is never closed (which would merge the rows after it into one example) is refused with its line.
 No message quotes the file's content (a header, a cell, a label): a path the server can read must not become
-a way to read it (issue 30); row and line numbers say where to look. A file of more than ``max_rows`` rows
+a way to read it (quoting no content); row and line numbers say where to look. A file of more than ``max_rows`` rows
 (``settings.upload_rows()``, EXWB_UPLOAD_ROWS) is refused while it is read.
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _jsonl_rows(name: str, content: str, max_rows: int, progress: Progress | Non
             raise _too_many_rows(name, max_rows)
         try:
             row = json.loads(line)
-        except ValueError as error:
+        except json.JSONDecodeError as error:
             raise DataError(f"{name}, line {number}: not valid JSON ({error.msg}).") from error
         if not isinstance(row, dict):
             raise DataError(f"{name}, line {number}: each line must be a JSON object.")
@@ -159,11 +159,11 @@ def _is_index(value) -> bool:
 
 def file_label_names(raw_labels) -> tuple[str, ...]:
     """The classes of a file read without a model: its label names sorted, or ``class i`` for indices."""
-    given = [l for l in raw_labels if l not in (None, "")]
-    textual = sorted({str(l).strip() for l in given if not _is_index(l)})
+    given = [label for label in raw_labels if label not in (None, "")]
+    textual = sorted({str(label).strip() for label in given if not _is_index(label)})
     if textual:
         return tuple(textual)
-    top = max((int(l) for l in given), default=-1)
+    top = max((int(label) for label in given), default=-1)
     return tuple(f"class {i}" for i in range(top + 1))
 
 
@@ -196,7 +196,7 @@ def load_user_file(path: str | Path, content: str | None = None,
                    columns: dict[str, str] | None = None) -> list[Example]:
     """Read and validate a user file (``content`` lets an upload be read without touching disk).
 
-    ``columns``: field -> the file's column for it (text / label / pair / rationale; issue 34's --text-column ...),
+    ``columns``: field -> the file's column for it (text / label / pair / rationale; the CLI's --text-column ...),
     when the file does not use the field names themselves.
 
     ``label_names``: the labels of the model the file is used with (give them whenever a model is known:

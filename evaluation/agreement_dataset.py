@@ -1,5 +1,5 @@
 """Agreement between methods as a metric group (``agreement``): Pearson, Spearman, Kendall and Krishna et al.'s
-disagreement measures in dataset runs, with intervals and the random band (issue 18).
+disagreement measures in dataset runs, with intervals and the random band.
 
 Agreement is a property of a pair of methods, so the group has its own batch hook: for each example it takes every
 method's explanation at once and scores every pair with ``evaluation.agreement.agreement_matrix`` (the same numbers

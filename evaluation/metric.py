@@ -79,7 +79,7 @@ def target_option():
 
 
 def contrast_option():
-    """The ``contrast`` option: explain and measure "the target rather than this class" (issue 36)."""
+    """The ``contrast`` option: explain and measure "the target rather than this class"."""
     return param(None, "Contrast class", targets.CONTRAST_HELP, type=str, parse=targets.parse_contrast)
 
 

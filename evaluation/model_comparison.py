@@ -82,7 +82,7 @@ def compare_models(classifiers: dict[str, TextClassifier], text: str, pair: str 
         raise UserFacingError("Choose at least one model.")
     runs, total, done = [], len(classifiers) * len(methods), 0
     for name, classifier in classifiers.items():
-        encoding = read_input(classifier, text, pair, options)  # a long text whole, in this model's own windows (issue 32)
+        encoding = read_input(classifier, text, pair, options)  # a long text whole, in this model's own windows
         run = ModelRun(name, tuple(classifier.labels), classifier.proba_of(encoding))
         for spec in methods:
             try:

@@ -187,7 +187,7 @@ def start_comparison(models: list[str], dataset: str, methods: list[str] | None 
     if not methods:
         raise ModelError("Choose at least one method.")
     sanity.validate(models[0], methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail before any work
-    # an unknown or unreadable dataset stops here, before any job (issue 30); the optional ones when given
+    # an unknown or unreadable dataset stops here, before any job, not after a queue; the optional ones when given
     for data in [dataset] + [d for d in (config.known_feature_dataset, config.plausibility_dataset) if d]:
         check_dataset_id(data)
     store = store or ResultStore()

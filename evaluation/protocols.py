@@ -1,4 +1,4 @@
-"""Which protocol the report card and the dataset model comparison run (issue 31): this project's default checks,
+"""Which protocol the report card and the dataset model comparison run: this project's default checks,
 or paper 003's own, each check named by what it runs.
 
 - ``default``: faithfulness = ERASER AOPC (bins 1/5/10/20/50 %, floor, words deleted) on the card's dataset;

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # these modules register their evaluators when imported
 from evaluation.faithfulness import bias, known_feature, perturbation_shift, presets  # noqa: F401
-from evaluation.faithfulness import naopc, soft  # noqa: F401  (issue 18's newer measures register their evaluators)
+from evaluation.faithfulness import naopc, soft  # noqa: F401  (the newer measures register their evaluators)
 from evaluation.faithfulness import f_fidelity  # noqa: F401  (registers F-Fidelity's evaluator)
 from evaluation import agreement  # noqa: F401  (registers the shape measures: complexity, Gini, top-10 share)
 from evaluation import agreement_dataset  # noqa: F401  (registers agreement between methods, a pairwise group)

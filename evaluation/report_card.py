@@ -1,4 +1,4 @@
-""""Which method should I trust for this model?": a report card of every method on every check (issue 16).
+""""Which method should I trust for this model?": a report card of every method on every check.
 
 The card composes the dataset-level studies the project already has, each stored as job cells in the result store
 (a second build recomputes nothing):
@@ -119,7 +119,7 @@ def rule_for(check: str, protocol: str | None = None) -> Rule:
 
 
 def check_name(check: str, protocol: str | None, dataset: str) -> str:
-    """The displayed name of a check: the question it answers, then what it runs (issue 31)."""
+    """The displayed name of a check: the question it answers, then what it runs (protocols differ)."""
     return f"{RULES[check].label}: {check_runs(check, protocol, dataset)}"
 
 
@@ -409,7 +409,7 @@ def start_report_card(model: str, dataset: str, methods: list[str] | None = None
     if not methods:
         raise ModelError("Choose at least one method.")
     sanity.validate(model, methods, "layers", "cascading", protocol.sanity_init)  # unknown methods fail here, before any work
-    # an unknown or unreadable dataset stops here, before any job (issue 30); the optional ones when given
+    # an unknown or unreadable dataset stops here, before any job, not after a queue; the optional ones when given
     for data in [dataset] + [d for d in (config.known_feature_dataset, config.plausibility_dataset) if d]:
         check_dataset_id(data)
     store = store or ResultStore()

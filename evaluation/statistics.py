@@ -28,7 +28,7 @@ def bootstrap_ci(values, confidence: float = 0.95, resamples: int = 2000, seed: 
     """Percentile bootstrap of the mean (NaNs dropped); a single value has a zero-width interval.
 
     The values are sorted before the seeded resampling, so the interval is a function of the set of values, not of
-    the order they arrive in (issue 31: the same study run locally and on Ray gave different bounds because the
+    the order they arrive in (found when the same study run locally and on Ray gave different bounds because the
     store returned cells in the order they finished)."""
     values = np.asarray(values, dtype=np.float64)
     values = np.sort(values[np.isfinite(values)])

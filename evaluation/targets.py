@@ -94,7 +94,7 @@ def cli_choice(value: str) -> Choice:
         raise ArgumentTypeError(str(error)) from None
 
 
-# ----- the contrast class ("why the target rather than B?", issue 36) ---------------------------------------------
+# ----- the contrast class ("why the target rather than B?") ---------------------------------------------
 # The rule lives in ``explainers/contrast.py`` (explainers may not import evaluation); the metrics read it from here.
 CONTRAST_HELP = contrast_policy.HELP
 

@@ -1,4 +1,4 @@
-"""Coarse to fine (issue 32): rank the sentences, then explain words only inside the top sentences, under a budget.
+"""Coarse to fine: rank the sentences, then explain words only inside the top sentences, under a budget.
 
 1. The coarse pass: the method with sentences as its players (``models.granularity.by_units``), one score per
    sentence.
@@ -23,7 +23,7 @@ from scipy.stats import spearmanr
 from models import Encoding, InputError, metered
 from models.granularity import by_units
 
-TOP_WORDS = 10  # the agreement's top-k (issue 32: top-10 precision >= 0.8)
+TOP_WORDS = 10  # the agreement's top-k (target: top-10 precision >= 0.8)
 
 
 @dataclass
@@ -38,6 +38,7 @@ class CoarseToFine:
     word_level_passes: int
     word_level_measured: bool
     agreement: dict = field(default_factory=dict)
+    word_level_scores: np.ndarray | None = None  # the whole input's word scores, when compared
 
     @property
     def cost_share(self) -> float:

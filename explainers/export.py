@@ -5,7 +5,7 @@ exactly what a heatmap showed; the JSON keeps every explanation's full provenanc
 metric (AML) carries its "tuned for <metric>" badge as a column (CSV) and a field (JSON): its scores on that metric
 are optimistic by construction, and a reader of the file should know it without the provenance.
 
-The JSON is one versioned layout for the command line, the app and the Python library (issue 34):
+The JSON is one versioned layout for the command line, the app and the Python library:
 ``"format": "explanation-workbench/1"``, described by ``assets/schema/explanation-workbench-1.json``, with a
 ``kind``: ``"explanations"`` (one input, written here) or ``"run"`` (a stored dataset run, written by
 ``evaluation/runs/store.py``). ``read_document`` reads the explanations back, and also the two unversioned layouts
@@ -39,7 +39,7 @@ def tuned_for(explanation: Explanation) -> str:
 
 
 def contrast_columns(explanation: Explanation) -> dict:
-    """The contrast class of a contrastive explanation ("why the target rather than B", issue 36); empty otherwise."""
+    """The contrast class of a contrastive explanation ("why the target rather than B"); empty otherwise."""
     contrast = (explanation.provenance.get("target") or {}).get("contrast")
     return {"contrast": contrast["index"] if contrast else "", "contrast_label": contrast["label"] if contrast else ""}
 

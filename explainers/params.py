@@ -27,7 +27,7 @@ def param(default: Any, label: str, help: str = "", choices: tuple | None = None
     (None then means "not set": e.g. "the preset's own operator"). ``parse`` reads an option with a syntax of
     its own (the target policy's "predicted" | "gold" | class index); it raises ValueError on a bad value.
     ``server_path``: the value may name a folder on the server (a checkpoint, a masked LM): a shared server's
-    pages show it but let no one type it (issue 30)."""
+    pages show it but let no one type it (a shared server takes no path from a browser)."""
     return dataclasses.field(default=default, metadata={"label": label, "help": help, "choices": choices,
                                                          "min": min, "max": max, "step": step, "type": type,
                                                          "parse": parse, "server_path": server_path})

@@ -47,6 +47,11 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     return method, preset
 
 
+def format_spec(method_id: str, preset: str | None = None) -> str:
+    """The inverse of ``parse_spec``: "method:preset", or the method id alone when no preset is chosen."""
+    return f"{method_id}:{preset}" if preset else method_id
+
+
 def is_known_spec(spec: str) -> bool:
     """Whether ``parse_spec`` accepts the spec (lists that keep only what this installation registers)."""
     try:

@@ -1,4 +1,4 @@
-"""Explaining a document read in windows (issue 32; the windows are ``models/windows.py``'s).
+"""Explaining a document read in windows (the windows are ``models/windows.py``'s).
 
 Two ways, by what a method needs:
 - **whole document**: methods that only remove words (perturbation, masked-LM fill, baselines, ensembles of

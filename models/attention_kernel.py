@@ -1,7 +1,7 @@
 """Which attention kernel a model runs: SDPA for every forward pass, eager only while attention weights are read.
 
 PyTorch's fused scaled-dot-product attention (SDPA) gives the same outputs as the eager kernel within float32
-rounding and is faster (issue 19: 1.15x on the 2-core CPU, max |dp| 6e-7), but it returns no attention weights.
+rounding and is faster (measured: 1.15x on the 2-core CPU, max |dp| 6e-7), but it returns no attention weights.
 So a classifier switches its one model object to SDPA when it is built (``prefer_sdpa``) and back to eager only
 around the calls that read weights (``eager_attention``): the implementation is a flag on the model's config that
 transformers reads at every forward, so no weights are copied.

@@ -1,9 +1,9 @@
-"""What a model reads of any text, from a run's or a command's options (issue 32): windows and granularity.
+"""What a model reads of any text, from a run's or a command's options: windows and granularity.
 
 ``read_input(classifier, text, pair, options)`` is the one place the CLI, dataset runs and pages turn a text into
 an encoding: a text longer than the model's window is read in overlapping windows (``models/windows.py``, never
 cut), and ``granularity`` "sentence" makes the sentences the players (``models/granularity.py``). Options (all
-optional, so runs started before issue 32 keep their ids): ``long_documents`` ("windows", the default, or
+optional, so runs started without them keep their ids): ``long_documents`` ("windows", the default, or
 "truncate": the model's own cut, reported as before), ``window_size``, ``window_stride``, ``window_aggregate``
 ("mean" | "max" | "first"), ``allow_long`` (texts over ``LONG_DOCUMENT_WORDS`` words), ``granularity``
 ("word" | "sentence" | "span"), ``spans`` (pairs of start, end) and ``span_unit`` ("char" | "word").

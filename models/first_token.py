@@ -1,4 +1,4 @@
-"""Logits of an encoder whose head reads only [CLS], with the last layer computed for that one token (issue 19).
+"""Logits of an encoder whose head reads only [CLS], with the last layer computed for that one token (same logits).
 
 The head of a BERT-style classifier (BERT's pooler, the RoBERTa / ELECTRA classification head) reads only the first
 token's final hidden state. In the last transformer layer that state needs the keys and values of every token, but

@@ -1,4 +1,4 @@
-"""Features coarser than words, for computing (issue 32): sentences and user-given spans as the players.
+"""Features coarser than words, for computing: sentences and user-given spans as the players.
 
 A ``UnitEncoding`` is an encoding whose "words" are units (sentences or spans): each unit's text is its words
 joined by single spaces, ``token_word`` maps every token to its unit, and ``base`` is the word-level encoding

@@ -152,7 +152,7 @@ def load_classifier(spec: str, device: str | None = None) -> TextClassifier:
         _check_config(Path(resolved.location))
     model, tokenizer = load_resolved(resolved, _from_pretrained, f"a built-in model ({', '.join(BUILT_IN)})")
     warning = untrained_head_warning(model)
-    # content, not the path: a prepared model named by its folder hits the cache its name filled (issue 19)
+    # content, not the path: a prepared model named by its folder hits the cache its name filled
     if resolved.manifest:
         fingerprint = resolved.manifest["weights_sha256"][:16]
     else:

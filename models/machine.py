@@ -1,7 +1,7 @@
 """Which machine a benchmark ran on, in one line: every figure in docs/benchmarks.md depends on it.
 
 Why: the same 872-sentence run took 13 min 07 s on an AMD EPYC with AVX2 and 6 min 26 s on an Intel Xeon with
-AVX-512 and AMX, both "2 cores" (issue 19). A figure without its CPU cannot be compared with another. Product
+AVX-512 and AMX, both "2 cores". A figure without its CPU cannot be compared with another. Product
 code (the reproduce pages record it with every finding) and the benchmarks (`bench/machine.py`) print the same line.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _cpu_info() -> tuple[str, set[str]]:
     info = Path("/proc/cpuinfo")
     if not info.exists():
         return platform.processor() or platform.machine(), set()
-    name, flags = "", set()
+    name, flags = "", set[str]()
     for line in info.read_text().splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "model name" and not name:

@@ -36,7 +36,7 @@ import settings
 import torch
 
 PASS_KINDS = ("forward", "backward", "double_backward")
-# measured on BERT-like encoders, float32, CPU (peak RSS of a subprocess; docs/benchmarks.md, issue 33):
+# measured on BERT-like encoders, float32, CPU (peak RSS of a subprocess; docs/benchmarks.md):
 FORWARD_HIDDEN = 10  # hidden-size vectors live at once in one layer under inference (10.3 base, 11 tiny)
 SAVED_HIDDEN = 9  # hidden-size vectors autograd keeps per layer for input gradients (8.2 base, 9.6 tiny)
 SAVED_ATTENTION = 1.5  # heads x n values kept per token and layer under eager attention (1.64 base, 1.26 tiny)

@@ -72,7 +72,7 @@ RECIPES = {r.name: r for r in [
            TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=96), min_accuracy=None,
            notes=("Trained on the SNLI *test* split and evaluated on SNLI dev: SNLI train is not available offline. "
                   "Do not compare its accuracy with models trained on SNLI train.",)),
-    # the offline zoo (issue 15): size and architecture axes built from the same pretrained MiniLM-L6 weights
+    # the offline zoo: size and architecture axes built from the same pretrained MiniLM-L6 weights
     Recipe("minilm-l2", "MiniLM-L6's first 2 blocks fine-tuned on SST-2 sentences (1 epoch)", "sst2:train",
            "sst2:dev", ("negative", "positive"), TrainConfig(epochs=1.0, lr=1e-4, batch_size=32, max_length=64),
            blocks=2, notes=("Size axis: the pretrained blocks 3-6 are dropped before fine-tuning.",)),

@@ -197,7 +197,7 @@ def load_prompted(path: Path, device=None) -> PromptedClassifier:
     folder = (path.parent / location) if not Path(location).is_absolute() else Path(location)
     source = str(folder) if folder.exists() else location
     try:
-        local_only = not settings.allow_hub()  # offline by default without relying on HF_HUB_OFFLINE (issue 34)
+        local_only = not settings.allow_hub()  # offline by default without relying on HF_HUB_OFFLINE (a notebook's)
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
         lm = AutoModelForCausalLM.from_pretrained(source, attn_implementation="eager", use_safetensors=True,
                                                   local_files_only=local_only)

@@ -12,7 +12,7 @@ import settings
 from models import memory
 from models.errors import ModelError
 
-# No process environment is set here (issue 34): importing the library must leave a notebook's os.environ alone.
+# No process environment is set here: importing the library must leave a notebook's os.environ alone.
 # The entry points (cli.py, app.py, the worker processes) call settings.prepare_runtime() before torch is imported;
 # offline loading is the loaders' own choice (local_files_only unless settings.allow_hub()).
 

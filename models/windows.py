@@ -1,4 +1,4 @@
-"""Documents longer than the model's window: a classifier over overlapping windows (issue 32).
+"""Documents longer than the model's window: a classifier over overlapping windows.
 
 A text whose tokens do not fit in the model's window is no longer cut. It is split into overlapping windows of
 whole words (a word's sub-word tokens stay together), each window framed by the input's own leading and trailing

@@ -1,4 +1,4 @@
-"""The house rules on imports (issue 13, docs/architecture.md): each layer imports only the layers left of it,
+"""The house rules on imports (docs/architecture.md): each layer imports only the layers left of it,
 Streamlit only in ui/ (and app.py, app_pages/), no import cycle between project modules (function-local imports
 included: they only hide a cycle), and no project import inside a function."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from conftest import ROOT
 
 PACKAGES = ("corpora", "models", "explainers", "evaluation", "ui", "commands", "workbench")
 # corpora -> models -> explainers -> evaluation -> ui; commands sit beside ui (both read evaluation, never each other);
-# workbench, the Python library face (issue 34), sits on top like app.py (it draws with ui/figures, never Streamlit)
+# workbench, the Python library face, sits on top like app.py (it draws with ui/figures, never Streamlit)
 LAYER = {"corpora": 0, "models": 1, "explainers": 2, "evaluation": 3, "ui": 4, "commands": 4, "workbench": 5}
 # function-local project imports kept on purpose (none today); each would need its reason at the import
 ALLOWED_LOCAL: set[str] = set()

@@ -1,4 +1,4 @@
-"""Section numbers cited for the five papers are the papers' own, not the research notes' numbering (issue 18: the
+"""Section numbers cited for the five papers are the papers' own, not the research notes' numbering (the
 notes number their own chapters, e.g. seed-003.md's "6.2 Pitfalls", which is no section of the thesis).
 
 The sections below are the numbered headings of the papers' texts in ``shared/seeds/`` (appendices are cited as

@@ -82,7 +82,7 @@ def random_classifier(seed: int = 0, num_labels: int = 2) -> TextClassifier:
                           device="cpu", source="tests/tiny_models.py")
 
 
-# ----- every architecture family (issue 15): tiny random-weight *ForSequenceClassification models ---------------
+# ----- every architecture family: tiny random-weight *ForSequenceClassification models ---------------
 # hidden 32, 2 blocks, 2 heads; a word-level tokenizer with each family's special tokens and template, so the
 # special-token layout (where [CLS] / <s> / </s> sit, which of [MASK] / pad / unk exist) is the real family's.
 ARCH_WORDS = sorted(set(FILLER)) + [KEYWORD] + [w for w in EXTRA if not w.startswith("##")]

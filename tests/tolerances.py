@@ -1,4 +1,4 @@
-"""How the tests derive a float tolerance (issue 20: `abs=1e-9` failed on a fresh Intel Xeon machine).
+"""How the tests derive a float tolerance (`abs=1e-9` failed on a fresh Intel Xeon machine).
 
 The models compute in float32. ``EPS32`` = 2**-23 ~ 1.19e-7 is the gap between float32 numbers at 1, so a
 float32 value v carries an error of up to |v| * EPS32 / 2 from its last rounding alone. Two computations that
@@ -6,7 +6,7 @@ are the same mathematics but not the same operations round differently:
 
 - a forward pass of one input alone and of the same input inside a batch (other lengths, other padding),
 - the same batch on another CPU or thread count, whose vector kernels add the terms of a matmul in
-  another order (issue 20: the README's test command failed on a fresh Xeon; it passed on this EPYC).
+  another order (the README's test command failed on a fresh Xeon; it passed on this EPYC).
 
 Their difference is a number of float32 units in the last place (ulps) of the size of the quantity, not a
 fixed absolute number. Measured here: the tiny keyword BERT's logits, a batch of 64 against one input at a
@@ -19,7 +19,7 @@ result, a seeded rerun, a replay of the same batch), tests keep exact equality: 
 Results computed in float64 from the same float64 inputs (statistics, rank correlations, rollout of given
 matrices, ROAR areas) keep their tight float64 tolerances.
 
-Audit (issue 20): every comparison of float32 model outputs computed two ways uses these helpers, in
+Audit: every comparison of float32 model outputs computed two ways uses these helpers, in
 tests/evaluation/faithfulness/{test_random_band,test_bias,test_curves,test_faithfulness_dataset}.py,
 tests/evaluation/{roar/test_masking,sanity/test_sanity_one_input}.py, tests/models/{test_classifier,
 test_mlm_filler}.py and tests/explainers/{test_explainer_core,methods/test_gradient_methods,

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 
 import pandas as pd
 
-from explainers import Explanation
+from explainers import Explanation, format_spec
 from explainers.export import explanations_document, read_document
 from models import Encoding, TextClassifier
 
@@ -132,5 +132,4 @@ def load(source: str | Path | dict) -> Explanations:
 
 
 def _spec(e: Explanation) -> str:
-    preset = e.provenance.get("preset")
-    return f"{e.method_id}:{preset}" if preset else e.method_id
+    return format_spec(e.method_id, e.provenance.get("preset"))

@@ -20,6 +20,7 @@ from evaluation.model_comparison import compare_models as _compare_models
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.plausibility.one_input import score_example
 from evaluation.sanity.one_input import run_sanity
+from explainers import format_spec
 from models import Encoding, TextClassifier, UserFacingError
 
 from workbench.explaining import load_model
@@ -121,8 +122,7 @@ def sanity(explanations: Explanations, mode: str = "cascading", model: TextClass
 
 
 def _name(e) -> str:
-    preset = e.provenance.get("preset")
-    return f"{e.method_id}:{preset}" if preset else e.method_id
+    return format_spec(e.method_id, e.provenance.get("preset"))
 
 
 def compare_models(models: dict[str, TextClassifier | str] | Sequence[str], text: str, pair: str | None = None,

@@ -1,6 +1,6 @@
 """Attacks over a dataset: one job cell per example (every chosen method), in the result store, with bootstrap CIs.
 
-The examples are attacked in batches (``attack_many``: several inputs' optimizations as one, issue 16): the cells
+The examples are attacked in batches (``attack_many``: several inputs' optimizations as one): the cells
 are ordered batch by batch, and the run's batch hook (``batched_attacks``) computes a batch when its first cell
 runs and serves the others, so each cell still lands in the store on its own and a stopped run resumes losing at
 most one batch. Alone (the app, Ray) a cell attacks its example by itself: the same values up to float32
@@ -22,6 +22,7 @@ from models import ModelError, cached_classifier
 
 from evaluation.adversarial.attack import (ATTACKED_METHODS, AttackConfig, AttackError, attack_groups, attack_many,
                                            config_for, rows_per_input)
+from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
@@ -133,10 +134,8 @@ def start_attacks(model: str, dataset: str, methods: list[str], limit: int | Non
     if not examples:
         raise ModelError(f"Dataset '{dataset}' has no examples.")
     settings = {"methods": list(methods), "config": asdict(config)}
-    run_config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
-                  "limit": len(examples), **settings}
-    title = f"adversarial ({config.objective}) on {dataset} ({len(examples)} examples), {model}"
-    run_id = store.create_run(KIND, run_config, total=len(examples), title=title)
+    run_id, _ = create_dataset_run(store, KIND, f"adversarial ({config.objective})", model, classifier.fingerprint,
+                                   dataset, examples, settings)
     # cells in batch order (length-sorted, ``cell_batches``): a batch's cells run one after another
     encodings = [classifier.encode(example.text, example.pair) for example in examples]
     cells = [Cell(key=examples[index].id, spec={"model": model, "dataset": dataset, "index": index, "batch": batch,

@@ -1,4 +1,4 @@
-"""Error analysis (issue 17): the predictions table of a dataset, its filters and confusion matrix, explaining a
+"""Error analysis: the predictions table of a dataset, its filters and confusion matrix, explaining a
 slice with the shortcut detector, and the minimal-flip counterfactual search."""
 from evaluation.errors.counterfactual import MODES, Flip, minimal_flip, mlm_candidates
 from evaluation.errors.filters import (FilterError, Filters, apply_filters, cell_rows, confident_errors_first,

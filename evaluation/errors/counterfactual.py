@@ -1,7 +1,7 @@
 """Minimal-flip counterfactual search: the fewest words to remove (or to replace with a masked LM's candidates) so
 that the prediction changes.
 
-Greedy first, then an exact check where the budget allows it (issue 31: on 40 short sentences the greedy flip was one
+Greedy first, then an exact check where the budget allows it (measured: on 40 short sentences the greedy flip was one
 word larger than the brute-force minimum in 3).
 
 Greedy: the first round is leave-one-out: every single change is classified in one batch, and a change that flips

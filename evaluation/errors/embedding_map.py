@@ -1,4 +1,4 @@
-"""The embedding map (LIT's projector, issue 36): a dataset's sentence representations in two dimensions.
+"""The embedding map (LIT's projector): a dataset's sentence representations in two dimensions.
 
 A sentence's representation is the last hidden state at the token the head reads (``classifier.pooled_index``:
 [CLS] for encoders, the pooled last token for decoders, the decoder state at the last </s> for encoder-decoders), so

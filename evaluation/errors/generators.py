@@ -1,4 +1,4 @@
-"""Counterfactual generators (LIT's Datapoint Generator, issue 36): propose edited inputs, re-predict every one, and
+"""Counterfactual generators (LIT's Datapoint Generator): propose edited inputs, re-predict every one, and
 list those that flip the prediction as diffs.
 
 - **Word replacer** (LIT's ``WordReplacer``): the user's rules, one per line, ``great -> terrible | bad``; each
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -28,6 +29,9 @@ from models import Encoding, Operator, TextClassifier, UserFacingError
 from models.mlm import MaskedLMFiller
 
 from evaluation.errors.counterfactual import Flip, probabilities_after
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built: the module loads without it
+    import pandas as pd
 
 WORD_REPLACER, MASKED_LM, HOTFLIP = "word-replacer", "masked-lm", "hotflip"
 GENERATORS = {WORD_REPLACER: "word replacer (your rules)", MASKED_LM: "masked-LM substitution of the top words",

@@ -54,7 +54,7 @@ class RemovalOptions:
     operator: str | None = param(None, "Removal operator", "how a removed word is removed; not set = each "
                                  "preset's own operator", choices=OPERATOR_IDS, type=str)
     target: str | int = target_option()  # predicted (papers 000, 003, 004, ERASER), gold (paper 002), or a class
-    contrast: str | int | None = contrast_option()  # read s(target) - s(contrast) after removal (issue 36)
+    contrast: str | int | None = contrast_option()  # read s(target) - s(contrast) after removal (a contrastive target)
     exclude_special: bool = param(True, "Words only in fractions", "true: fractions count words only; false: "
                                   "[CLS]/[SEP] count too (papers 003/004; they are never removed)")
     seed: int = param(0, "Tie-break seed", "seed of the tie-breaking among equal scores (paper 002's code adds "
@@ -404,7 +404,10 @@ def length_grouped_logits(classifier: TextClassifier, batch: TokenBatch) -> np.n
     out = np.zeros((len(batch), classifier.num_labels))
     for low, high in length_bands(lengths):
         index = np.flatnonzero((lengths >= low) & (lengths <= high))
-        pick = lambda column: None if column is None else [column[i] for i in index]  # noqa: E731
+
+        def pick(column, rows=index):
+            return None if column is None else [column[i] for i in rows]
+
         out[index] = classifier.predict_logits(TokenBatch(pick(batch.input_ids), pick(batch.token_type_ids),
                                                           pick(batch.zero_masks), pick(batch.readout)))
     return out
@@ -529,7 +532,7 @@ def provenance(metric: RemovalMetric, options: RemovalOptions) -> dict:
             **({"aopc_divisor": options.aopc_divisor or metric.aopc_divisor} if metric.summary == "aopc" else {}),
             **({"convention": metric.convention} if metric.convention else {}),
             **({"contrast": options.contrast, "contrast_read": "s(target) - s(contrast) after removal: p(A) - p(B) "
-                "for probability scores (issue 36)"} if options.contrast is not None else {})}
+                "for probability scores"} if options.contrast is not None else {})}
 
 
 def with_operator(metric: RemovalMetric, operator: str, suffix: str | None = None) -> RemovalMetric:

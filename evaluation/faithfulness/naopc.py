@@ -20,15 +20,15 @@ permutations); the orderings' own AOPCs are then read off the same table (no fur
 longer than ``naopc_exact_words``, Edin et al.'s NAOPC_beam: a worst-first and a best-first beam over removed
 prefixes (width ``naopc_beam``), advanced together so every step is one engine call and a set both reach (the first
 step's n leave-one-out rows at least) is scored once; every scored ordering's AOPC is folded into the input's one
-shared bound (``widen``, issue 31) so NAOPC stays in [0, 1] when the beam misses the true optimum and all orderings of
+shared bound (``widen``) so NAOPC stays in [0, 1] when the beam misses the true optimum and all orderings of
 an input are normalized alike. Which search ran is in the details (``search``, per
 value) and in the metric's metadata (``params['bounds']``).
 
-Width (issue 18, decided from measurements, docs/faithfulness.md "NAOPC: the beam width"): the default is 1 (greedy),
+Width (decided from measurements, docs/faithfulness.md "NAOPC: the beam width"): the default is 1 (greedy),
 the cheapest width of Edin et al.'s experiment 3 (``scripts/experiments/increasing_beam_sizes``: 1, 2, 5, 10, 15,
 50). On SST-2 dev with default-quick, where the beam runs (> 8 words), width 1 gave NAOPC values within
 0.005 of width 5 on average and never reordered the methods' means; width 5 costs about 2.3x the passes. Chosen again
-against exact bounds (issue 31, ``bench/study_naopc_exact_widths.py``, 21 sentences of 9-14 words): mean |error|
+against exact bounds (``bench/study_naopc_exact_widths.py``, 21 sentences of 9-14 words): mean |error|
 0.010 / 0.006 / 0.005 / 0.004 for widths 1 / 2 / 4 / 8 at 1 / 1.23 / 1.62 / 2.18x the rows, worst 0.24 at every
 width, the methods' means ranked alike at every width: width 1 stays.
 Preset ``naopc-edin-beam-5``: width 5, what their experiment scripts pass (``scripts/experiments/approximate_bounds``).
@@ -44,11 +44,11 @@ input is normalized against the same search. Above the threshold the orderings' 
 points the beam already scored (every leave-one-out row, the empty input, much of a greedy method's prefixes) are
 taken from its rows (``ScoredRows``), not run again.
 
-Contrast class (issue 36, docs/peers.md): with a contrast class B every curve reads s(A) - s(B) (the removal curves'
+Contrast class (docs/peers.md): with a contrast class B every curve reads s(A) - s(B) (the removal curves'
 ``_score``: p(A) - p(B) for the probability score), and the bounds are searched on that same curve, so NAOPC ranks
 an explanation among all orderings of "A rather than B"; the contrast is part of the bounds' memo key.
 
-Dataset runs (issue 18, NAOPC within 2x AOPC's cost): the run's batch hook searches the bounds of its window of
+Dataset runs (target: NAOPC within 2x AOPC's cost): the run's batch hook searches the bounds of its window of
 inputs in lockstep (``prefill_bounds``): step s of every input's beams, and every subset of the inputs the exact
 search takes, are scored in one engine call (each input's distinct rows once, in length bands, at most
 ``MAX_ROWS_PER_CALL`` rows), so a window costs about max(n) calls instead of sum(n); the cells find the bounds in the
@@ -417,7 +417,7 @@ def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naop
                 job.take(logits)
         active = [job for job in active if job.result is None]
     for key, (encoding, _) in todo.items():
-        searches = {curve: jobs[(key, *curve)].result for curve in dict.fromkeys(keys.values())}
+        searches = {curve: jobs[(key,) + tuple(curve)].result for curve in dict.fromkeys(keys.values())}
         _remember(classifier, key, _bounds(searches, keys, metrics, removal, encoding.n_words,
                                            encoding.n_words <= naopc.naopc_exact_words))
     return len(todo)
@@ -449,7 +449,7 @@ def logits_of_many(classifier, parts, operator: str, filler_options: dict | None
             continue
         unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
         rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
-        if is_document(encoding):  # read in windows (issue 32): the engine re-runs only the windows a row changes
+        if is_document(encoding):  # read in windows: the engine re-runs only the windows a row changes
             outs[index][todo] = perturbed_logits(classifier, encoding, rows, operator, filler)[
                 np.asarray(inverse).reshape(-1)]
             continue
@@ -489,7 +489,7 @@ def normalize(aopc: float, low: float, high: float) -> float:
 # ----- the evaluator ------------------------------------------------------------------------------------
 def widen(bounds: Bounds, aopcs: list[dict[str, float]], metrics, removal: RemovalOptions,
           n: int) -> dict[str, tuple[float, float]]:
-    """Fold the orderings' own AOPCs into the input's shared bounds (issue 31).
+    """Fold the orderings' own AOPCs into the input's shared bounds, so NAOPC stays in [0, 1].
 
     A beam bound is the AOPC of the best (worst) ordering the beam saw, so any scored ordering that beats it is a
     better bound. One bound per input serves every ordering (methods and random orderings, now and in later calls:
@@ -600,13 +600,13 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
 
 PRESETS = (
     PinnedPreset("naopc", COMPREHENSIVENESS.preset_label, "naopc_exact_words", None),
-    PinnedPreset("naopc-exact-10", "NAOPC with exact bounds up to 10 words (the default before issue 18; slower on "
+    PinnedPreset("naopc-exact-10", "NAOPC with exact bounds up to 10 words (the former default; slower on "
                 "9-10 words, exact where the default uses the beam)", "naopc_exact_words", 10, "exact-10"),
     # Edin et al.'s experiment scripts (scripts/experiments/approximate_bounds/*) pass --beam_size 5; their experiment 3
-    # (scripts/experiments/increasing_beam_sizes) sweeps 1, 2, 5, 10, 15, 50. The default here is 1 (measured, issue 18)
+    # (scripts/experiments/increasing_beam_sizes) sweeps 1, 2, 5, 10, 15, 50. The default here is 1 (measured)
     PinnedPreset("naopc-edin-beam-5", "NAOPC with Edin et al.'s beam width 5 above the exact threshold (their "
                 "experiment scripts; about twice the default's passes)", "naopc_beam", 5, "edin-beam-5"),
-    # the greedy width pinned (the default's width since issue 18; kept so stored runs' [beam-1] ids still resolve)
+    # the greedy width pinned (the default's width; kept so stored runs' [beam-1] ids still resolve)
     PinnedPreset("naopc-beam-1", "NAOPC with a greedy beam (width 1) above the exact threshold, pinned: the "
                 "cheapest width Edin et al. study (experiment 3)", "naopc_beam", 1, "beam-1"),
 )

@@ -18,7 +18,7 @@ from evaluation.faithfulness.soft import SoftOptions
 from evaluation.metric import EVALUATORS, RANDOM_METHOD
 from evaluation.registry import evaluate_batch
 
-MEASURES = ("naopc", "soft")  # evaluator ids (issue 18: normalized and in-distribution measures)
+MEASURES = ("naopc", "soft")  # evaluator ids (normalized and in-distribution measures)
 OPTIONS = {"naopc": NaopcOptions, "soft": SoftOptions}  # each evaluator's own options (param() schemas)
 
 

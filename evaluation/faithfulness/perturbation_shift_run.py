@@ -14,6 +14,7 @@ from models import TextClassifier, cached_classifier, estimate_seconds
 from models.mlm import load_filler
 
 from evaluation.faithfulness.perturbation_shift import SCHEMES, drop_table, example_accuracies
+from evaluation.runs.header import dataset_run_config, dataset_run_title
 from evaluation.runs.jobs import Cell
 from evaluation.runs.store import ResultStore, run_id_for
 
@@ -55,9 +56,9 @@ def labelled_examples(classifier: TextClassifier, dataset: str, limit: int | Non
 
 def run_config(classifier: TextClassifier, model: str, dataset: str, examples: list, schemes, lime_samples: int,
                seed: int, filler=None) -> dict:
-    return {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset, "limit": len(examples),
-            "schemes": list(schemes), "lime_samples": int(lime_samples) if "lime" in schemes else None,
-            "seed": int(seed), "masked_lm": None if filler is None else filler.fingerprint}
+    return dataset_run_config(model, classifier.fingerprint, dataset, examples, schemes=list(schemes),
+                              lime_samples=int(lime_samples) if "lime" in schemes else None, seed=int(seed),
+                              masked_lm=None if filler is None else filler.fingerprint)
 
 
 def _filler_for(schemes):
@@ -96,7 +97,7 @@ def start_accuracy_drop(model: str, dataset: str, limit: int | None, schemes, li
     config = run_config(classifier, model, dataset, examples, schemes, lime_samples, seed, filler)
     meta = {"estimated_cell_seconds": estimated_seconds(classifier, examples, schemes, lime_samples) / len(examples)}
     run_id = store.create_run(KIND, config, total=len(examples), meta=meta,
-                              title=f"Table 4 ({', '.join(schemes)}) on {dataset} ({len(examples)} examples), {model}")
+                              title=dataset_run_title(f"Table 4 ({', '.join(schemes)})", dataset, examples, model))
     cells = [Cell(key=example.id, spec={**config, "index": index}) for index, example in enumerate(examples)]
     return store, run_id, cells
 

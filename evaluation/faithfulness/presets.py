@@ -219,10 +219,10 @@ _ROAD_REF = ("Rong et al., ICML 2022 (ROAD, arXiv 2202.00449), MoRF / LeRF at 10
 _ROAD_COST = ("per curve (MoRF and LeRF are separate values): 9 points, each one masked-LM sequence (the removed "
               "words filled jointly) and at most one classifier sequence, as a DeletionBERT step; DeletionBERT has "
               "K = ceil(0.2 (n - 1)) >= 2 points, so on SST-2 a curve on this grid costs about 2.6x "
-              "DeletionBERT's passes (the same grid: road-deletionbert-grid; docs/benchmarks.md, issue 18)")
+              "DeletionBERT's passes (the same grid: road-deletionbert-grid; docs/benchmarks.md)")
 _ROAD_GRID_COST = ("per curve (MoRF and LeRF are separate values): 0.88x DeletionBERT's passes on its "
                    "own grid (the MoRF rows are DeletionBERT's; chosen together, DeletionBERT costs nothing extra); "
-                   "the pair 1.77x (docs/benchmarks.md, issue 18)")
+                   "the pair 1.77x (docs/benchmarks.md)")
 ROAD_METRICS: tuple[RemovalMetric, ...] = (
     RemovalMetric(
         id="road-morf", label="ROAD MoRF (MLM-imputed)", preset="road", preset_label=PRESETS["road"],

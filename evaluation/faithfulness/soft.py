@@ -12,7 +12,7 @@ with a probability tied to the word's importance, so the whole attribution vecto
   Soft-NC = Soft-C / (1 - S0),  Soft-NS = (Soft-S - S0) / (1 - S0). Both: higher is better. NaN when
   p(y | x0) >= p(y | x) (nothing to normalize by).
 
-Ill-conditioned inputs (issue 31): both normalizations divide by d = p(y | x) - p(y | x0). When the all-masked
+Ill-conditioned inputs: both normalizations divide by d = p(y | x) - p(y | x0). When the all-masked
 input barely moves the prediction, d is tiny and the ratio explodes (on one SST-2 dev sentence d = 0.0036 gave
 Soft-NC ~125, Soft-NS ~-10; Soft-NC is nominally in [0, 1]). An input with 0 < d < ``ILL_CONDITIONED`` = 0.05 keeps
 its values, marked ``ill_conditioned`` in their details (and in the run's rows and exports, with ``denominator``);
@@ -29,7 +29,7 @@ all its sub-word tokens; special tokens are never dropped. ``soft_samples`` Bern
 
 Presets (evaluators): ``soft`` (``soft_samples`` masks, default 1: the paper's formulas score one perturbed x' per
 instance), ``soft-zhao-aletras`` (always 1 mask) and ``soft-20-masks`` (always 20: a lower-variance estimate, the
-default before issue 18); the presets' metric ids carry their name in brackets.
+former default); the presets' metric ids carry their name in brackets.
 
 Contrast class (issue 36, docs/peers.md): with a contrast class B every p(y | .) above reads the margin
 d(.) = p(A | .) - p(B | .) instead (Soft-C = max(0, d(x) - d(x')), normalized by max(0, d(x) - d(x0)), and so on):
@@ -130,7 +130,7 @@ def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], 
     use too), the all-masked input (one row), and the mask draws (drawn once per (seed, input): a smaller draw
     is the first rows of a larger one). Every masked copy of every item runs in one batched call.
     """
-    if is_document(encoding):  # issue 32: one pass over the whole input's embeddings does not fit a window
+    if is_document(encoding):  # a long document: one pass over the whole input's embeddings does not fit a window
         raise InputError("Soft sufficiency / comprehensiveness drop embedding elements of the whole input in one "
                          "pass; a document read in windows is not supported by them yet. The removal metrics "
                          "(comprehensiveness, sufficiency, AOPC) measure documents.")
@@ -182,7 +182,7 @@ PRESETS = (
     PinnedPreset("soft-zhao-aletras", "Soft sufficiency / comprehensiveness as Zhao & Aletras 2023 (one mask per "
                "explanation, whatever soft_samples says)", "soft_samples", 1, "zhao-aletras"),
     PinnedPreset("soft-20-masks", "Soft sufficiency / comprehensiveness, mean over 20 masks (a lower-variance estimate; "
-               "the default before issue 18)", "soft_samples", 20, "20-masks"),
+               "the former default)", "soft_samples", 20, "20-masks"),
 )
 BY_ID = {preset.id: preset for preset in PRESETS}
 BASE_IDS = ("soft-comprehensiveness", "soft-sufficiency")

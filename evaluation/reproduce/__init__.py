@@ -1,4 +1,4 @@
-"""Reproducing the papers (issue 37): one stored, resumable run per paper of its headline findings, each with the
+"""Reproducing the papers: one stored, resumable run per paper of its headline findings, each with the
 paper's number, ours over training seeds with a 95 % interval, and a verdict; the page is generated from the store.
 
 ``findings.py`` (findings, budgets, the verdict rule), ``seed_models.py`` (the seeded models), ``studies.py`` (the

@@ -2,7 +2,7 @@
 our 95 % interval over seeds into a verdict (reproduced / partly / not), with its reason.
 
 A finding's ``work`` computes one number for one seed (the training seed of every model it uses, and the seed of
-its sampling), so the interval is over independently trained models, as issue 37 asks. The rule is data (``Claim``),
+its sampling), so the interval is over independently trained models, not resamples. The rule is data (``Claim``),
 applied when the page is written: a changed rule needs no recomputation.
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ SIZES = {"tiny": (600, 300)}  # (train, test) points of a drawn problem; the pap
 DIFFERS = "the paper's own problem (16 features, 4 informative); a logistic regression per step as the model"
 
 
-def _study(spec: dict) -> dict:
+def _study(spec: dict) -> tuple[dict, SyntheticProblem]:
     problem = SyntheticProblem()
     n_train, n_test = SIZES.get(spec["budget"].name, (problem.n_train, problem.n_test))
     problem = replace(problem, n_train=n_train, n_test=n_test)

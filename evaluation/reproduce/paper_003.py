@@ -92,7 +92,7 @@ def attack(spec: dict) -> dict:
 
 def _findings() -> list[Finding]:
     """Two known-feature findings per zoo shape of any budget (each listed under the budgets that build it)."""
-    shapes = {}
+    shapes: dict[tuple, set[str]] = {}
     for budget in BUDGETS.values():
         for blocks in budget.zoo_blocks:
             shapes.setdefault((blocks, False), set()).add(budget.name)

@@ -49,7 +49,7 @@ def _scores(spec: dict, faml: bool = False) -> dict:
     if faml:
         explainers["faml:comprehensiveness"] = create("aml", preset="fAML", tuned_for="comprehensiveness")
     metrics = [BY_ID[COMP], BY_ID[SUFF]]
-    values = {name: {COMP: [], SUFF: [], "seconds": []} for name in explainers}
+    values: dict[str, dict[str, list[float]]] = {name: {COMP: [], SUFF: [], "seconds": []} for name in explainers}
     for example in load_dataset("sst2:dev", limit=budget.examples):
         if stop_requested():
             raise CellStopped()

@@ -1,4 +1,4 @@
-"""``reproduce --paper N``: a paper's headline findings as one stored, resumable run (issue 37).
+"""``reproduce --paper N``: a paper's headline findings as one stored, resumable run.
 
 The run (kind ``reproduce``) has one cell per (finding, seed); a cell trains or reopens the seed's models
 (``seed_models.py``) and runs or reopens the project's own study for that finding (bias table, Table 4, ROAR, sanity,

@@ -1,4 +1,4 @@
-"""The models of a reproduce run, one per training seed (issue 37: intervals over independently trained models).
+"""The models of a reproduce run, one per training seed: intervals over independently trained models.
 
 Each is a recipe of ``models/prepare.py`` (or the known-feature task's, paper 003 s. 3.1) with the budget's size and
 the seed in its training config, built once and cached by the recipe's key, so a resumed run or another paper
@@ -33,7 +33,7 @@ def _lock(name: str):
 
 
 def _train_config(budget: Budget, seed: int) -> TrainConfig:
-    # word embeddings frozen, as default-quick's recipe: with a few hundred steps the small models learn (issue 37)
+    # word embeddings frozen, as default-quick's recipe: with a few hundred steps the small models learn
     return TrainConfig(epochs=budget.epochs, lr=budget.lr, batch_size=32, max_length=budget.max_length, seed=int(seed),
                        freeze_word_embeddings=budget.train_limit is not None)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explainers import REGISTRY, ParamError, create, parse_spec, split_spec
+from explainers import REGISTRY, ParamError, create, format_spec, parse_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import Encoding, TextClassifier
 
@@ -105,7 +105,7 @@ def resolve_measure(spec: str, settings: str = "cheap", params: dict | None = No
     cls = REGISTRY[method]
     known = {f.name for f in dataclasses.fields(cls.Params)}
     if preset:
-        parse_spec(f"{method}:{preset}")  # ParamError unless the preset is one of the method's
+        parse_spec(format_spec(method, preset))  # ParamError unless the preset is one of the method's
         chosen, overrides = preset, {}
     else:
         table = CHEAP_SETTINGS if settings == "cheap" else PAPER_SETTINGS

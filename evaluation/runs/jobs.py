@@ -2,7 +2,7 @@
 
 Executors:
 - ``local``: cells one after another in this process (the default; a GPU is used when there is one);
-- ``processes``: windows of cells in worker processes on this machine, one torch thread each (issue 19: on a
+- ``processes``: windows of cells in worker processes on this machine, one torch thread each (measured: on a
   CPU the cores are used better than by one process's threads; evaluation/runs/process_executor.py);
 - ``ray``: cells as Ray tasks on a cluster (``ray_address``) or a local Ray instance, so a study can use
   many GPUs. A cell's work function must depend only on its spec (and its seed), so both executors give

@@ -1,6 +1,6 @@
 """The processes executor of the job runner: windows of cells in worker processes on this machine.
 
-Why (issue 19): on a CPU, torch's intra-op threads share one small operation between cores and wait for each
+Why: on a CPU, torch's intra-op threads share one small operation between cores and wait for each
 other; two processes with one thread each keep both cores busy (measured 0.78x the wall time of one process
 with two threads on 40 SST-2 sentences, docs/benchmarks.md).
 
@@ -115,7 +115,7 @@ def _run_window(run_window, run_id: str, cells: list, work, batch_hook) -> tuple
 def launch_environment(env: dict[str, str]):
     """``env`` in this process while workers start, restored after: a spawned worker inherits the environment as it
     is when it starts and imports torch before its initializer runs, so the OMP and hub variables must be there then;
-    a library user's process keeps its own environment (issue 34)."""
+    a library user's process keeps its own environment."""
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
     try:

@@ -13,7 +13,7 @@
   workers' uploaded copy, where there is none. A cluster whose nodes do not share this path needs the data at
   the same path on each node, or an ``EXWB_DATA_DIR`` that names the nodes' folder (passed as written when no
   such folder exists on the driver).
-- Devices (issue 33): each task asks for ``resources`` (``num_cpus``, ``num_gpus``; the command line's
+- Devices: each task asks for ``resources`` (``num_cpus``, ``num_gpus``; the command line's
   ``--ray-cpus`` / ``--ray-gpus`` set the process's default, ``use_resources``). A task with GPUs sees only its
   own (Ray sets CUDA_VISIBLE_DEVICES), runs with EXWB_DEVICE=cuda and EXWB_DEVICE_SHARE = its share of one GPU
   (the memory budget's share, models/memory.py), and loads its own model copy; a task without GPUs runs on the

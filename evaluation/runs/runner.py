@@ -30,6 +30,7 @@ from evaluation.faithfulness.curves import RemovalOptions, base_logits
 from evaluation.faithfulness.random_band import band, compare_with_random
 from evaluation.metric import EVALUATORS, METRICS, RANDOM_METHOD, RunOptions
 from evaluation.registry import evaluate_batch, resolve_evaluators
+from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
@@ -48,7 +49,7 @@ def evaluate_example(spec: dict) -> dict:
 
     The cell runs in its own ``sharing()`` block (joining its window's, under the local and processes executors'
     batch hook), so its removal curves reuse leave-one-out's rows whatever the executor: a Ray task, outside any
-    block, computed those rows again in other batches and gave values a float32 rounding apart (issue 31).
+    block, computed those rows again in other batches and gave values a float32 rounding apart.
     """
     with sharing():
         return _evaluate_example(spec)
@@ -63,7 +64,7 @@ def _evaluate_example(spec: dict) -> dict:
     target = targets.explain_target(run.target, example.label)
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
     explained, explanations = {}, {}
-    # served from the cache where any page or earlier run left them; the rest share their passes (issue 19)
+    # served from the cache where any page or earlier run left them; the rest share their passes
     computed = explain_all([create_from_spec(m, contrast=run.contrast) for m in spec["methods"]], classifier, encoding,
                            target)
     for method_spec, explanation in zip(spec["methods"], computed):
@@ -104,7 +105,7 @@ def _evaluate_example(spec: dict) -> dict:
 
 @contextmanager
 def batched_gradient_passes(specs: list[dict]):
-    """The batch hook of an evaluation run (issue 19): the IG paths the window's cells will ask for, computed
+    """The batch hook of an evaluation run: the IG paths the window's cells will ask for, computed
     for several inputs per batch (``prefill_ig_paths``) and served to the cells from one ``sharing()`` block.
     Inputs whose explanation is already cached are left out. A failure here only loses the speed-up: each cell
     then computes its own path (and records its own error)."""
@@ -154,7 +155,7 @@ def _prefill(specs: list[dict]) -> None:
 
 
 def _prefill_naopc_bounds(specs: list[dict]) -> None:
-    """NAOPC's bounds of the window's inputs searched in lockstep (issue 18: one engine call per beam step for all
+    """NAOPC's bounds of the window's inputs searched in lockstep (one engine call per beam step for all
     inputs, not one per input and step), left in the memo the cells' ``aopc_bounds`` reads."""
     spec = specs[0]
     presets = [naopc.BY_ID[e] for e in spec["evaluators"] if e in naopc.BY_ID]
@@ -201,10 +202,8 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     classifier = cached_classifier(model)
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
     paper_targets.check_gold_labels(evaluators, options.get("target"), [e.label for e in examples], dataset)
-    config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
-              "limit": len(examples), "methods": methods, "evaluators": evaluators, "options": options or {}}
-    run_id = store.create_run(KIND, config, total=len(examples),
-                              title=f"{', '.join(evaluators)} on {dataset} ({len(examples)} examples), {model}")
+    run_id, _ = create_dataset_run(store, KIND, ", ".join(evaluators), model, classifier.fingerprint, dataset, examples,
+                                   {"methods": methods, "evaluators": evaluators, "options": options or {}})
     cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, "methods": methods,
                                         "evaluators": evaluators, "options": options or {}})
              for index, example in enumerate(examples)]
@@ -285,7 +284,7 @@ def summarize(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.
                         "diff_low": comparison.difference.low, "diff_high": comparison.difference.high,
                         "vs_random": comparison.verdict})
         elif method == RANDOM_METHOD and orderings is not None and len(orderings):
-            # the band the method rows get from compare_with_random, computed the same way (issue 31: pandas'
+            # the band the method rows get from compare_with_random, computed the same way (pandas'
             # compensated groupby mean put it a few ulps away from theirs)
             matrix = _orderings_matrix(orderings, metric, group["example_id"])
             low, high = band(np.nanmean(matrix[np.isfinite(group["value"].to_numpy(dtype=np.float64))], axis=0))

@@ -1,7 +1,7 @@
 """The job queue of the app's background runs: owners, slots, per-session quotas, fair order, CPU accounting.
 
 A job belongs to an owner (a browser session; None for work started outside a session, which is never limited
-and starts at once). In shared mode (``settings.shared_mode()``, issue 30) at most ``EXWB_JOB_SLOTS`` owned jobs
+and starts at once). In shared mode (``settings.shared_mode()``) at most ``EXWB_JOB_SLOTS`` owned jobs
 run at once, a session may have ``EXWB_QUOTA_RUNNING`` running and ``EXWB_QUOTA_QUEUED`` queued jobs, and a
 session that used ``EXWB_QUOTA_CPU_SECONDS`` CPU seconds in the last hour cannot start more until that hour has
 passed; a refused start raises ``QuotaExceeded`` (a ``UserFacingError``) saying which limit and what to do.

@@ -117,7 +117,7 @@ class ResultStore:
     def cells(self, run_id: str) -> dict[str, dict]:
         with self._connect() as db:
             # by key, not by finish time: whatever read the cells (tables, bootstrap draws over examples) sees them
-            # in one order whichever executor ran them and in whatever order they finished (issue 31)
+            # in one order whichever executor ran them and in whatever order they finished (same inputs, same numbers)
             rows = db.execute("SELECT key, result FROM cells WHERE run_id = ? ORDER BY key", (run_id,)).fetchall()
         return {row["key"]: json.loads(row["result"]) for row in rows}
 

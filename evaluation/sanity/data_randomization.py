@@ -36,6 +36,7 @@ from models.training import TrainConfig, train_classifier
 
 from evaluation import targets
 from evaluation.metric import Metric, register_metric
+from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, run_cells, stop_requested
 from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
@@ -277,10 +278,9 @@ def start_study(model: str, permuted_folder: str, dataset: str, methods: list[st
         raise ModelError(f"Dataset '{dataset}' has no examples.")
     settings_ = {"model": model, "permuted": str(permuted_folder), "methods": list(methods),
                  "target": targets.parse(target), "top_fraction": top_fraction, "dataset": dataset}
-    config = {**settings_, "model_fingerprint": original.fingerprint, "permuted_fingerprint": randomized.fingerprint,
-              "limit": len(examples)}
-    run_id = store.create_run(KIND, config, total=len(examples),
-                              title=f"data randomization on {dataset} ({len(examples)} examples), {model}")
+    study = {k: v for k, v in settings_.items() if k not in ("model", "dataset")}  # the header holds those two
+    run_id, _ = create_dataset_run(store, KIND, "data randomization", model, original.fingerprint, dataset, examples,
+                                   {**study, "permuted_fingerprint": randomized.fingerprint})
     cells = [Cell(key=e.id, spec={**settings_, "index": i}) for i, e in enumerate(examples)]
     return store, run_id, cells
 

@@ -10,7 +10,7 @@ Two checks, as on the page:
 - ``layers``: cascading or independent layer randomization (paper 003);
 - ``head``: paper 000's classifier-head randomization under several seeds (Table A5).
 
-Extra measures of a layers run (``measures``, issue 18), stored as rows of their own metric beside the curves:
+Extra measures of a layers run (``measures``), stored as rows of their own metric beside the curves:
 - ``emprt``: eMPRT per method at the last stage (cascading; ``emprt.py``), its random band: maps turned to noise;
 - ``smprt``: the per-stage Spearman of |denoised maps| (``smprt.py``; N noisy copies per stage and method);
 - ``repeatability``: each method under K seeds on the original model (``repeatability.py``), stage "original".
@@ -31,6 +31,7 @@ from models import randomize
 
 from evaluation import targets
 from evaluation.runs.runner import cell_rows_frame
+from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
                      explainers_for, run_head_check, run_sanity)
@@ -193,7 +194,7 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
         settings.update(mode=mode, init=init, seed=int(seed))
         if only_stages is not None:  # absent otherwise: the run ids of full studies stay as they were
             settings["only_stages"] = list(only_stages)
-        if measures:  # only then in the config: runs started before issue 18 keep their identity
+        if measures:  # only then in the config: runs started without measures keep their identity
             settings["measures"] = measures
         if "smprt" in measures:
             settings["smoothing"] = asdict(smoothing or smprt.SmoothingOptions())
@@ -204,11 +205,9 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
             settings["repeat_seeds"] = seeds_
     else:
         settings.update(seeds=[int(s) for s in seeds], seed=int(seed), init="xavier")
-    config = {"model": model, "model_fingerprint": classifier.fingerprint, "dataset": dataset,
-              "limit": len(examples), **settings}
     what = f"{mode} {init} seed {seed}" if check == "layers" else f"head seeds {settings['seeds']}"
-    run_id = store.create_run(KIND, config, total=len(examples),
-                              title=f"sanity ({what}) on {dataset} ({len(examples)} examples), {model}")
+    run_id, _ = create_dataset_run(store, KIND, f"sanity ({what})", model, classifier.fingerprint, dataset, examples,
+                                   settings)
     sharing = {"cache": "original"} if share_original else {}
     cells = [Cell(key=example.id, spec={"model": model, "dataset": dataset, "index": index, **settings, **sharing})
              for index, example in enumerate(examples)]

@@ -1,4 +1,4 @@
-"""Repeatability across seeds (issue 18): does a stochastic method give the same map when only its seed changes?
+"""Repeatability across seeds: does a stochastic method give the same map when only its seed changes?
 
 LIME, KernelSHAP, Shapley sampling, SmoothGrad, GradientSHAP, MaRC and the random baseline draw samples from a
 seed (their ``seed`` parameter). Each method runs K times on the same input, once per seed (default 5), and the
@@ -25,7 +25,7 @@ from evaluation.metric import Metric, register_metric
 from evaluation.sanity import one_input
 from evaluation.statistics import spearman
 
-REFERENCE = "issue 18: repeatability of stochastic methods across seeds (mean pairwise similarity over K seeds)"
+REFERENCE = "this project's check: repeatability of stochastic methods across seeds (mean pairwise similarity)"
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 METRICS = {m.id: register_metric(m) for m in [
     Metric("sanity_repeatability", "Repeatability: mean pairwise Spearman ρ over seeds", "sanity", True, (-1.0, 1.0),

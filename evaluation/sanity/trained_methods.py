@@ -1,4 +1,4 @@
-"""Methods that train something per model (AML's attribution model G) under model randomization (issue 14).
+"""Methods that train something per model (AML's attribution model G) under model randomization.
 
 An AML explains only the model its G was trained on, and a randomized copy is another model (its own fingerprint).
 Silently using the original's G as if it were trained for the copy would be wrong; the rule here:

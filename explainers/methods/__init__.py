@@ -3,5 +3,5 @@ from explainers.methods import (aml, attention, attention_rollout, deeplift, ens
                                 input_marginalization, input_x_gradient, integrated_gradients, kernel_shap,
                                 leave_one_out, leave_one_out_fill, lime, lime_bert, marc, occlusion, partition_shap, random,
                                 saliency, shapley_sampling, smoothgrad)
-from explainers.methods import alti, sequential_integrated_gradients, value_zeroing  # noqa: F401  (issue 36)
-from explainers.methods import input_marginalization_phrase  # noqa: F401  (issue 36: paper 000 s. 7)
+from explainers.methods import alti, sequential_integrated_gradients, value_zeroing  # noqa: F401  (they register)
+from explainers.methods import input_marginalization_phrase  # noqa: F401  (it registers: paper 000 s. 7)

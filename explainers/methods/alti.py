@@ -158,10 +158,11 @@ def attention_terms(classifier, encoding, layer: int, trace: LayerTrace,
                 keep[row, j] = 1.0
         state = {"layer": -1}
 
-        def before_block(_module, _args):
+        # this chunk's state and mask bound as defaults: the hooks must not see a later chunk's
+        def before_block(_module, _args, state=state):
             state["layer"] += 1
 
-        def keep_one(_module, _args, output, fused: bool):
+        def keep_one(_module, _args, output, fused: bool, state=state, keep=keep):
             if state["layer"] != layer:
                 return None
             width = output.shape[-1] // 3 if fused else output.shape[-1]
@@ -169,7 +170,7 @@ def attention_terms(classifier, encoding, layer: int, trace: LayerTrace,
             output[..., output.shape[-1] - width:] *= keep[..., None].to(output.dtype)
             return output
 
-        def stop(_module, _args, output):
+        def stop(_module, _args, output, state=state):
             if state["layer"] == layer:
                 found.append(output.detach())
                 raise _Stop()

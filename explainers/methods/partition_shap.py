@@ -292,7 +292,7 @@ def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, s
             continue
         # never more ahead than the budget has left: masks past it would never be asked for
         ahead_left = 0 if whole_tree else min(ahead_rows, budget - evals - len(masks))
-        out = answers(masks, lambda: _ahead_masks(tree, m, members, queue, ahead_left))
+        out = answers(masks, lambda: _ahead_masks(tree, m, members, queue, ahead_left))  # noqa: B023 (called inside answers())
         evals += len(masks)
         for i, (context, with_left, with_right, low, high, left, right, weight) in enumerate(tasks):
             f10, f01 = out[2 * i], out[2 * i + 1]

@@ -56,7 +56,7 @@ _ADDED_LATER = {"train_embeddings": False, "continue_from": ""}
 
 RECIPE = MLMRecipe()
 
-# ``mlm`` trained further (issue 18): from its prepared weights, every layer now including the embeddings, on the
+# ``mlm`` trained further: from its prepared weights, every layer now including the embeddings, on the
 # text of every local corpus with sentences except MR (it holds the SST-2 dev and test sentences) and the SST
 # trees (the SST-2 training sentences again), for 200 more steps. Budget: about 10 CPU-minutes (2.6 CPU-s a step,
 # measured on one thread).

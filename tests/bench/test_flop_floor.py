@@ -1,5 +1,5 @@
 """bench/bench_flop_floor.py: its FLOP formula against torch's own count (``FlopCounterMode``) on a tiny BERT and on
-the quick MiniLM, and its hook counter against the project's own pass meter on known workloads (issue 19).
+the quick MiniLM, and its hook counter against the project's own pass meter on known workloads.
 
 FLOP counts are integers, so they are compared exactly. ``FlopCounterMode`` has no formula for the CPU's fused
 SDPA kernel, so the attention terms are checked under the eager kernel, and under SDPA the count is the

@@ -36,6 +36,7 @@ def test_explain_json_covers_every_method(quick_classifier):
         assert len(explanation["word_scores"]) == 8 and explanation["provenance"]["model"]["name"] == "default-quick"
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_user_errors_are_one_line_messages_with_exit_code_2(tmp_path):
     cases = [
         (["explain", "--model", "nobody/nothing", "--text", "x"], "hub access is off"),
@@ -50,6 +51,7 @@ def test_user_errors_are_one_line_messages_with_exit_code_2(tmp_path):
         assert message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_methods_lists_parameters_and_presets():
     result = _cli("methods", "--json")
     assert result.returncode == 0, result.stderr

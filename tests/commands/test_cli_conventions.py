@@ -37,6 +37,7 @@ def test_help_of_every_sub_command(command, capsys):
     assert out.startswith(f"usage: cli.py {command}") and "--out FILE" in out and "--json" in out
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_help_in_a_real_process_has_no_traceback():
     result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "roar", "--help"], capture_output=True, text=True,
                             cwd=ROOT, timeout=300)
@@ -125,6 +126,7 @@ def test_roar_flags_override_a_preset(monkeypatch):
     assert seen["settings"] == "paper" and seen["measures"] == ["gradient", "ixg", "ig"]  # Table 2, RoBERTa
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_a_reader_that_stops_early_gets_no_traceback():
     # `cli.py methods --json | head -3`: the reader is gone before the JSON is written
     process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "methods", "--json"], cwd=ROOT,

@@ -125,7 +125,7 @@ def test_protocol_paper_003_compares_the_thesis_measures_on_the_twin(tiny, isola
 
 
 def test_a_csv_that_is_no_dataset_is_refused_in_one_line(isolated_cache, tmp_path, capsys):
-    """Issue 30: the header check runs before any run or progress bar; the message names the column to add."""
+    """the header check runs before any run or progress bar; the message names the column to add."""
     import cli
 
     table = tmp_path / "accounts.csv"

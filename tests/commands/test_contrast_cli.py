@@ -1,4 +1,4 @@
-"""`cli.py explain --contrast` and `cli.py evaluate --contrast` (issue 36) on a saved three-class tiny model."""
+"""`cli.py explain --contrast` and `cli.py evaluate --contrast` on a saved three-class tiny model."""
 from __future__ import annotations
 
 import json

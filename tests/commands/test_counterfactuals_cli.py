@@ -1,4 +1,4 @@
-"""`cli.py counterfactuals` and `cli.py errors --map` (issue 36) on the real quick model: the flips a generator lists
+"""`cli.py counterfactuals` and `cli.py errors --map` on the real quick model: the flips a generator lists
 re-predict to the label written; the map's coordinates are scikit-learn's PCA of the pooled states."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cli.py errors` (issue 17) on the real quick model and a small user file: the table in confident-errors order
+"""`cli.py errors` on the real quick model and a small user file: the table in confident-errors order
 with each error's top words, --out CSV / JSON, --json on stdout, a file without labels, a bad method."""
 from __future__ import annotations
 

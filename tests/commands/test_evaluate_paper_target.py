@@ -1,5 +1,5 @@
 """`cli.py evaluate --metrics paper-002` measures the gold label, as paper 002 does (s. 4.2, Eq. 10-11: M is the
-probability of the ground-truth class), and refuses a file without gold labels (issue 31). A tiny keyword model
+probability of the ground-truth class), and refuses a file without gold labels. A tiny keyword model
 saved to a folder and user files whose gold labels disagree with the model, so the two targets differ."""
 from __future__ import annotations
 

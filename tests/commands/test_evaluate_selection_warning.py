@@ -1,4 +1,4 @@
-"""`cli.py evaluate` warns where AML is scored by the metric it was selected on (issue 14): a tiny model saved to a
+"""`cli.py evaluate` warns where AML is scored by the metric it was selected on: a tiny model saved to a
 folder, an attribution model built for it in a private cache, a three-line user file."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`cli.py explain` names the metric an AML explanation was selected on ("tuned for ..."), as the app's badge does
-(issue 14): a tiny model saved to a folder and an attribution model built for it in a private cache."""
+(mask learning): a tiny model saved to a folder and an attribution model built for it in a private cache."""
 from __future__ import annotations
 
 import cli

@@ -1,4 +1,4 @@
-"""`cli.py explain --text` splits typed text as the datasets are and says so (issue 20, item 5)."""
+"""`cli.py explain --text` splits typed text as the datasets are and says so."""
 from __future__ import annotations
 
 import json

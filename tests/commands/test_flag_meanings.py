@@ -1,4 +1,4 @@
-"""Issue 37's flags: one meaning of --seeds in every command (a count or a list; one seed is --seed), paper 002's
+"""The reproduce flags: one meaning of --seeds in every command (a count or a list; one seed is --seed), paper 002's
 top-p binarization on the command line as on the Plausibility page, and docs/paper-003.md's Probability Change sign
 as the code computes it."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`cli.py known-feature --model X` (paper 003 s. 3.1, issue 36): a folder runs as given, a built-in name resolves to
+"""`cli.py known-feature --model X` (paper 003 s. 3.1): a folder runs as given, a built-in name resolves to
 its twin of the same shape, anything else gets a message that says what to pass."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cli.py explain` / `evaluate` on documents longer than the model's window (issue 32)."""
+"""`cli.py explain` / `evaluate` on documents longer than the model's window."""
 from __future__ import annotations
 
 import json

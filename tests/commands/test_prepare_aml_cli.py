@@ -1,4 +1,4 @@
-"""`cli.py prepare-aml` names the metric its checkpoint was selected on by its label (issue 14): a tiny keyword
+"""`cli.py prepare-aml` names the metric its checkpoint was selected on by its label: a tiny keyword
 model saved to a folder, a user file of keyword sentences, a tiny recipe, a private cache."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`cli.py roar`: the printed Eq. 3 line without the 100 % floor, paper 000's presets and the `im` alias
-(issue 31: a preset named after a paper runs that paper's measures, read from shared/notes/seeds-000-001.md)."""
+(a preset named after a paper runs that paper's measures, read from shared/notes/seeds-000-001.md)."""
 from __future__ import annotations
 
 import pandas as pd

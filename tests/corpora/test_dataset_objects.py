@@ -1,4 +1,4 @@
-"""Datasets from Python objects and parquet with named columns (corpora/objects.py, issue 34): every source gives
+"""Datasets from Python objects and parquet with named columns (corpora/objects.py): every source gives
 the same examples as the same rows in a CSV file."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which ``file:`` paths may be read (issue 30): in shared mode only inside the uploads folder or an admin folder,
+"""Which ``file:`` paths may be read: in shared mode only inside the uploads folder or an admin folder,
 with one message for every refusal (no existence oracle); otherwise any path, checked first with a clear message.
 No message ever quotes a file's content."""
 from __future__ import annotations

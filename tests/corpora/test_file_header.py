@@ -1,4 +1,4 @@
-"""The header check before a dataset job starts (issue 30, corpora/file_header.py): a readable file that is no
+"""The header check before a dataset job starts (corpora/file_header.py): a readable file that is no
 dataset is refused by ``check_dataset_id`` with the message the full read gives, naming the missing column, and
 without quoting the file; a file it cannot judge from its start is left to the full read."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A user file parsed in a worker process (issue 30, corpora/isolated_parse.py): the same examples and the same
+"""A user file parsed in a worker process (corpora/isolated_parse.py): the same examples and the same
 messages as the in-process parse, progress on the way, and a message naming the limit when the worker's memory or
 CPU limit ends it; the worker's CPU time is reported to the listeners (a job's CPU quota)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The long-document datasets of issue 32, checked against the shared files read another way."""
+"""The long-document datasets, checked against the shared files read another way."""
 import collections
 import json
 

@@ -1,4 +1,4 @@
-"""A user's file is read as written (issue 31): UTF-8 and byte-order-marked UTF-16/32 exactly, Latin-1 / Windows-1252
+"""A user's file is read as written: UTF-8 and byte-order-marked UTF-16/32 exactly, Latin-1 / Windows-1252
 read as such with a note that says so, and everything that cannot be told is refused with what to do; never a
 character replaced by U+FFFD."""
 from __future__ import annotations

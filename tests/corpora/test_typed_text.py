@@ -1,4 +1,4 @@
-"""Typed text is split as the datasets are (issue 20, item 5): punctuation and clitics become words."""
+"""Typed text is split as the datasets are: punctuation and clitics become words."""
 from __future__ import annotations
 
 import pytest

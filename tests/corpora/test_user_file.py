@@ -1,5 +1,5 @@
 """User files read right: label names matched to the model's labels, and CSV quotes that are never closed
-refused with their line (issue 20, items 1 and 2)."""
+refused with their line."""
 from __future__ import annotations
 
 import json
@@ -50,7 +50,7 @@ def test_a_label_name_the_model_does_not_have_is_refused_with_what_to_write(tmp_
     with pytest.raises(DataError) as error:
         load_user_file(path, label_names=SENTIMENT_LABELS)
     message = str(error.value)
-    assert "bad" not in message  # the row and line say where; the cell is never quoted (issue 30)
+    assert "bad" not in message  # the row and line say where; the cell is never quoted
     assert message.startswith("reviews.csv: 1 malformed row(s): row 2: the label matches none of the model's "
                               "labels (negative, positive; or a class index 0-1) (line 3)")
     with pytest.raises(DataError, match="matches none of the model's labels"):

@@ -1,4 +1,4 @@
-"""End to end (issue 20): a user file whose label matches no label of the model, opened from the sidebar in a real
+"""End to end: a user file whose label matches no label of the model, opened from the sidebar in a real
 browser, gets a one-line message naming the user's file, the row and the labels to use; a correct file with
 differently capitalised names then opens with the model's labels. The real Streamlit server and headless Debian
 Chromium, started by e2e_support.py, on a cache folder of its own (uploads are written there; the
@@ -48,7 +48,7 @@ def test_a_label_the_model_does_not_have_gets_a_message_naming_the_file(page, tm
     message = page.locator('[data-testid="stAlert"]').filter(has_text="matches none of the model's labels")
     expect(message).to_be_visible(timeout=60_000)
     text = message.inner_text()
-    assert "negatve" not in text  # the file's content is never quoted (issue 30)
+    assert "negatve" not in text  # the file's content is never quoted
     assert text.startswith("my reviews.csv: 1 malformed row(s): row 2: the label matches none of the model's "
                            "labels (negative, positive; or a class index 0-1) (line 3)"), text
     assert "uploads" not in text and ".csv" in text

@@ -1,4 +1,4 @@
-"""End to end (issue 20): damaged explanation-cache entries for the very input the page then opens are recomputed,
+"""End to end: damaged explanation-cache entries for the very input the page then opens are recomputed,
 and the page shows full heatmaps with no traceback. The real Streamlit server and headless Debian Chromium, started
 by e2e_support.py, on a cache folder of their own (the prepared models are linked in)."""
 from __future__ import annotations

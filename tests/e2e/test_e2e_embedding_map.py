@@ -1,4 +1,4 @@
-"""The embedding map in a real browser (issue 36): the one thing AppTest cannot drive is plotly's selection. Open Error
+"""The embedding map in a real browser: the one thing AppTest cannot drive is plotly's selection. Open Error
 analysis on SST-2 dev, draw a lasso around the whole map, and the page narrows its rows to the selected points."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Error analysis in a real browser (issue 17): open the page, keep the misclassified SST-2 dev examples, open the
+"""Error analysis in a real browser: open the page, keep the misclassified SST-2 dev examples, open the
 most confident error and read its heatmaps on the Heatmaps page. The example expected is computed here, apart from
 the page, from the same predictions."""
 from __future__ import annotations

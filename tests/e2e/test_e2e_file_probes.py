@@ -1,4 +1,4 @@
-"""File-read probes in a real browser (issue 30): on a shared server (EXWB_SHARED=1) the pages offer no field where
+"""File-read probes in a real browser: on a shared server (EXWB_SHARED=1) the pages offer no field where
 a server path can be typed, only built-in datasets, uploads and the admin's folders; on a single user's server a
 typed path is checked, and a secret file's content, a missing file and a directory each give one plain message,
 never the file's content and never a traceback. The real Streamlit server and headless Debian Chromium

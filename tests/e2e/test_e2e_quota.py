@@ -1,4 +1,4 @@
-"""A shared server's quota in a real browser on the real server (issue 30): with one running and no waiting job
+"""A shared server's quota in a real browser on the real server: with one running and no waiting job
 allowed per session, a student's second report card is refused with the quota's message (never a traceback), and
 the first one's Stop still works."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A server a class shares (issue 30), in a real browser on the real server: a catastrophic regular expression on
+"""A server a class shares, in a real browser on the real server: a catastrophic regular expression on
 Error analysis never stops the server answering (``/_stcore/health`` within 2 s all through the search) and ends
 with a message; hostile links get a warning naming the value and never a traceback; ten browsers on one Heatmaps
 link get the same rows."""

@@ -1,4 +1,4 @@
-"""Uploads on a shared server (issue 30), in a real browser on the real server: the Faithfulness dataset picker
+"""Uploads on a shared server, in a real browser on the real server: the Faithfulness dataset picker
 offers the admin's shared file beside the built-ins and an upload; a 100k-row upload is parsed in a worker process
 whose memory limit refuses it with a message naming EXWB_PARSE_MB, while ``/_stcore/health`` answers within 2 s all
 along; a small upload is read and the run can start. The real Streamlit server and headless Debian Chromium

@@ -1,4 +1,4 @@
-"""Agreement between methods as a metric group (issue 18): Krishna et al.'s measures by hand, the correlations
+"""Agreement between methods as a metric group: Krishna et al.'s measures by hand, the correlations
 against scipy, the dataset run's pair rows against per-example ``agreement_matrix`` values, the random band against
 a direct computation, and the command line (listing, running, export)."""
 from __future__ import annotations

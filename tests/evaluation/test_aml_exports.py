@@ -1,5 +1,5 @@
 """AML's "tuned for <metric>" badge is a column of every exported file of AML results, and the selection warning
-(AML scored on the metric it was selected on) travels with the exported metric rows (issue 14). Each test writes
+(AML scored on the metric it was selected on) travels with the exported metric rows. Each test writes
 the file the user would download and reads it back: a tiny keyword model saved to a folder, an attribution model
 built for it in a private cache."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the Error analysis and Compare models pages compute accepts long documents whole (issue 32)."""
+"""What the Error analysis and Compare models pages compute accepts long documents whole."""
 import random
 
 import numpy as np

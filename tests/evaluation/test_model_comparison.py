@@ -1,4 +1,4 @@
-"""One input on several models (issue 16): aligned words, each model's own prediction, agreement between models
+"""One input on several models: aligned words, each model's own prediction, agreement between models
 checked against scipy's Spearman, and an input one model cuts shorter than the other."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_a_model_that_cuts_the_input_is_compared_on_the_words_both_saw(keyword_c
     short = TextClassifier(smooth_classifier().model, tiny_tokenizer(), name="short", device="cpu")
     short.max_length = 8  # a model with a shorter limit: it sees the first 6 word tokens
     whole = compare_models({"full": keyword_classifier, "short": short}, TEXT, None, ["saliency"], cache=None)
-    assert {run.explanations["saliency"].n_words for run in whole.runs} == {len(TEXT.split())}  # windows (issue 32)
+    assert {run.explanations["saliency"].n_words for run in whole.runs} == {len(TEXT.split())}  # windows
     comparison = compare_models({"full": keyword_classifier, "short": short}, TEXT, None, ["saliency"], cache=None,
                                 options={"long_documents": "truncate"})
     full_run, short_run = comparison.runs

@@ -1,4 +1,4 @@
-"""Dataset-level model comparison (issues 15/16): model metadata from the saved configuration, the (model, check)
+"""Dataset-level model comparison: model metadata from the saved configuration, the (model, check)
 cells reusing the report card's studies (values recomputed another way), adding a model runs only its cells, the
 randomization curve ends at the card's value, and a model without a known-feature twin is not applicable."""
 from __future__ import annotations
@@ -188,6 +188,7 @@ def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, 
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_the_comparison_runs_its_cells_on_ray_with_the_local_numbers(zoo, data, config, tmp_path):
     ray = pytest.importorskip("ray")
     twins = {zoo["one"]: zoo["one"]}

@@ -1,4 +1,4 @@
-"""The report card's and the model comparison's protocols (issue 31): under ``paper-003`` the faithfulness check is
+"""The report card's and the model comparison's protocols: under ``paper-003`` the faithfulness check is
 the thesis's Def. 2.1 / 2.2 (5/10/20/50 %, ceil, [MASK], mean |delta p|, n counting [CLS]/[SEP]) on the
 known-feature task, recomputed here by hand from the model's probabilities; its randomization draws N(0, 1) weights;
 every check is named by what it runs; the two protocols never share a card, a comparison or a study."""

@@ -29,6 +29,7 @@ class ReplaceWithThe:
         return [[w if k else "the" for w, k in zip(encoding.words, row)] for row in np.atleast_2d(keep)]
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_importing_the_registry_alone_registers_every_evaluator():
     code = "import evaluation.registry as r; print(','.join(sorted(r.EVALUATORS)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)

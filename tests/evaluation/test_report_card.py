@@ -1,4 +1,4 @@
-"""The report card (issue 16): verdict rules at their boundaries on hand-made intervals, the ordering on a hand-made
+"""The report card: verdict rules at their boundaries on hand-made intervals, the ordering on a hand-made
 card (ties stay ties), the whole build on the tiny keyword model saved to a folder (values recomputed another way,
 nothing recomputed on a second build), and the HTML export's escaping."""
 from __future__ import annotations

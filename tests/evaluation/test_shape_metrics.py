@@ -1,4 +1,4 @@
-"""The shape measures (complexity, Gini, top-10 share; issue 18) as a metric group: each value against an
+"""The shape measures (complexity, Gini, top-10 share) as a metric group: each value against an
 independent computation, and the group in a dataset run (intervals, random band, export) and in `--list-metrics`."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""IG paths of several inputs in shared batches (dataset runs, issue 19) equal the paths computed one at a time."""
+"""IG paths of several inputs in shared batches (dataset runs) equal the paths computed one at a time."""
 from __future__ import annotations
 
 import numpy as np

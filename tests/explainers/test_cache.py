@@ -1,4 +1,4 @@
-"""The explanation cache serves nothing unchecked (issue 20): every kind of damaged or foreign entry, on disk or in
+"""The explanation cache serves nothing unchecked: every kind of damaged or foreign entry, on disk or in
 memory, is dropped, recomputed and replaced, and never reaches a page or the command line."""
 from __future__ import annotations
 

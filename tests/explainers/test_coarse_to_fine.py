@@ -1,4 +1,4 @@
-"""Coarse to fine against the word-level method (issue 32)."""
+"""Coarse to fine against the word-level method."""
 import numpy as np
 import pytest
 

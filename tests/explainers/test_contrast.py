@@ -1,4 +1,4 @@
-"""Contrastive targets (issue 36): "why A rather than B" against values computed another way.
+"""Contrastive targets: "why A rather than B" against values computed another way.
 
 For a method linear in its output the contrastive explanation must equal the explanation of A minus the
 explanation of B (two single-class runs); for a non-linear one (a gradient's l2 norm) it must equal the method

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 import settings
-from explainers import ParamError, REGISTRY, create_from_spec, is_known_spec, parse_spec, split_spec
+from explainers import ParamError, REGISTRY, create_from_spec, format_spec, is_known_spec, parse_spec, split_spec
 from explainers.params import coerce, options_from, param, schema
 
 
@@ -73,7 +73,7 @@ def test_every_option_group_keeps_its_defaults():
 
     assert dataclasses.asdict(RemovalOptions()) == {"operator": None, "target": "predicted", "exclude_special": True,
                                                     "seed": 0, "rank_by": "signed", "aopc_divisor": None,
-                                                    "contrast": None}  # issue 36: no contrast by default
+                                                    "contrast": None}  # no contrast by default
     assert dataclasses.asdict(RunOptions()) == {"target": "predicted", "seed": 0, "random_orderings": 10,
                                                 "contrast": None}
     assert PlausibilityConfig().to_dict() == {"top_k": "20%", "tau": 0.5, "sign": "positive", "ties": "pessimistic",
@@ -82,7 +82,7 @@ def test_every_option_group_keeps_its_defaults():
                                               "binarization": "top-k"}  # added with paper 002's top-p
     assert Variant().to_dict() == {"trainable": "head", "last_k": 2, "train_size": 300, "test_size": 200,
                                    "epochs": 3.0, "lr": None, "batch_size": 16, "max_length": 128,
-                                   "init": "classifier", "warmup": 0.1, "weight_decay": 0.01}  # both added by issue 18
+                                   "init": "classifier", "warmup": 0.1, "weight_decay": 0.01}  # both new
     study = StudyConfig()
     assert {s.name: getattr(study, s.name) for s in schema(StudyConfig)} == {
         "mode": "roar", "operator": "mask", "target": "predicted", "rank_by": "signed", "count_rule": "floor",
@@ -104,3 +104,12 @@ def test_parse_spec_checks_the_method_and_its_preset():
     assert is_known_spec("saliency:paper-003") and not is_known_spec("saliency:nope") and not is_known_spec("x")
     explainer = create_from_spec("integrated_gradients:paper-001")
     assert explainer.preset == "paper-001" and explainer.id in REGISTRY
+
+
+def test_format_spec_is_the_inverse_of_parse_spec_for_every_method_and_preset():
+    pairs = [(method, preset) for method, cls in REGISTRY.items() for preset in (None, *cls.presets)]
+    assert len(pairs) > len(REGISTRY)  # some methods have presets
+    for method, preset in pairs:
+        assert parse_spec(format_spec(method, preset)) == (method, preset)
+    assert format_spec("saliency", None) == format_spec("saliency", "") == "saliency"
+    assert format_spec("saliency", "paper-003") == "saliency:paper-003"

@@ -1,6 +1,6 @@
-"""explainers/plan.py and shared passes (issue 19): the plan groups the methods run now by the pass they share
+"""explainers/plan.py and shared passes: the plan groups the methods run now by the pass they share
 (followers cost nothing), the page run computes each pass once, and an ensemble's estimate leaves out its
-members that are cached or chosen on the page (issue 13's double count)."""
+members that are cached or chosen on the page (no pass counted twice)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""The page's cost estimate of a method on a long document counts window passes (issue 32)."""
+"""The page's cost estimate of a method on a long document counts window passes."""
 import random
 
 from explainers import create

@@ -1,4 +1,4 @@
-"""Any AutoModelForSequenceClassification (issue 15): tiny random-weight models of sixteen architectures, saved with
+"""Any AutoModelForSequenceClassification: tiny random-weight models of sixteen architectures, saved with
 save_pretrained and loaded the way a user's folder is (``load_classifier``), explained by every method, randomized
 layer by layer and scored by a faithfulness metric; predictions checked against the Hugging Face model's own.
 

@@ -1,4 +1,4 @@
-"""SDPA for every pass, eager only while attention weights are read (issue 19): the same outputs within float32
+"""SDPA for every pass, eager only while attention weights are read: the same outputs within float32
 rounding, attention methods still get their weights, one copy of the weights."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from models.attention_kernel import attention_implementation, eager_attention
 from tiny_models import ARCHITECTURE_FAMILIES, tiny_architecture
 
 TEXT = "the movie was excellent , not boring and the music was good"
-# the architectures issue 19 names (BERT, GPT-2, Llama-style) must run on SDPA; every other one must at least give
+# the architectures the speed work names (BERT, GPT-2, Llama-style) must run on SDPA; every other one must at least give
 # the same outputs on whichever kernel it runs
 SDPA_REQUIRED = ["bert", "gpt2", "llama", "causal-bert"]
 

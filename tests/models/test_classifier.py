@@ -41,7 +41,7 @@ def test_empty_and_whitespace_text_is_refused(random_classifier):
     for text in ("", "   \n\t "):
         with pytest.raises(InputError, match="empty"):
             random_classifier.encode(text)
-    with pytest.raises(InputError, match="hypothesis"):  # never read silently as a single sentence (issue 31)
+    with pytest.raises(InputError, match="hypothesis"):  # never read silently as a single sentence
         random_classifier.encode("good", "   ")
 
 

@@ -1,4 +1,4 @@
-"""The opt-in fast mode (issue 19): reduced-precision autocast on the same weights, its measured deviation in the
+"""The opt-in fast mode: reduced-precision autocast on the same weights, its measured deviation in the
 provenance, never the default and never what a metric loads."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The last encoder layer computed for [CLS] only (issue 19): the same logits and gradients as the full model up to
+"""The last encoder layer computed for [CLS] only: the same logits and gradients as the full model up to
 float32 rounding, on every BERT-style family; everything else keeps the full model and says why."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sentences and user spans as the players of removal methods (issue 32)."""
+"""Sentences and user spans as the players of removal methods."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""What every model reads (issue 31): invisible characters are removed before tokenization and the explanation says
+"""What every model reads: invisible characters are removed before tokenization and the explanation says
 so, so "gre<U+200B>at" is the one word "great"; a sentence pair with an empty second segment is refused, never read
 as a single sentence. The expected encodings are those of the same text typed without the invisible characters."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A model's fingerprint follows its weights, not the way it was named (issue 19: a dataset run that names a
+"""A model's fingerprint follows its weights, not the way it was named (a dataset run that names a
 prepared model by its folder missed the cache a page had filled under the model's name)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The memory model on a real CUDA device (issue 33; marked ``gpu``: skipped without CUDA, run by
+"""The memory model on a real CUDA device (marked ``gpu``: skipped without CUDA, run by
 bench/gpu_check.sh under EXWB_DEVICE=cuda): batch sizes from the budget hold on the device's allocator, a real
 out-of-memory error halves the batch and the result equals the unbatched one, and the fast mode's bf16 / fp16
 explanations record their measured |dp|."""

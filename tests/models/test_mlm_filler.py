@@ -1,4 +1,4 @@
-"""Masked-LM counterfactuals (issue 8): the filler API, the MLM-fill operator, Input Marginalization, LIME-BERT,
+"""Masked-LM counterfactuals: the filler API, the MLM-fill operator, Input Marginalization, LIME-BERT,
 the candidate inspector and the offline masked-LM recipe.
 
 Unit tests use a tiny BertForMaskedLM built here (random weights, the tiny word vocabulary of tiny_models) and
@@ -284,7 +284,7 @@ def test_im_with_a_real_masked_lm_batches_every_candidate(tiny_mlm, keyword_clas
 
 
 def test_im_without_the_original_word_marginalizes_over_the_other_candidates(tiny_mlm, keyword_classifier):
-    """Paper 000 section 7's "obvious fix" (issue 18): the word itself is no candidate; by hand from the other words."""
+    """Paper 000 section 7's "obvious fix": the word itself is no candidate; by hand from the other words."""
     encoding = keyword_classifier.encode("the movie was excellent and fun")
     explanation = InputMarginalization(filler=tiny_mlm, preset="paper-000-other-words", k=3).explain(
         keyword_classifier, encoding, 1)
@@ -423,7 +423,7 @@ def test_the_masked_lm_head_starts_from_the_recipe_seed():
 
 
 def test_fills_are_computed_once_per_removed_set(tiny_mlm, keyword_classifier):
-    """Issue 18: the fill of an input's removed set is remembered, so ROAD's MoRF and LeRF, DeletionBERT and every
+    """the fill of an input's removed set is remembered, so ROAD's MoRF and LeRF, DeletionBERT and every
     ordering share the masked-LM passes; the remembered rows equal the masked LM's own fill."""
     filler = MaskedLMFiller(tiny_mlm.model, tiny_mlm.tokenizer, name="fresh", device="cpu")  # an empty memo
     encoding = keyword_classifier.encode("the movie was excellent and fun")

@@ -1,4 +1,4 @@
-"""Paper 000's head-randomization check with the real quick classifier and the offline masked LM (issue 8).
+"""Paper 000's head-randomization check with the real quick classifier and the offline masked LM.
 
 Paper 000 Table A5 (SST-2, bert-base-uncased as the masked LM): after re-initializing only the classifier's last
 layer (3 seeds), LOOempty changes sign on 71.4 % of the tokens and IM on 62.3 %; the mean absolute change is

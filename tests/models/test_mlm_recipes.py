@@ -1,4 +1,4 @@
-"""Issue 18: the offline masked LM's second recipe (``mlm-plus``) and the choice of which one ``mlm`` stands for.
+"""the offline masked LM's second recipe (``mlm-plus``) and the choice of which one ``mlm`` stands for.
 
 - adding recipe fields did not move the default recipe's folder (CI's prepared ``mlm`` stays found): its key equals
   the hash of the fields it had before, computed here by hand;
@@ -21,7 +21,7 @@ from models.mlm.loading import offline_recipe
 from models.mlm.prepare import build_model
 from models.prepare import base_version
 
-NEW_FIELDS = ("train_embeddings", "continue_from")  # added by issue 18
+NEW_FIELDS = ("train_embeddings", "continue_from")  # added with mlm-plus
 
 
 def test_the_default_recipe_keeps_its_folder():

@@ -1,4 +1,4 @@
-"""Warnings about the model and the input (issue 20): a classification head that was never trained, and words the
+"""Warnings about the model and the input: a classification head that was never trained, and words the
 vocabulary lacks (read as [UNK]). Both reach every explanation's warnings (shown on the page) and its provenance."""
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_a_head_without_biases_is_judged_by_its_weights_whatever_the_class_names
     model = GPT2ForSequenceClassification(config)
     assert model.score.bias is None
     assert "LABEL_0" in untrained_head_warning(model)
-    model.config.id2label = {0: "negative", 1: "positive"}  # named classes: still untrained (issue 31)
+    model.config.id2label = {0: "negative", 1: "positive"}  # named classes: still untrained
     assert "untrained" in untrained_head_warning(model) and "LABEL_0" not in untrained_head_warning(model)
     with torch.no_grad():
         model.score.weight.mul_(3.0)  # weights far from N(0, 0.02)
@@ -139,6 +139,7 @@ def test_the_prepared_default_model_gets_no_warning(quick_classifier):
     assert quick_classifier.warnings == ()
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_the_command_line_prints_each_warning_once(tmp_path):
     folder = save(tiny_bert(), tmp_path / "untrained")
     result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "explain", "--model", folder, "--text",

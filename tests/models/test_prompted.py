@@ -1,4 +1,4 @@
-"""Prompted causal LMs as classifiers (issue 15; paper 004 section 3.3): tiny GPT-2 and Llama LMs built here, the class
+"""Prompted causal LMs as classifiers (paper 004 section 3.3): tiny GPT-2 and Llama LMs built here, the class
 probabilities against a direct computation, only the input's words explained, padding, a chat template, bad specs."""
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def _params_under(model, paths) -> dict[str, torch.Tensor]:
     return out
 
 
-# What the hand-written architecture table said before the module-tree rule replaced it (issue 15): the rule must
+# What the hand-written architecture table said before the module-tree rule replaced it: the rule must
 # find the same blocks, embeddings and head.
 FORMER_TABLE = {
     "bert": ("bert.encoder.layer", ("bert.embeddings",), ("bert.pooler", "classifier")),

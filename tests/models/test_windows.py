@@ -1,4 +1,4 @@
-"""Documents longer than the window (issue 32): the windowed classifier against values computed another way."""
+"""Documents longer than the window: the windowed classifier against values computed another way."""
 import numpy as np
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""The offline zoo (issue 15): the causal classifier (mask, last-token read-out, loading from a folder, explaining,
+"""The offline zoo: the causal classifier (mask, last-token read-out, loading from a folder, explaining,
 randomizing) and the size axis (MiniLM cut to its first blocks)."""
 from __future__ import annotations
 

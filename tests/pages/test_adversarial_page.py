@@ -1,4 +1,4 @@
-"""The Adversarial page (issue 16) with AppTest on the real quick classifier: attack one input live, read the
+"""The Adversarial page with AppTest on the real quick classifier: attack one input live, read the
 measures and both heatmaps; a bad option and a too-short input get messages, never a traceback."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Adversarial page (issue 16) on the tiny keyword model saved to a folder: the reference code's detached preset
+"""The Adversarial page on the tiny keyword model saved to a folder: the reference code's detached preset
 (`paper-003-code`) chosen on the page reaches the attack, the nearest vocabulary words are named, and the dataset tab
 runs a stored attack run whose summary has a bootstrap interval per measure."""
 from __future__ import annotations

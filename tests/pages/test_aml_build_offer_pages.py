@@ -1,5 +1,5 @@
 """Every page where AML can be picked offers to build its missing attribution model, as the Heatmaps page does
-(issue 14): picking AML without a checkpoint shows the offer (the same build widget), never an error, and the
+(mask learning): picking AML without a checkpoint shows the offer (the same build widget), never an error, and the
 page goes on with the other methods. AppTest with the real default-quick model, in a cache without any AML."""
 from __future__ import annotations
 

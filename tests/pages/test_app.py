@@ -41,7 +41,7 @@ def test_first_page_shows_the_prediction_and_five_method_rows(app):
 def test_html_in_the_text_is_escaped(app):
     _type(app, "<script>alert(1)</script> a <b>great</b> film")
     html = _html(app)
-    # typed text is split as the datasets are (issue 20), so every mark of a tag is a word of its own, escaped
+    # typed text is split as the datasets are, so every mark of a tag is a word of its own, escaped
     assert ">&lt;</span>" in html and ">script</span>" in html and ">&gt;</span>" in html and "<script>" not in html
     assert ">b</span>" in html and ">great</span>" in html and "<b>" not in html
 
@@ -72,7 +72,7 @@ def test_empty_text_gets_a_message(app, text):
 
 
 def test_very_long_text_is_read_whole_in_windows_and_costly_methods_wait(app):
-    _type(app, "the film was good . " * 1250)  # 6,250 words: read whole in windows, never cut (issue 32)
+    _type(app, "the film was good . " * 1250)  # 6,250 words: read whole in windows, never cut
     captions = " ".join(c.value for c in app.caption)
     assert "6250 words read whole in" in captions and "overlapping windows of 512 tokens" in captions
     assert "were cut" not in " ".join(w.value for w in app.warning)

@@ -1,4 +1,4 @@
-"""The Compare-models page (issue 16) with AppTest: the quick model next to a tiny model saved to a folder, rows
+"""The Compare-models page with AppTest: the quick model next to a tiny model saved to a folder, rows
 aligned by word, each model's prediction, the agreement between models; one model alone gets a message."""
 from __future__ import annotations
 

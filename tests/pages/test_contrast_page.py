@@ -1,4 +1,4 @@
-"""The sidebar's contrast class (issue 36) reaches the Heatmaps page's methods: every row explains "the target rather
+"""The sidebar's contrast class reaches the Heatmaps page's methods: every row explains "the target rather
 than the contrast class", says so in its provenance line, and equals the difference of the two classes' LOO."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 36 on the pages, with AppTest on the real quick classifier: the Counterfactuals page's generators (HotFlip
+"""The generators on the pages, with AppTest on the real quick classifier: the Counterfactuals page's ones (HotFlip
 and the word replacer; their flips classified afresh by the model give the label shown; "Use as input" makes a flip
 every page's input) and Error analysis's embedding map and counterfactual slice."""
 from __future__ import annotations

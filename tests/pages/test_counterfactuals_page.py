@@ -1,4 +1,4 @@
-"""The Counterfactuals page (issue 8) with AppTest on the real quick classifier.
+"""The Counterfactuals page with AppTest on the real quick classifier.
 
 The masked LM is a tiny one written into an isolated cache here (random weights over MiniLM's vocabulary, with
 the output bias of "the" raised so the masked LM predicts "the" as itself with p ~ 1): the page must flag that
@@ -90,7 +90,7 @@ def test_page_without_a_masked_lm_says_how_to_build_it(monkeypatch, page_cache):
     assert any("not built on this machine" in w.value and "prepare-mlm" in w.value for w in at.warning)
     assert any(b.label == "Build the masked LM now" for b in at.button)
     assert not at.error
-    # nothing computed with a masked LM (the deletion grid and the word replacer, issue 36, need none)
+    # nothing computed with a masked LM (the deletion grid and the word replacer need none)
     assert not any("top-1" in d.value.columns or any(str(c).startswith("Input Marginalization") for c in d.value.columns)
                    for d in at.dataframe)
     assert any("removed" in d.value.columns for d in at.dataframe)  # the deletion grid
@@ -140,7 +140,7 @@ def test_minimal_flip_without_a_masked_lm_removes_words(monkeypatch, page_cache,
         assert any(m.value.startswith(f"**Removing {expected.size} word(s)**") for m in at.markdown)
     else:
         assert any("No change of at most" in w.value for w in at.warning)
-    # issue 31: the page says which search ran (greedy unless the exact search proved the size)
+    # the page says which search ran (greedy unless the exact search proved the size)
     assert any(f"search: **{expected.search}**" in c.value for c in at.caption)
     said = "exact search" if expected.search == "exact" else "greedy search"
     assert any(said in m.value for m in [*at.markdown, *at.warning])

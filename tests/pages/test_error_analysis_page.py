@@ -1,4 +1,4 @@
-"""The Error analysis page (issue 17) with AppTest on the real quick classifier and a small user file: the table in
+"""The Error analysis page with AppTest on the real quick classifier and a small user file: the table in
 the order and with the values of a direct prediction, filters, a bad regex, an empty result, a confusion-matrix
 cell, "open this example" reaching another page, explaining a slice, shortcut words, reopening, and a file without
 labels."""

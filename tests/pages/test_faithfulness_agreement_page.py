@@ -1,4 +1,4 @@
-"""The Faithfulness page's dataset tab with the agreement group (issue 18), AppTest on the real quick model: a run
+"""The Faithfulness page's dataset tab with the agreement group, AppTest on the real quick model: a run
 started from the page shows the pair table (mean, CI, random band; numbers equal to evaluation/'s summary) and the
 matrix of mean agreement, while the method x metric table keeps one row per method."""
 from __future__ import annotations

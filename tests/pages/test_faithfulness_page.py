@@ -189,7 +189,7 @@ def test_methods_waiting_for_approval_show_one_run_button(monkeypatch, quick_cla
 
 
 def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier, page_cache):
-    """Issue 20: with another class picked in the sidebar, the page explained that class but ranked and scored the
+    """with another class picked in the sidebar, the page explained that class but ranked and scored the
     explanation against the predicted one. Now both use one class, shown once, and the numbers are the metrics of
     explanations of that class read on that class (the random baseline too)."""
     import numpy as np
@@ -229,7 +229,7 @@ def test_the_explained_class_is_the_measured_class(monkeypatch, quick_classifier
 
 
 def test_a_started_run_is_the_run_shown(monkeypatch, quick_classifier, page_cache):
-    """Issue 20: after Start, the 'Show run' box kept the previously selected run, so the page showed the old
+    """after Start, the 'Show run' box kept the previously selected run, so the page showed the old
     run's progress, table and curves while the new one ran unseen."""
     from evaluation.runs.jobs import JOBS
     from ui.views.faithfulness import RUN_KEY
@@ -362,7 +362,7 @@ def test_f_fidelity_offers_to_build_its_copy_and_measures_with_the_random_band(m
 
 def test_paper_002_says_it_reads_the_gold_label_when_the_page_measures_another_class(monkeypatch, quick_classifier,
                                                                                       page_cache):
-    """Issue 31: paper 002's metrics read the gold label (Eq. 10-11); the page has one target, so where it measures
+    """paper 002's metrics read the gold label (Eq. 10-11); the page has one target, so where it measures
     the predicted class it says what paper 002 would read, and the note goes once 'gold label' is picked."""
     note = "Paper 002's comprehensiveness and sufficiency read the gold label's probability"
     at = _open(monkeypatch, metrics=("paper-002",))

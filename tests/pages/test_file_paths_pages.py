@@ -1,4 +1,4 @@
-"""No server path from the browser (issue 30), with AppTest on the tiny keyword model saved to a folder: in shared
+"""No server path from the browser, with AppTest on the tiny keyword model saved to a folder: in shared
 mode the pages offer no path field; outside it a typed path is checked before any job starts, and no message
 quotes a file's content."""
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_report_card_refuses_a_dataset_it_cannot_read_and_starts_nothing(keyword
 
 
 def test_report_card_and_compare_refuse_a_csv_that_is_no_dataset_before_any_run(keyword_model, tmp_path):
-    """Issue 30: a readable .csv without a 'text' column is refused at its header, with what to fix."""
+    """a readable .csv without a 'text' column is refused at its header, with what to fix."""
     table = tmp_path / "accounts.csv"
     table.write_text(f"user,{SECRET}\nalice,1\n")
     at = _page(REPORT_CARD)
@@ -172,7 +172,7 @@ def test_the_sidebars_your_file_offers_the_admins_files_in_shared_mode(keyword_m
 
 def test_faithfulness_offers_the_admins_files_in_shared_mode_like_every_dataset_field(keyword_model, tmp_path,
                                                                                       monkeypatch):
-    """Issue 30: the Faithfulness dataset picker (and the Table 4 one that shares it) offers built-ins, the admin's
+    """the Faithfulness dataset picker (and the Table 4 one that shares it) offers built-ins, the admin's
     EXWB_DATA_FOLDERS files and an upload, as ui/widgets/dataset_field.py does everywhere; a file picked is read."""
     shared = tmp_path / "class"
     shared.mkdir()

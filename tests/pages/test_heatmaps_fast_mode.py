@@ -1,4 +1,4 @@
-"""The Heatmaps page's opt-in fast mode (issue 19), with AppTest and the real default-quick model: off by default,
+"""The Heatmaps page's opt-in fast mode, with AppTest and the real default-quick model: off by default,
 the explanations in reduced precision when on (equal to the fast view's own explanation), the prediction and the
 export's probabilities in full precision, and a disabled toggle that says why where the device has no fast
 precision."""

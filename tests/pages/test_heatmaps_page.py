@@ -240,7 +240,7 @@ def test_methods_over_the_budget_show_their_cost_and_wait_for_run(page_env, monk
     assert titles[0].endswith("1 waiting for a Run click")
 
 
-# ----- long methods: progress where they were started, and a Stop that keeps what finished (issue 20) ---------------
+# ----- long methods: progress where they were started, and a Stop that keeps what finished ---------------
 LONG_TEXT = " ".join(("the film is slow at first but the actors carry it and the music is lovely , though the plot "
                       "drags in places and the ending feels rushed .").split() * 8)  # ~200 words: LOO runs for a while
 

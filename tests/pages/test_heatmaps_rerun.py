@@ -1,4 +1,4 @@
-"""The Heatmaps page's reruns stay cheap (issue 19): the method settings draw their widgets only while their panel is
+"""The Heatmaps page's reruns stay cheap: the method settings draw their widgets only while their panel is
 open, one method at a time, and every method keeps its settings while its widgets are not drawn; the panels that
 build tables or figures (compact matrix, agreement values, explanation shape) build them only while open; the
 cached figures follow what they show. AppTest with the real default-quick model."""

@@ -1,4 +1,4 @@
-"""The app reads typed input as written (issue 31): an invisible character inside a word is removed and both the
+"""The app reads typed input as written: an invisible character inside a word is removed and both the
 sidebar and the explanation say so; a sentence pair with an empty hypothesis gets a message, not a single-sentence
 explanation. AppTest with the tiny keyword model saved in the test, no prepared model needed."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16's pages (Compare models, Report card, Adversarial) with bad input, on the tiny keyword model saved to a
+"""The paper-003 pages (Compare models, Report card, Adversarial) with bad input, on the tiny keyword model saved to a
 folder: an unknown model, one model only, empty text and a folder the code cannot read each get a one-line message,
 never a traceback."""
 from __future__ import annotations

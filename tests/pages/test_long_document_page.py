@@ -1,4 +1,4 @@
-"""The Heatmaps page on a long document (issue 32), with AppTest on the real quick model: read whole in windows,
+"""The Heatmaps page on a long document, with AppTest on the real quick model: read whole in windows,
 drawn as a strip and folded sentences, and sentences as players."""
 from __future__ import annotations
 

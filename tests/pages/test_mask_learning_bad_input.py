@@ -1,4 +1,4 @@
-"""MaRC and AML on the Heatmaps page with bad input (issue 14): a one-word input, a text longer than the model reads,
+"""MaRC and AML on the Heatmaps page with bad input: a one-word input, a text longer than the model reads,
 a model without a [MASK] token, an AML checkpoint of another model. Each gets a clear message, never a traceback.
 The app runs a tiny model saved to a folder (64 positions, no [MASK] token) with an attribution model built for it."""
 from __future__ import annotations
@@ -94,7 +94,7 @@ def test_one_word_and_no_mask_token(app_model, background_jobs):
 
 def test_a_text_longer_than_the_model_reads(app_model):
     at = open_page(" ".join(["the movie was excellent and long"] * 20), methods=("aml", "marc"))
-    assert any("read whole in" in c.value for c in at.caption)  # issue 32: windows, not a cut
+    assert any("read whole in" in c.value for c in at.caption)  # long documents: windows, not a cut
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("This text is longer than the 64 tokens the model reads (it is "
                                                      "read in ") and "use MaRC (overlapping segments)" in errors[0]

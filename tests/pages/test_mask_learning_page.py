@@ -1,4 +1,4 @@
-"""MaRC and AML on the Heatmaps page (issue 14, the app side), with AppTest and the real default-quick model: MaRC's
+"""MaRC and AML on the Heatmaps page (the app side), with AppTest and the real default-quick model: MaRC's
 live steps and Stop (the last mask kept with a note, never cached), AML's build flow when no attribution model
 exists, the "tuned for" badge, and a clear message for each bad input."""
 from __future__ import annotations

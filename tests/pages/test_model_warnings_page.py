@@ -1,5 +1,5 @@
 """The Heatmaps page shows, next to each explanation, the warnings about the model (an untrained head) and the input
-(words read as [UNK]) (issue 20). AppTest with a tiny model saved in the test, no prepared model needed."""
+(words read as [UNK]). AppTest with a tiny model saved in the test, no prepared model needed."""
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest

@@ -105,11 +105,11 @@ def test_dataset_run_with_progress_table_sweep_and_export(app):
     app.selectbox(key="plaus-ds").set_value("file: a CSV/JSONL path").run()
     app.text_input(key="plaus-file").input("/nonexistent/rationales.jsonl").run()
     assert not app.exception and any("No file at /nonexistent/rationales.jsonl" in e.value for e in app.error)
-    assert app.button(key="plaus-start").disabled  # checked before any job starts (issue 30)
+    assert app.button(key="plaus-start").disabled  # checked before any job starts
 
 
 def test_a_started_run_is_the_run_shown(app):
-    """Issue 20: after Start the 'Show run' box kept the previously shown run; the started run is shown now."""
+    """after Start the 'Show run' box kept the previously shown run; the started run is shown now."""
     from evaluation.runs.jobs import JOBS
 
     app.multiselect(key="plaus-methods").set_value(["saliency"]).run()

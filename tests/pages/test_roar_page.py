@@ -174,7 +174,7 @@ def test_the_synthetic_tab_draws_paper_001_fig_3_and_checks_its_statements(app_c
 
 
 def test_the_one_token_presets_on_the_page_quick_and_paper_protocol(app_cache):
-    """Paper 001 App. F in the UI (issue 18): the quick preset's one-word steps (1..10 words, recursive, no anchors:
+    """Paper 001 App. F in the UI: the quick preset's one-word steps (1..10 words, recursive, no anchors:
     (3 measures of Table 2's RoBERTa column + random) x 10 steps x 5 seeds retrains), and the paper-named preset's
     whole-model protocol."""
     at = _open()

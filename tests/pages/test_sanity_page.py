@@ -132,7 +132,7 @@ def test_layer_randomization_page(monkeypatch, quick_classifier, sanity_cache):
 
 
 def test_no_stop_button_when_nothing_runs(monkeypatch, quick_classifier, sanity_cache):
-    """Issue 20: Stop is shown only while its work runs, not while the page waits for "Run" nor after it finished."""
+    """Stop is shown only while its work runs, not while the page waits for "Run" nor after it finished."""
     monkeypatch.setenv("EXWB_AUTORUN_SECONDS", "0")  # the layer randomization waits for its Run button
     at = _open(monkeypatch, methods=["saliency", "random"])
     _type(at, "a witty film that drags")
@@ -270,7 +270,7 @@ def test_issue_18_measures_on_the_page(monkeypatch, quick_classifier, sanity_cac
     assert CHANCE in shown.index and np.isfinite(shown[CHANCE])
     # repeatability: the deterministic gradient repeats exactly, the seeded random baseline does not
     at.button(key="sanity-repeat-run").click().run()
-    assert at.session_state[REPEAT_TASK].finished.wait(300)  # a background job with Stop (issue 30)
+    assert at.session_state[REPEAT_TASK].finished.wait(300)  # a background job with Stop
     at.run()
     assert not at.exception, at.exception
     repeat = next(df.value for df in at.dataframe if any(c.startswith("Repeatability: mean pairwise Spearman")
@@ -298,7 +298,7 @@ def test_issue_18_measures_on_the_page(monkeypatch, quick_classifier, sanity_cac
 
 def test_smprt_on_the_page_equals_the_direct_computation_with_its_random_band(monkeypatch, quick_classifier,
                                                                               sanity_cache):
-    """sMPRT (issue 18) on the page: its own preset and N, a run button, and per method the value the direct
+    """sMPRT on the page: its own preset and N, a run button, and per method the value the direct
     computation gives, next to the random band."""
     from evaluation.sanity import smprt
     from evaluation.sanity.one_input import CHANCE
@@ -310,7 +310,7 @@ def test_smprt_on_the_page_equals_the_direct_computation_with_its_random_band(mo
     at.number_input(key="sanity-smprt-quick-samples").set_value(2).run()
     at.button(key="sanity-smprt-run").click().run()
     assert not at.exception, at.exception
-    assert at.session_state[SMPRT_TASK].finished.wait(300)  # a background job (Stop, issue 30)
+    assert at.session_state[SMPRT_TASK].finished.wait(300)  # a background job (Stop)
     at.run()
     table = next(df.value for df in at.dataframe if any(c.startswith("sMPRT") for c in df.value.columns))
     shown = table.set_index("method")[next(c for c in table.columns if c.startswith("sMPRT"))]
@@ -324,7 +324,7 @@ def test_smprt_on_the_page_equals_the_direct_computation_with_its_random_band(mo
 
 
 def test_smprt_runs_as_a_job_with_a_stop_that_keeps_the_finished_stages(monkeypatch, quick_classifier, sanity_cache):
-    """sMPRT (minutes on a real input) shows progress and a Stop (issue 30); stopped, the page says so and keeps the
+    """sMPRT (minutes on a real input) shows progress and a Stop; stopped, the page says so and keeps the
     stages it finished, with no traceback and no sMPRT value (that needs the last stage)."""
     at = _open(monkeypatch, methods=["saliency", "random"])
     _type(at, "a witty film that drags")

@@ -105,7 +105,7 @@ def test_the_link_names_its_page_and_the_bare_address_opens_it(page_env):
     assert again.text_area(key="text").value == TEXT
 
 
-# ----- every bad link value gets a warning that names it and says what is shown instead (issue 30) --------------------
+# ----- every bad link value gets a warning that names it and says what is shown instead --------------------
 def warnings_of(at: AppTest) -> str:
     return " ".join(w.value for w in [*at.warning, *at.sidebar.warning])
 

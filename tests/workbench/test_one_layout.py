@@ -1,4 +1,4 @@
-"""One JSON layout for the command line, the app and the library (issue 34): each writes format
+"""One JSON layout for the command line, the app and the library: each writes format
 "explanation-workbench/1", valid against the schema in the repository, and each reads back with the same scores."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Importing the library face changes nothing in the process (issue 34): no environment variable, no matplotlib
+"""Importing the library face changes nothing in the process: no environment variable, no matplotlib
 backend, no Streamlit; its figures leave pyplot's figure list alone. Run in a fresh interpreter each."""
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 from conftest import ROOT
 
@@ -35,6 +37,7 @@ def run_probe(code: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_importing_the_face_changes_no_environment_no_backend_and_loads_no_streamlit():
     seen = run_probe(PROBE)
     assert seen["changed"] == []
@@ -44,6 +47,7 @@ def test_importing_the_face_changes_no_environment_no_backend_and_loads_no_strea
             "dataset"} <= set(seen["all"])
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_a_figure_from_the_face_leaves_pyplot_alone(keyword_classifier):
     code = PROBE.replace("print(json.dumps", "from tiny_models import keyword_classifier\n"
                          "e = workbench.explain(keyword_classifier(), 'an excellent film', methods=['saliency'])\n"

@@ -1,4 +1,4 @@
-"""The example notebook runs headless (nbclient) on the quick model, and shows a table and an image (issue 34)."""
+"""The example notebook runs headless (nbclient) on the quick model, and shows a table and an image."""
 from __future__ import annotations
 
 import nbformat

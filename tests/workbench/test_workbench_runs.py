@@ -1,4 +1,4 @@
-"""Dataset runs from the library (issue 34): Python rows give the numbers of the same rows as a CSV file through
+"""Dataset runs from the library: Python rows give the numbers of the same rows as a CSV file through
 the command line's runner, and a second call resumes the same stored run."""
 from __future__ import annotations
 

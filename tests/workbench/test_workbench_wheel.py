@@ -1,4 +1,4 @@
-"""The wheel works outside the checkout (issue 34): build it, install it into a fresh folder, and run the README's
+"""The wheel works outside the checkout: build it, install it into a fresh folder, and run the README's
 first Python block from a directory that is not the checkout, on the prepared quick model."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ colour-vision deficiency can tell the two sides apart. The reader picks one in t
 every function here that takes ``palette=None`` draws with the one picked in this session (the default outside
 a page run: exports from the command line, tests, the Python library).
 
-No Streamlit here (issue 34: the library's figures must not import it); ``ui/widgets/heatmap.py`` adds the
+No Streamlit here (the library's figures must not import it); ``ui/widgets/heatmap.py`` adds the
 sidebar's palette picker and registers the session's choice with ``set_palette_source``.
 """
 from __future__ import annotations
@@ -45,7 +45,11 @@ DEFAULT_PALETTE = "red-blue"
 PALETTE_KEY = "palette"  # the sidebar widget's key; its value is kept under "keep:palette"
 
 
-_palette_source: Callable[[], str | None] = lambda: None  # the app's session choice, set by ui/widgets/heatmap.py
+def _no_session_palette() -> str | None:
+    return None
+
+
+_palette_source: Callable[[], str | None] = _no_session_palette  # the app's session choice, set by ui/widgets/heatmap.py
 
 
 def set_palette_source(source: Callable[[], str | None]) -> None:
@@ -177,7 +181,7 @@ def provenance_line(explanation, normalization: str = "none") -> str:
     """target, baseline, operator, sign, normalization, seed, preset and cost of one explanation (plain text)."""
     p = explanation.provenance
     parts = [f"target: {p['target']['label']} ({p['target']['how']})", f"baseline: {p['baseline']}"]
-    if p["target"].get("contrast"):  # issue 36: the score of the target minus that of this class
+    if p["target"].get("contrast"):  # a contrastive target: the score of the target minus that of this class
         parts.insert(1, f"rather than: {p['target']['contrast']['label']}")
     if badge_of(explanation):
         parts.insert(0, badge_of(explanation))

@@ -5,7 +5,7 @@ block showing every method, in the palette picked on the page (red-blue or the c
 each row scaled by its own largest |score| (as on the page). The image carries the prediction under the title
 and both colour scales under the rows, so it reads on its own.
 
-No pyplot and no backend switch (issue 34): the figure is a ``matplotlib.figure.Figure`` on its own Agg canvas,
+No pyplot and no backend switch (a notebook's own): the figure is a ``matplotlib.figure.Figure`` on its own Agg canvas,
 so importing this module leaves a notebook's plotting backend and pyplot's figure list alone.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Counterfactual generators (issue 36, LIT's Datapoint Generator) on the Counterfactuals page (one input) and the
+"""Counterfactual generators (LIT's Datapoint Generator) on the Counterfactuals page (one input) and the
 Error analysis page (a slice). Layout only: candidates and re-predictions come from ``evaluation.errors.generators``."""
 from __future__ import annotations
 

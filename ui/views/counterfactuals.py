@@ -67,7 +67,7 @@ def _prepare_in_page() -> None:
 def masked_lm_picker(key: str = "cf") -> tuple[MaskedLMFiller | None, str | None]:
     """Choose the masked LM; show what it is (the offline one is a small stand-in for BERT) and its accuracy."""
     left, right = st.columns([2, 3])
-    others = [] if shared_mode() else [OTHER]  # no server folder from the browser in shared mode (issue 30)
+    others = [] if shared_mode() else [OTHER]  # no server folder from the browser in shared mode
     choice = left.selectbox("Masked LM", [BUILT_IN_MLM, "bert-base-uncased", *others], key=f"{key}-mlm",
                             format_func=lambda o: {BUILT_IN_MLM: "mlm: offline stand-in for BERT (built here)",
                                                    "bert-base-uncased": "bert-base-uncased (paper 000; needs the hub "
@@ -225,7 +225,7 @@ def im_word_table(results: dict, rows: list[WordCandidates], threshold: float) -
     frame = pd.DataFrame({"word": [r.word for r in rows],
                           "p(original)": [round(r.original_probability, 4) for r in rows],
                           "predictable": [r.predictable(threshold) for r in rows]})
-    for method_id, explanation in done.items():
+    for explanation in done.values():
         if len(explanation.word_scores) == len(rows):
             frame[f"{explanation.method_label} ({explanation.provenance['preset'] or 'defaults'})"] = \
                 [round(float(x), 4) for x in explanation.word_scores]

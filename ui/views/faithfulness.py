@@ -28,7 +28,7 @@ from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_ta
 from evaluation.runs.jobs import JOBS
 from evaluation.metric import EVALUATORS, RunOptions
 from evaluation.runs.store import ResultStore
-from explainers import Explanation, ParamError, label_for
+from explainers import Explanation, ParamError, format_spec, label_for
 from models import OPERATORS, Operator, UserFacingError
 
 from ui.widgets import state
@@ -112,7 +112,7 @@ def options_controls(choice: targets.Choice, key: str = "faith") -> dict:
     # every removal option and the random baseline's draws, from their param() schemas (the target: above)
     values = schema_controls(RemovalOptions, key, exclude=("target", "contrast"), labels={"operator": _operator_label})
     values |= schema_controls(RunOptions, key, exclude=("target", "seed", "contrast"))  # both shared with RemovalOptions
-    contrast = getattr(state.current(), "contrast", None)  # the sidebar's, as the methods get it (issue 36)
+    contrast = getattr(state.current(), "contrast", None)  # the sidebar's, as the methods get it
     if contrast is not None:
         values["contrast"] = contrast
         st.caption(f"Contrast class {contrast} (sidebar): every removal metric reads p(target) - p(class {contrast}) "
@@ -146,7 +146,7 @@ def metric_ids_of(evaluators: list[str]) -> list[str]:
 
 
 def method_name(choice: MethodChoice) -> str:
-    return choice.method_id + (f":{choice.preset}" if choice.preset else "")
+    return format_spec(choice.method_id, choice.preset)
 
 
 def explanations_for(choices: list[MethodChoice], classifier, encoding, target) -> dict[str, Explanation]:
@@ -266,7 +266,7 @@ def bias_section(classifier, encoding, explanations: dict[str, Explanation], con
     st.html(bias_matrix_html(matrix, OPERATOR_LABELS))
     if "mlm" not in values.columns:
         st.caption("No MLM-fill column: the masked-LM filler is not prepared (`python cli.py prepare-mlm`).")
-    for (method, operator), reason in matrix.reasons.items():
+    for reason in matrix.reasons.values():
         st.caption(f"⚠ {reason}")
     st.download_button("Download the bias matrix (CSV)", matrix.to_frame().to_csv(index=False), "bias_matrix.csv",
                        "text/csv", key="faith-bias-csv")

@@ -70,7 +70,7 @@ def ffid_section(classifier, encoding, explanations: dict[str, Explanation], con
     if not st.toggle("Measure F-Fidelity", key=f"{KEY}-on",
                      help="FFid+ (higher is better) / FFid- (lower is better) with the random band"):
         return
-    if config["options"].get("contrast") is not None:  # issue 36: they read p(target) - p(contrast)
+    if config["options"].get("contrast") is not None:  # with a contrast they read p(target) - p(contrast)
         st.caption(CONTRAST_READ)
     options = {**config["options"], **_controls()}
     operator = operator_of(RemovalOptions.from_dict(options))

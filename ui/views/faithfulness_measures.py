@@ -50,7 +50,7 @@ def measures_section(classifier, encoding, explanations: dict[str, Explanation],
                                  "comprehensiveness drop embedding elements by importance.")
     if not chosen or not explanations:
         return
-    if config["options"].get("contrast") is not None:  # issue 36: they read p(target) - p(contrast)
+    if config["options"].get("contrast") is not None:  # with a contrast they read p(target) - p(contrast)
         st.caption(CONTRAST_READ)
     options = {**config["options"], **option_controls(chosen)}
     example = selection.example

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluation.model_comparison import ModelComparison, compare_models
-from explainers import label_for
+from explainers import format_spec, label_for
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 from settings import shared_mode
@@ -44,6 +44,11 @@ def model_picker(current: str, key: str = "cmp") -> list[str]:
         st.caption("Not built on this machine yet: " + ", ".join(missing) + " (`python cli.py prepare --model "
                    "NAME`).")
     return [current, *chosen]
+
+
+def method_specs(choices) -> list[str]:
+    """The "method:preset" of each method chosen on the page (the comparison runs presets, not overrides)."""
+    return [format_spec(c.method_id, c.preset) for c in choices]
 
 
 def compute(specs: list[str], text: str, pair: str | None, methods: list[str]) -> ModelComparison | None:

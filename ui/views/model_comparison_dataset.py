@@ -37,7 +37,7 @@ def banner() -> None:
 
 def settings(current: str | None) -> tuple[list[str], str | None, list[str], mcd.ComparisonConfig, dict]:
     """The comparison's settings; the dataset is None (and nothing can start) while a dataset field is refused.
-    In shared mode no field takes a server folder (issue 30)."""
+    In shared mode no field takes a server folder."""
     prepared = [name for name in BUILT_IN if loaders.is_prepared(name)]
     options = list(dict.fromkeys(prepared + ([current] if current else [])))
     default = [name for name in ZOO if name in prepared] or options[:1]

@@ -23,7 +23,7 @@ from evaluation.plausibility.metrics import LABEL, METRIC_RECORDS, PRESETS, TOP_
 from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
 from evaluation.runs.store import ResultStore
-from explainers import REGISTRY, Explanation, label_for
+from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
 
 import settings
@@ -44,7 +44,7 @@ DEFAULT_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leav
 METRIC_LABELS = {m.id: f"{m.label} {m.arrow}" for m in METRIC_RECORDS + TOP_P_RECORDS}
 RUN_KEY = "plausibility_run"
 FILE_CHOICE = "file: a CSV/JSONL path"
-SHARED_FILE_CHOICE = "your file: an upload or a shared file"  # shared mode: no path is typed (issue 30)
+SHARED_FILE_CHOICE = "your file: an upload or a shared file"  # shared mode: no path is typed
 
 
 def banner() -> None:
@@ -137,9 +137,9 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
                     unsafe_allow_html=True)
         st.html(heatmap_html(words, np.nan_to_num(scored.scores, nan=0.0), result.signed, segments=segments,
                              human=human))
-        st.html("<div class='xw-legend'>top-k (k = %d)</div>" % scored.k
+        st.html(f"<div class='xw-legend'>top-k (k = {scored.k:d})</div>"
                 + heatmap_html(words, scored.top_k.astype(float), False, segments=segments, human=human)
-                + "<div class='xw-legend'>threshold tau = %g</div>" % config.tau
+                + f"<div class='xw-legend'>threshold tau = {config.tau:g}</div>"
                 + heatmap_html(words, scored.threshold.astype(float), False, segments=segments, human=human))
         if scored.human_cut:
             st.warning(f"{scored.human_cut} human word(s) lie beyond the model's length limit and were "
@@ -168,7 +168,7 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
 
 # ----- a dataset ---------------------------------------------------------------------------------------------------
 def _method_specs(choices) -> list[str]:
-    return [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+    return [format_spec(c.method_id, c.preset) for c in choices]
 
 
 def dataset_section(selection, choices, options: dict, config, preset: str) -> None:

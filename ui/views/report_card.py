@@ -50,7 +50,7 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
                                              key="card-attack-limit", help="paper 003 attacked 16"),
              "attack_steps": c4.number_input("Attack steps", 1, 5000, defaults.attack_steps, key="card-attack-steps")}
     with st.expander("Data of the known-feature and plausibility checks"):
-        kf_model = ("" if settings.shared_mode() else  # no server folder from the browser (issue 30)
+        kf_model = ("" if settings.shared_mode() else  # no server folder from the browser in shared mode
                     st.text_input("Known-feature model (empty: the project's, when trained)", key="card-kf-model"))
         kf_data, kf_usable = dataset_field("Known-feature dataset (empty: known-feature:dev:0)", "", "card-kf-data",
                                            optional=True)

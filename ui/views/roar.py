@@ -219,7 +219,7 @@ def job_list(store: ResultStore, model: str | None = None) -> str | None:
 
 
 def check_imported(config: dict) -> None:
-    """An imported study names its data and model: they are checked as typed ones are (issue 30), so a study file
+    """An imported study names its data and model: they are checked as typed ones are, so a study file
     cannot make the server read a path it would refuse; in shared mode only a built-in model is accepted."""
     for key in ("train_data", "test_data"):
         if config.get(key):

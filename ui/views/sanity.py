@@ -23,7 +23,7 @@ from evaluation.sanity import repeatability, smprt
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
 from evaluation.sanity.trained_methods import for_randomized_copies
-from explainers import Explainer, ParamError, create, label_for
+from explainers import Explainer, ParamError, create, format_spec, label_for
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
 from models.metering import autorun_units, work_units
 
@@ -68,7 +68,7 @@ def settings_controls(key: str = "sanity") -> dict:
 
 
 def method_name(choice: MethodChoice) -> str:
-    name = choice.method_id + (f":{choice.preset}" if choice.preset else "")
+    name = format_spec(choice.method_id, choice.preset)
     if choice.overrides:
         name += " (" + ", ".join(f"{k}={v}" for k, v in sorted(choice.overrides.items())) + ")"
     return name
@@ -415,7 +415,7 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     target = st.radio("Explain", targets.NAMES, horizontal=True, key="sanity-target", format_func=targets.label,
                       help="the original model's prediction, or the gold label (the prediction for an example "
                            "without one), at every stage")
-    methods = [c.method_id + (f":{c.preset}" if c.preset else "") for c in choices]
+    methods = [format_spec(c.method_id, c.preset) for c in choices]
     measures = []
     if check == "layers":
         measures = st.multiselect("Also measure", list(sanity_dataset.EXTRA_MEASURES), key="sanity-measures",

@@ -1,4 +1,4 @@
-"""Sanity page blocks for issue 18's measures: eMPRT and sMPRT beside the layer curves, repeatability across seeds,
+"""Sanity page blocks for the newer measures: eMPRT and sMPRT beside the layer curves, repeatability across seeds,
 the data-randomization test (build the permuted-label model as a background job, then compare maps), and their
 rows in dataset runs. Every value is shown with the random band it is read against.
 
@@ -186,8 +186,8 @@ def repeatability_section(classifier: TextClassifier, encoding: Encoding, explai
     result = task.result
     if task.stopped:
         st.info("Stopped: the values use the seeds finished before the Stop.")
-    for where, error in result.errors.items():
-        st.error(f"{where}: {error}")
+    for where, message in result.errors.items():
+        st.error(f"{where}: {message}")
     frame = result.frame()
     for measure, metric_id in repeatability.MEASURES.items():
         show_table(value_table(dict(zip(frame["method"], frame[measure])), result.chance[measure], metric_id),
@@ -209,7 +209,7 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
                                      f"trained to convergence: fewer steps change the model less)"))
     options = data_randomization.BuildOptions(steps=steps)
     store = ResultStore()
-    if not usable:  # refused with its message, or empty: nothing to build from (issue 30)
+    if not usable:  # refused with its message, or empty: nothing to build from
         return
     try:
         folder = data_randomization.find_built(model, data, options)
@@ -254,8 +254,8 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
     except UserFacingError as error:
         st.error(str(error))
         return
-    for where, error in errors.items():
-        st.error(f"{where}: {error}")
+    for where, message in errors.items():
+        st.error(f"{where}: {message}")
     for measure in ("spearman", "top_k"):
         metric_id = data_randomization.MEASURES[measure]
         show_table(value_table(dict(zip(frame["method"], frame[measure])), band[measure], metric_id),

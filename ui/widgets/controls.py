@@ -63,7 +63,7 @@ def _values_of(base) -> dict:
 
 def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None):
     help_text = spec.help or None
-    if spec.server_path and settings.shared_mode():  # shown, never typed: no server path from a browser (issue 30)
+    if spec.server_path and settings.shared_mode():  # shown, never typed: no server path from a browser
         st.text_input(spec.label, value="" if current is None else str(current), key=key, disabled=True,
                       help=(help_text or "") + " (set by the server's administrator on this shared server)")
         return current
@@ -82,7 +82,10 @@ def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None
         return st.checkbox(spec.label, value=bool(current), key=key, help=help_text)
     if spec.type in (int, float) and not spec.optional and spec.parse is None:
         kind = spec.type
-        bound = (lambda v: None if v is None else kind(v))
+
+        def bound(v):
+            return None if v is None else kind(v)
+
         value = st.number_input(spec.label, value=kind(current), min_value=bound(spec.min), max_value=bound(spec.max),
                                 step=kind(spec.step) if spec.step is not None else (1 if kind is int else None),
                                 key=key, help=help_text, **({} if kind is int else {"format": "%g"}))

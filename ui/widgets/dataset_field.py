@@ -1,4 +1,4 @@
-"""The fields where a user names a dataset, checked before any job starts (issue 30).
+"""The fields where a user names a dataset, checked before any job starts: a bad name fails at once, not after a queue.
 
 In shared-server mode (EXWB_SHARED=1) no field takes free text: the user picks a built-in dataset, an upload, or
 a file of the admin's folders (EXWB_DATA_FOLDERS) by name. Otherwise a typed id (``name:split`` or

@@ -1,4 +1,4 @@
-"""A long document's heatmap, readable (issue 32): a strip over the whole document that locates the strong
+"""A long document's heatmap, readable: a strip over the whole document that locates the strong
 words, then the sentences folded, the top sentences open.
 
 - The strip: the document cut into at most ``STRIP_CELLS`` equal runs of words, each cell coloured by its

@@ -1,7 +1,7 @@
 """The heatmap palette in the app: the sidebar's picker, and the session's choice registered with the figures.
 
 The heatmap HTML itself lives in ``ui/figures/heatmap_html.py`` (no Streamlit, so the Python library can draw it,
-issue 34); its names are re-exported here for the pages.
+the library draws without Streamlit); its names are re-exported here for the pages.
 """
 from __future__ import annotations
 

@@ -19,13 +19,13 @@ def classifier(spec: str) -> TextClassifier:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def fast_classifier(spec: str) -> TextClassifier:
-    """The opt-in fast view of ``classifier(spec)`` (issue 19): the same weights under reduced-precision autocast,
+    """The opt-in fast view of ``classifier(spec)``: the same weights under reduced-precision autocast,
     with its own fingerprint, so cached explanations never cross precisions."""
     return classifier(spec).fast_variant()
 
 
 # Parsed datasets are shared by every session: at most DATASET_ENTRIES of them, each dropped DATASET_TTL seconds
-# after it was loaded, so an upload's rows leave memory after its users are gone (issue 30: one 49.5 MB CSV and
+# after it was loaded, so an upload's rows leave memory after its users are gone (measured: one 49.5 MB CSV and
 # one 100k-row file took a server from 1.0 to 2.6 GB). A dataset asked for again is read again from disk.
 DATASET_ENTRIES = 8
 DATASET_TTL = 30 * 60

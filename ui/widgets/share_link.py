@@ -168,7 +168,7 @@ def _apply_sidebar(params: dict, other_model: str) -> list[str]:
                             f"({', '.join(PALETTES)}); keeping the current colours.")
     if params.get("target"):
         problems += _apply_target(params["target"], model or _current_model(other_model))
-    if params.get("contrast"):  # issue 36: "rather than" this class
+    if params.get("contrast"):  # a contrastive target: "rather than" this class
         problems += _apply_target(params["contrast"], model or _current_model(other_model), "contrast")
     return problems
 

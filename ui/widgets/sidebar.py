@@ -30,7 +30,7 @@ YOUR_FILE = "your file"
 
 def _model_picker() -> str | None:
     wanted = settings.default_model_spec()
-    # shared mode: no folder from the browser (issue 30); the admin's EXWB_MODEL is offered as it is
+    # shared mode: no folder from the browser; the admin's EXWB_MODEL is offered as it is
     options = list(BUILT_IN) + ([OTHER_MODEL] if not settings.shared_mode() else
                                 [wanted] if wanted not in BUILT_IN else [])
     choice = kept(st.selectbox, "Model", "model_choice", wanted if wanted in options else OTHER_MODEL, options,

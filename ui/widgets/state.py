@@ -22,7 +22,7 @@ class Selection:
     level: str  # "word" or "token"
     source: str
     example: Example | None = None  # a dataset example (gold label, human rationale)
-    contrast: int | None = None  # "why the target rather than this class?" (issue 36); None = no contrast
+    contrast: int | None = None  # "why the target rather than this class?"; None = no contrast
 
 
 def kept(widget, label: str, key: str, default, options=None, **kwargs):

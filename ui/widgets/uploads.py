@@ -3,7 +3,7 @@
 Each file lies in a folder named by a hash of its content (two different files never collide, the same file
 is stored once) under the user's own file name, so every message about it names the file the user knows.
 
-Limits (issue 30), checked before the file is parsed: one file at most ``settings.upload_mb()`` MB
+Limits of a shared server, checked before the file is parsed: one file at most ``settings.upload_mb()`` MB
 (EXWB_UPLOAD_MB), and one browser session at most ``settings.upload_session_mb()`` MB in all
 (EXWB_UPLOAD_SESSION_MB; shared mode only by default). The row limit (EXWB_UPLOAD_ROWS) is checked while the
 file is read (``corpora.user_file``). The folder is ``settings.uploads_dir()``, the one ``corpora.file_access``

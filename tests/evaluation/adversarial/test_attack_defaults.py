@@ -1,4 +1,4 @@
-"""Issue 16's audit: the attack's defaults are the thesis's (section 3.5), and the reference code's detached variant
+"""The attack audit: the attack's defaults are the thesis's (section 3.5), and the reference code's detached variant
 is a named preset that differs from them only where the notes say (seed-003 section 6.3)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The batched attack (issue 16): several inputs' attacks optimized as one padded batch equal the attacks one at a
+"""The batched attack: several inputs' attacks optimized as one padded batch equal the attacks one at a
 time, input by input (delta, stop, class, the three measures), with the same passes in fewer batches; and a dataset
 run attacks batch by batch, keeps a cell per example and resumes.
 
@@ -241,7 +241,7 @@ def test_a_dataset_run_attacks_in_batches_keeps_a_cell_per_example_and_resumes(k
 
 
 def test_an_out_of_memory_batch_is_attacked_again_in_halves_with_the_same_results(smooth64):
-    """Issue 33: an out-of-memory error in a batch of inputs (injected: CUDA's error whenever more than one row
+    """an out-of-memory error in a batch of inputs (injected: CUDA's error whenever more than one row
     reaches the first layer, as a too-large batch fails on a GPU) restarts the unfinished inputs in two halves, down
     to one input; the results equal the attacks one at a time and the limit is remembered."""
     import torch

@@ -1,4 +1,4 @@
-"""Minimal-flip counterfactual search (issue 17): the keyword model flips when its one keyword goes, and only then."""
+"""Minimal-flip counterfactual search: the keyword model flips when its one keyword goes, and only then."""
 from __future__ import annotations
 
 import itertools
@@ -80,7 +80,7 @@ def test_masked_lm_replacements_on_the_quick_model(quick_classifier):
         assert reclassified(quick_classifier, flip) == flip.new_class != flip.original_class
 
 
-# ----- issue 31: exact where affordable, "greedy" said where not ------------------------------------------------
+# ----- exact where affordable, "greedy" said where not ---------------------------------------------------------
 NOT_GREEDY = "had awful fun fun music had the and"  # smooth tiny model (seed 3): greedy removes 3 words, 2 suffice
 
 

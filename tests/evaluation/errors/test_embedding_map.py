@@ -1,4 +1,4 @@
-"""The embedding map (issue 36): vectors against the plain model run one sentence at a time, PCA coordinates against
+"""The embedding map: vectors against the plain model run one sentence at a time, PCA coordinates against
 scikit-learn's PCA (and numpy's SVD) on those vectors, the store keyed by model and dataset, clear refusals."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Counterfactual generators (issue 36): every flip a generator lists, classified afresh by the plain model, has the
+"""Counterfactual generators: every flip a generator lists, classified afresh by the plain model, has the
 flipped label; HotFlip's word is the brute-force argmax of the first-order score; rules and bad requests."""
 from __future__ import annotations
 

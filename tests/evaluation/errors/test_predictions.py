@@ -1,4 +1,4 @@
-"""The predictions table (issue 17) on the tiny keyword model: values against one-at-a-time predictions, chunks
+"""The predictions table on the tiny keyword model: values against one-at-a-time predictions, chunks
 stored as they finish (stop and resume), an instant reopen with no forward pass, unlabelled datasets."""
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_a_dataset_without_labels_gets_predictions_only(keyword_classifier, stor
 
 
 def test_whether_predicting_waits_for_a_click_does_not_depend_on_the_measured_speed(keyword_classifier, monkeypatch):
-    """Issue 30: the same link gives every browser the same page; the seconds shown follow the measured speed, the
+    """the same link gives every browser the same page; the seconds shown follow the measured speed, the
     decision follows the work units at the nominal rate (models/metering.py rule (g))."""
     rows = examples(100)
     throughput = keyword_classifier.throughput

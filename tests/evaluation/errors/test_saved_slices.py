@@ -1,4 +1,4 @@
-"""Saved slices (issue 17): a named selection kept in the result store with its metrics (counted by hand here),
+"""Saved slices: a named selection kept in the result store with its metrics (counted by hand here),
 listed per predictions run, replaced by name, reopened and exported; bad saves get messages."""
 from __future__ import annotations
 

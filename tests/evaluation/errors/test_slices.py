@@ -1,4 +1,4 @@
-"""Explaining a slice and the shortcut detector (issue 17): counts by hand, p-values from scipy, Benjamini-Hochberg
+"""Explaining a slice and the shortcut detector: counts by hand, p-values from scipy, Benjamini-Hochberg
 written out, the keyword model's one word."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Removal curves with a contrast class read p(A) - p(B) after removal (issue 36), checked against the perturbation
+"""Removal curves with a contrast class read p(A) - p(B) after removal, checked against the perturbation
 engine called directly; a metric that reads one class refuses a contrastive run."""
 from __future__ import annotations
 

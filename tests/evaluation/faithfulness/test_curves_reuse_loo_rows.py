@@ -1,4 +1,4 @@
-"""A removal curve's rows without one word are leave-one-out's rows (issue 19: the comprehensiveness curve shares
+"""A removal curve's rows without one word are leave-one-out's rows (the comprehensiveness curve shares
 perturbed inputs with leave-one-out): inside one ``sharing()`` block, after leave-one-out ran, they are read, not run
 again; the values stay those of the curve run alone, and a leave-one-out with another operator serves nothing."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper 000's single-word deletion grid (Figs. A17/A18, issue 36): each row's label and confidence against the
+"""Paper 000's single-word deletion grid (Figs. A17/A18): each row's label and confidence against the
 plain model on the text with that word removed, tokenized afresh; spans, pairs, operators and bad requests."""
 from __future__ import annotations
 

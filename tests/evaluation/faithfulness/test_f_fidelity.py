@@ -85,6 +85,7 @@ def _config(tiny, **overrides) -> FinetuneConfig:
     return with_fingerprint(FinetuneConfig(**values))
 
 
+@pytest.mark.training  # fine-tunes the model's copy
 def test_the_true_keyword_ordering_beats_the_random_band_on_the_fine_tuned_copy(tiny, isolated_cache):
     config = _config(tiny)
     _, summary = run_finetune(config, ResultStore(isolated_cache / "runs.sqlite"))

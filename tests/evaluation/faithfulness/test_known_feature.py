@@ -87,6 +87,7 @@ def known_feature_model():
     return TextClassifier(model, tokenizer, name="tiny-known-feature", device="cpu"), data[500:520]
 
 
+@pytest.mark.training  # its fixture trains the tiny model on the known-feature task
 def test_pipeline_reproduces_paper_003_ordering_on_a_tiny_model(known_feature_model):
     classifier, test = known_feature_model
     accuracy = (classifier.predict_proba([classifier.encode(e.text) for e in test]).argmax(1)

@@ -1,4 +1,4 @@
-"""The deletion curves' rows run in bands of neighbouring lengths (issue 19: comp + suff at ferret's settings
+"""The deletion curves' rows run in bands of neighbouring lengths (comp + suff at ferret's settings
 padded 42 % of its tokens): the bands are the cheapest split (against every split enumerated), and the banded
 logits are those of one padded batch within float32."""
 from __future__ import annotations

@@ -129,7 +129,7 @@ def test_registered_with_a_random_band_from_one_search(clf, enc):
 
 
 def test_the_beam_takes_over_from_9_words_and_the_old_threshold_is_a_preset(keyword_classifier):
-    """Issue 18: the default searches exactly up to 8 words (the beam is faster from 9, docs/benchmarks.md);
+    """the default searches exactly up to 8 words (the beam is faster from 9, docs/benchmarks.md);
     ``naopc-exact-10`` keeps the earlier default and gives the values the option ``naopc_exact_words=10`` gives."""
     clf = keyword_classifier
     enc = clf.encode("the film was excellent fun and the plot was")  # 9 words
@@ -149,7 +149,7 @@ def test_the_beam_takes_over_from_9_words_and_the_old_threshold_is_a_preset(keyw
         assert "default 8" in METRICS[metric.id].params["bounds"]
 
 
-# ----- issue 18, third pass: the cost of the bounds -----------------------------------------------------------
+# ----- the cost of the bounds ---------------------------------------------------------------------------------
 LONG = "the film was excellent fun and the plot was thin but the cast was fine".split()  # 15 words: beam
 
 
@@ -221,7 +221,7 @@ def test_greedy_beam_preset_follows_edin_et_al_cheapest_width(keyword_classifier
     batch = evaluate_batch(["naopc-beam-1"], clf, enc, None, explained, {}, 2)
     direct = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 1})
     for metric in naopc.METRICS:
-        # one batch against one input alone: float32 rounding of the AOPC sums (before issue 31 this ordering was its
+        # one batch against one input alone: float32 rounding of the AOPC sums (before one shared bound this one was its
         # own bound on both sides, so the values were exactly 1 and 0 and the comparison hid the rounding)
         spread = direct.details[metric.id]["aopc_max"] - direct.details[metric.id]["aopc_min"]
         assert batch.values["naopc-beam-1"]["m"][f"{metric.id}[beam-1]"] == pytest.approx(
@@ -231,7 +231,7 @@ def test_greedy_beam_preset_follows_edin_et_al_cheapest_width(keyword_classifier
 
 
 def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_classifier):
-    """Issue 18, decided from measurements (docs/faithfulness.md, "NAOPC: the beam width"): width 1 is the default;
+    """decided from measurements (docs/faithfulness.md, "NAOPC: the beam width"): width 1 is the default;
     ``naopc-edin-beam-5`` keeps the width Edin et al.'s experiment scripts pass and gives option ``naopc_beam=5``'s
     values at a higher cost."""
     assert naopc.NaopcOptions().naopc_beam == 1
@@ -253,7 +253,7 @@ def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_c
     assert bound_passes(clf, enc, naopc.METRICS) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)
 
 
-# ----- issue 31: one bound per input, shared by every ordering -------------------------------------------------
+# ----- one bound per input, shared by every ordering ----------------------------------------------------------
 SHARED_TEXT = "a dull story told with little wit or care"  # 9 words: the greedy beam misses the best orderings
 GREEDY = {"naopc_exact_words": 1, "naopc_beam": 1}  # the beam forced on 9 words, width 1 (the issue's default)
 
@@ -282,7 +282,7 @@ def brute_force_sums(clf, words: list[str], target: int) -> np.ndarray:
 
 
 def test_orderings_above_the_greedy_bound_share_one_bound_not_their_own(graded):
-    """Issue 31: "it all feels like a monty python sketch gone horribly wrong ." got NAOPC 1.000 for every method:
+    """"it all feels like a monty python sketch gone horribly wrong ." got NAOPC 1.000 for every method:
     each ordering above the greedy bound was normalized by its own AOPC. Here several random orderings beat the
     greedy upper bound; with one shared bound only the best of them scores 1, the others are rescaled against it,
     and the shared bound stays within the exact one (found by brute force over all 9! orderings)."""

@@ -1,4 +1,4 @@
-"""Issue 18: NAOPC's bounds of several inputs searched in lockstep (``naopc.prefill_bounds``, a dataset run's batch
+"""NAOPC's bounds of several inputs searched in lockstep (``naopc.prefill_bounds``, a dataset run's batch
 hook) give the one-input searches' bounds, in about max(n) engine calls for a window instead of sum(n)."""
 from __future__ import annotations
 

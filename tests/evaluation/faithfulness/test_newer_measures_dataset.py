@@ -1,4 +1,4 @@
-"""Issue 18's newer measures in a dataset run on the real quick model (bootstrap intervals, the random baseline,
+"""The newer measures in a dataset run on the real quick model (bootstrap intervals, the random baseline,
 export, the command line) and on one input (the page's table), each value equal to its direct computation."""
 from __future__ import annotations
 

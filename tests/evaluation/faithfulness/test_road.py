@@ -62,7 +62,7 @@ def test_road_is_a_registered_preset_with_the_mlm_operator():
     assert "imputation" in METRICS["road-lerf"].reference
 
 
-# ----- issue 18, third pass: ROAD on DeletionBERT's grid, and the cost of one input -----------------------------
+# ----- ROAD on DeletionBERT's grid, and the cost of one input -----------------------------
 GRID = "deletionbert-grid"
 
 
@@ -146,7 +146,7 @@ def test_identical_imputed_inputs_are_classified_once_with_unchanged_values(clf)
 
 def test_road_states_its_cost_per_curve_against_deletion_bert():
     """MoRF and LeRF are two metrics (two values on screen and in the export), so the metadata prices one curve
-    against DeletionBERT's one curve (issue 18: docs/benchmarks.md, "Newer measures")."""
+    against DeletionBERT's one curve (docs/benchmarks.md, "Newer measures")."""
     for metric_id in ("road-morf", "road-lerf", f"road-morf[{GRID}]", f"road-lerf[{GRID}]"):
         cost = METRICS[metric_id].params["cost"]
         assert cost.startswith("per curve") and "DeletionBERT" in cost and "x" in cost

@@ -1,4 +1,4 @@
-"""ROAD for text (issue 18) in a dataset run on the real quick model with the prepared masked LM: intervals, the
+"""ROAD for text in a dataset run on the real quick model with the prepared masked LM: intervals, the
 random baseline, export, and each stored value equal to the one-input computation of the same curves."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The selection-metric rule (issue 14): AML scored by the metric it was selected on gets a warning; scored by
+"""The selection-metric rule: AML scored by the metric it was selected on gets a warning; scored by
 any other metric, or any method not selected on a metric, gets none."""
 from __future__ import annotations
 

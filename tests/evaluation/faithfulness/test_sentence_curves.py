@@ -1,4 +1,4 @@
-"""Removal curves by sentence (issue 32): the ERASER AOPC with sentences as the removed units, by hand."""
+"""Removal curves by sentence: the ERASER AOPC with sentences as the removed units, by hand."""
 import pytest
 
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores

@@ -98,7 +98,7 @@ def test_registered_with_a_random_band(clf, enc):
 
 
 def test_the_batch_hook_gives_the_values_of_one_explanation_at_a_time(clf, enc):
-    """Issue 18: every method and random explanation in one batched call, the clean pass shared with the removal
+    """every method and random explanation in one batched call, the clean pass shared with the removal
     metrics, equals the default hook (``compute`` per explanation, random scores drawn the same way)."""
     from evaluation.registry import each_explanation
     explanations = {"a": random_explanation(enc, 1, "positive", SCORES, 0, 0),
@@ -131,9 +131,9 @@ def test_the_default_follows_the_paper_and_the_presets_pin_their_mask_count(clf,
             assert key in METRICS
 
 
-# ----- issue 31: ill-conditioned normalization -----------------------------------------------------------------
+# ----- ill-conditioned normalization --------------------------------------------------------------------------
 def test_a_tiny_all_masked_drop_is_flagged_ill_conditioned_and_its_value_kept():
-    """Issue 31: Soft-NC / Soft-NS divide by d = p(y|x) - p(y|x0); on an SST-2 sentence d = 0.0036 gave Soft-NC
+    """Soft-NC / Soft-NS divide by d = p(y|x) - p(y|x0); on an SST-2 sentence d = 0.0036 gave Soft-NC
     ~125. Here a smooth tiny model has d ~ 0.015 on "the cast was fine": the values (the paper's formula by hand,
     ``direct``) are far outside [0, 1], kept as computed, and flagged with their denominator."""
     from smooth_models import smooth_classifier

@@ -1,4 +1,4 @@
-"""Paper 001's sparsity curves (App. E, issue 36): each point against numpy's cumsum of the sorted shares, computed
+"""Paper 001's sparsity curves (App. E): each point against numpy's cumsum of the sorted shares, computed
 here another way; the dataset curves' means and intervals; `cli.py sparsity` on the tiny keyword model."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Micro F1 beside macro F1 (paper 004 Table 3, issue 36): pooled token decisions against scikit-learn's micro
+"""Micro F1 beside macro F1 (paper 004 Table 3): pooled token decisions against scikit-learn's micro
 average over documents x words indicator rows, macro against its per-sample average, and on a real run the macro
 column equals the run's own mean token F1 at top-k."""
 from __future__ import annotations

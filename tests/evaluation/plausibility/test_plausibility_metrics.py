@@ -95,7 +95,7 @@ def test_single_word():
          "plaus_mean_rank_pct": 1, "plaus_coverage": 1, "plaus_human_coverage": 1,
          "plaus_iou_precision": 1, "plaus_iou_recall": 1, "plaus_auprc_trapezoid": 1})
     # a single negative score: paper 000 zeroes it, so nothing passes any tau (P 0, R 0), and top-1 leaves it out
-    # too (a negative score is "not highlighted" in both binarizations; before issue 20 top-1 picked it: F1 1)
+    # too (a negative score is "not highlighted" in both binarizations; a top-1 that picked it gave F1 1)
     negative = example_metrics([-0.4], [1], CONFIG)
     assert (negative["plaus_token_recall_tau"], negative["plaus_iou_tau"], negative["plaus_coverage"]) == (0, 0, 0)
     assert negative["plaus_token_f1_topk"] == 0

@@ -1,4 +1,4 @@
-"""The reproduce run's verdict rule and interval (issue 37), against scipy's Student-t interval computed here, and
+"""The reproduce run's verdict rule and interval, against scipy's Student-t interval computed here, and
 the budgets and findings every paper declares."""
 from __future__ import annotations
 

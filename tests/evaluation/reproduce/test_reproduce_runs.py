@@ -1,4 +1,4 @@
-"""A tiny-budget reproduce run of every paper (issue 37), each stopped half-way and resumed: the structure of the
+"""A tiny-budget reproduce run of every paper, each stopped half-way and resumed: the structure of the
 stored run (a cell per finding and training seed, seeds 0, 1, 2), no finished cell recomputed on resume, and the
 generated page's numbers equal to the stored cells' (the interval recomputed here with scipy).
 

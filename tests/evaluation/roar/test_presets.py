@@ -32,7 +32,7 @@ def test_paper_presets_fine_tune_the_whole_model_on_every_example(paper, batch, 
 
 
 def test_every_preset_named_after_a_paper_runs_its_protocol_and_every_quick_one_says_quick():
-    """Issue 18: a preset that carries a paper's name fine-tunes the whole model on every example; a head-only retrain
+    """a preset that carries a paper's name fine-tunes the whole model on every example; a head-only retrain
     on a sample keeps a name that ends in -quick (cpu-small names no paper)."""
     for name in PRESETS:
         variant = variant_of(name)

@@ -19,6 +19,8 @@ from evaluation.runs.store import ResultStore
 from models import ModelError
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
+pytestmark = pytest.mark.training  # ROAR retrains the model at every ratio
+
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory, keyword_classifier):

@@ -1,4 +1,4 @@
-"""A dataset run computes the IG paths of several sentences per batch (its batch hook, issue 19) and stores the
+"""A dataset run computes the IG paths of several sentences per batch (its batch hook) and stores the
 same scores, to float32 precision, as cells run one at a time."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 31: every statistic of a run is a function of the SET of its cells, not of the order they finished in.
+"""every statistic of a run is a function of the SET of its cells, not of the order they finished in.
 
 The same study run locally and on Ray gave equal means and different 95 % bounds: the store returned cells in the
 order they finished and the seeded bootstrap indexes that order. Here the same cells are written in shuffled orders

@@ -1,4 +1,4 @@
-"""Issue 31: the same study gives bit-identical statistics on the local, processes and Ray executors.
+"""the same study gives bit-identical statistics on the local, processes and Ray executors.
 
 The same study run locally and on Ray gave equal means and different 95 % bounds (the store returned cells in the
 order they finished and the seeded bootstrap indexes that order). Here `cli.py evaluate` runs one small study
@@ -212,6 +212,7 @@ def test_the_random_rows_band_is_the_band_on_every_method_row(local_run):
         assert rows["random_low"].nunique() == rows["random_high"].nunique() == 1, metric  # to the last bit
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
     processes = evaluate_on("processes", sst2_model, tmp_path)
     assert_equal_to_the_stored_cells(processes)
@@ -220,6 +221,7 @@ def test_processes_give_the_local_statistics(sst2_model, local_run, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_ray_gives_the_local_statistics(sst2_model, local_run, tmp_path):
     ray = pytest.importorskip("ray")
     threads = int(ray_executor.worker_env_vars(1.0)["EXWB_THREADS"])  # a task's torch threads (num_cpus 1)

@@ -7,6 +7,8 @@ import sys
 import textwrap
 import threading
 
+import pytest
+
 from evaluation.roar.study import KIND as ROAR_KIND
 from evaluation.runs.jobs import Cell, run_cells
 from evaluation.runs.liveness import this_process
@@ -26,6 +28,7 @@ MARK_RUNNING = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_a_run_whose_process_was_killed_reads_interrupted_in_the_store_and_the_cli_list(tmp_path):
     path = str(tmp_path / "results.sqlite")
     worker = subprocess.Popen([sys.executable, "-c", MARK_RUNNING.format(root=ROOT, path=path, kind=ROAR_KIND)],

@@ -1,4 +1,4 @@
-"""The processes executor (issue 19): windows of cells in spawned worker processes give the local executor's numbers,
+"""The processes executor: windows of cells in spawned worker processes give the local executor's numbers,
 store each cell as it finishes, stop between cells and resume, and record a dead worker's cells as failed cells that
 the next start computes."""
 from __future__ import annotations
@@ -52,6 +52,7 @@ def test_windows_shrink_towards_the_end_so_no_worker_waits_for_a_long_last_one(m
         "HF_HUB_OFFLINE")) and int(env["EXWB_THREADS"]) >= 1
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_cells_run_in_workers_and_a_failing_cell_is_recorded(tmp_path):
     store = ResultStore(tmp_path / "runs.sqlite")
     run_id = store.create_run("test", {"n": 9}, total=9, title="squares")
@@ -69,6 +70,7 @@ def test_cells_run_in_workers_and_a_failing_cell_is_recorded(tmp_path):
     assert seen[-1] == (9, 9) and [d for d, _ in seen if d] == list(range(1, 10))  # one report per cell
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_a_stopped_run_keeps_its_cells_and_resumes(tmp_path):
     store = ResultStore(tmp_path / "runs.sqlite")
     run_id = store.create_run("test", {"n": 40}, total=40, title="squares")
@@ -90,6 +92,7 @@ def test_a_stopped_run_keeps_its_cells_and_resumes(tmp_path):
     assert all(final[k]["pid"] == v["pid"] for k, v in kept.items())  # kept cells were not computed again
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_a_dead_worker_leaves_failed_cells_that_the_next_start_computes(tmp_path):
     store = ResultStore(tmp_path / "runs.sqlite")
     run_id = store.create_run("test", {"n": 6}, total=6, title="squares")
@@ -113,6 +116,7 @@ def tiny(tmp_path_factory, random_classifier):
     return folder, write_keyword_csv(root / "data.csv", 10, seed=5)
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_an_evaluation_gives_the_local_executors_numbers(tiny, tmp_path, monkeypatch):
     """The batch hook (IG paths of a window in one batch), the explanation cache and every metric run in the
     workers; each worker and the local run have their own cache, so nothing is shared but the code."""
@@ -145,6 +149,7 @@ def test_an_evaluation_gives_the_local_executors_numbers(tiny, tmp_path, monkeyp
     assert not differ.any(), ours[differ].assign(local=theirs["value"][differ]).to_string()
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_the_command_line_runs_with_worker_processes(tiny, capsys):
     import json
 
@@ -185,8 +190,9 @@ def spin_cell(spec: dict) -> dict:
     return {"value": spec["i"]}
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_the_workers_cpu_counts_for_the_job_that_started_them(tmp_path):
-    """Issue 30: a job's CPU quota counts its worker processes (each reports its process CPU with each window)."""
+    """a job's CPU quota counts its worker processes (each reports its process CPU with each window)."""
     from evaluation.runs.scheduler import Limits, Scheduler
 
     store = ResultStore(tmp_path / "runs.sqlite")

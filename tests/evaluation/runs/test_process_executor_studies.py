@@ -1,4 +1,4 @@
-"""The processes executor behind the other dataset commands (issue 19): a sanity study and a ROAR study give the local
+"""The processes executor behind the other dataset commands: a sanity study and a ROAR study give the local
 executor's numbers when their cells run in worker processes, on tiny models saved to folders."""
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def tiny(tmp_path_factory, random_classifier, keyword_classifier):
                            keyword=save_keyword_model(keyword_classifier, root / "keyword"))
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_a_sanity_study_gives_the_local_numbers(tiny, tmp_path):
     arguments = dict(model=str(tiny.random), dataset=tiny.test, methods=["saliency", "leave_one_out"], limit=4, seed=2)
     local_store, local = sanity_dataset.run_sanity_study(store=ResultStore(tmp_path / "l.sqlite"), **arguments)
@@ -39,6 +40,7 @@ def test_a_sanity_study_gives_the_local_numbers(tiny, tmp_path):
     assert np.allclose(ours["value"], theirs["value"], atol=1e-5, equal_nan=True)
 
 
+@pytest.mark.slow  # worker processes start, each importing torch
 def test_a_roar_study_gives_the_local_numbers(tiny, tmp_path, monkeypatch):
     """Retrains are seeded by their spec, so worker processes train the same models (each its own cache here)."""
     from explainers.cache import DEFAULT_CACHE

@@ -1,4 +1,4 @@
-"""Ray beyond one process (issue 20): a two-node cluster started on this machine the way a real one is started
+"""Ray beyond one process: a two-node cluster started on this machine the way a real one is started
 (`ray start --head`, then `ray start --address=...` for a second node) runs a ROAR study and a dataset
 evaluation; a worker killed in the middle of the study loses no cell. The recipe is in docs/roar.md.
 
@@ -32,7 +32,7 @@ from evaluation.runs.store import ResultStore
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 from tolerances import float32_tolerance
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 ray = pytest.importorskip("ray")
 
 RAY_CLI = Path(sys.executable).parent / "ray"

@@ -1,4 +1,4 @@
-"""Devices per job on Ray (issue 33): every dataset command accepts --ray-gpus; a cell that asked for GPUs runs
+"""Devices per job on Ray: every dataset command accepts --ray-gpus; a cell that asked for GPUs runs
 with its own GPU (Ray's assignment), EXWB_DEVICE=cuda and its share of the device's memory budget; a cell without
 GPUs runs on the CPU. A local Ray instance declares GPUs as a resource (``num_gpus``): no GPU is needed to check
 the assignment; the cells report what their worker was given."""
@@ -58,6 +58,7 @@ def report_placement(spec: dict) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_cells_get_their_own_gpu_its_share_or_the_cpu_on_a_cluster_with_gpu_resources(tmp_path):
     ray = pytest.importorskip("ray")
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers do not import tests/

@@ -44,6 +44,7 @@ def tiny(tmp_path_factory, keyword_classifier):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_same_seeds_give_the_same_numbers_on_ray_and_locally(tiny, monkeypatch):
     ray = pytest.importorskip("ray")
     from explainers.cache import DEFAULT_CACHE
@@ -82,6 +83,7 @@ def test_same_seeds_give_the_same_numbers_on_ray_and_locally(tiny, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_a_worker_running_from_the_uploaded_project_finds_the_drivers_data(monkeypatch):
     """What joining a cluster does (the project uploaded as ``working_dir``), on a local Ray: the default data folder
     (shared/data beside this checkout) is not beside the uploaded copy, so the driver's travels as EXWB_DATA_DIR."""

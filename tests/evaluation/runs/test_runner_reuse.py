@@ -1,5 +1,5 @@
 """A dataset run's cell reuses the explanations a page (or an earlier run) left in the cache, and the methods it
-computes share their passes (issue 19), on the real quick model."""
+computes share their passes, on the real quick model."""
 from __future__ import annotations
 
 import numpy as np

@@ -160,7 +160,7 @@ def _spin(seconds: float) -> None:
 
 
 def test_a_jobs_cpu_counts_the_threads_it_starts_and_what_is_charged_to_it():
-    """Issue 30: the quota counts a job's own thread, the threads it starts with job_thread, and CPU charged from
+    """the quota counts a job's own thread, the threads it starts with job_thread, and CPU charged from
     its thread (worker processes); a thread that works for no job charges nobody."""
     from evaluation.runs.scheduler import charge_cpu, job_thread
 

@@ -1,4 +1,4 @@
-"""Every consumer of a user file reads its gold labels as the model's classes (issue 20, item 1): dataset runs,
+"""Every consumer of a user file reads its gold labels as the model's classes: dataset runs,
 sanity runs, ROAR studies and the command line, on the tiny keyword model (labels negative, positive) saved
 to a folder. Inconsistent capitals ('POSITIVE' next to 'negative') sort the file's own names the wrong way
 round, so before the fix every gold label here was flipped."""
@@ -76,5 +76,5 @@ def test_the_command_line_refuses_a_label_the_model_does_not_have(folder, tmp_pa
     err = capsys.readouterr().err
     assert code != 0
     assert "typo.csv" in err and "the label matches none of the model's labels (negative, positive" in err
-    assert "positiv'" not in err  # the file's content is never quoted (issue 30)
+    assert "positiv'" not in err  # the file's content is never quoted
     assert "Traceback" not in err

@@ -1,4 +1,4 @@
-"""Issue 18's measures in sanity dataset runs and in `cli.py`: eMPRT, sMPRT and repeatability stored per example
+"""The newer measures in sanity dataset runs and in `cli.py`: eMPRT, sMPRT and repeatability stored per example
 equal the single-input computations, come out with bootstrap intervals and a random band, reach the CSV / JSON
 export and `evaluate --list-metrics`; requests that cannot work are refused with a message."""
 from __future__ import annotations

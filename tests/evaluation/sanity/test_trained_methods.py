@@ -1,4 +1,4 @@
-"""AML under model randomization (issue 14): a randomized copy is another model, so AML is run with the original
+"""AML under model randomization: a randomized copy is another model, so AML is run with the original
 model's G and says so (pAML), or fine-tunes that G on each copy (fAML); never silently, never an error per stage."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14's reference behaviour on a model whose class is decided by one word and whose logit is a smooth
+"""Mask learning's reference behaviour on a model whose class is decided by one word and whose logit is a smooth
 (linear) function of that word's embedding (``smooth_models.smooth_keyword_classifier``): MaRC keeps the word
 (mask > 0.9) and drops most others; pAML trained on that task puts its highest score on the word."""
 from __future__ import annotations

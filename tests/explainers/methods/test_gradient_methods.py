@@ -117,7 +117,7 @@ def test_integrated_gradients_completeness(smooth, baseline, rule):
 
 
 def test_integrated_gradients_ends_come_from_one_batch_and_equal_captums_delta(smooth):
-    """Issue 19: f(x), f(b) and the delta from one 2-row forward (Captum's return_convergence_delta ran two more
+    """f(x), f(b) and the delta from one 2-row forward (Captum's return_convergence_delta ran two more
     batches, and the gap two more): n_steps + 2 sequences in path batches + 1 batches; the values equal Captum's."""
     from captum.attr import IntegratedGradients as CaptumIntegratedGradients
 

@@ -1,4 +1,4 @@
-"""Paper 002's `_n` baselines (App. A.1, issue 36): Input x Gradient and Integrated Gradients reduced by the L1 norm
+"""Paper 002's `_n` baselines (App. A.1): Input x Gradient and Integrated Gradients reduced by the L1 norm
 over the embedding dimension (presets ``l1-norm``), against autograd by hand and Captum's IntegratedGradients called
 directly on the plain embedding function."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""LIME's paper-002 preset (App. A.1, issue 36): the sampler removes 5-13 % of the words, each with the next three;
+"""LIME's paper-002 preset (App. A.1): the sampler removes 5-13 % of the words, each with the next three;
 the kernel is the unchanged share; the word scores equal sklearn's Ridge fitted here on the same draws and on
 probabilities computed by the plain model on hand-built [PAD] inputs."""
 from __future__ import annotations

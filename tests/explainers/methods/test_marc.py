@@ -179,7 +179,7 @@ def test_seeded_runs_repeat_exactly(keyword_classifier):
     assert first.provenance["seed"] == 3
 
 
-@pytest.mark.parametrize("steps", [60, 900])  # the step cap after one early-stop check; converged before the cap
+@pytest.mark.parametrize("steps", [60, pytest.param(900, marks=pytest.mark.slow)])  # the step cap after one early-stop check; converged before the cap
 def test_a_run_without_hooks_gives_the_mask_of_a_run_that_reads_every_step(keyword_classifier, steps):
     """Without a progress hook MaRC reads its mask back only at the early-stop checks (overhead between the passes);
     the result must be bit-identical to a run whose hook reads the mask, the loss and the terms at every step."""

@@ -1,4 +1,4 @@
-"""The embedding map's figure (issue 36): every point carries its example index (what a selection reports back), the
+"""The embedding map's figure: every point carries its example index (what a selection reports back), the
 colour groups follow the table, and a selection event is read back to indices in both of Streamlit's shapes."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Heatmaps page's rows (ui/views/heatmaps.py ``Rows``) are laid out before the methods run and each row is drawn
-as soon as its method finishes, not all at the end (issue 19); AppTest with a tiny model built in code."""
+as soon as its method finishes, not all at the end; AppTest with a tiny model built in code."""
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest

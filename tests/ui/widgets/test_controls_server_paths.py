@@ -1,5 +1,5 @@
 """Method options that name a server folder (a masked LM, an AML checkpoint) are shown but cannot be typed on a
-shared server (issue 30); on one user's machine they stay free text."""
+shared server; on one user's machine they stay free text."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""The long-document heatmap (issue 32): strip, folded sentences, top sentences open, escaped words."""
+"""The long-document heatmap: strip, folded sentences, top sentences open, escaped words."""
 import re
 
 import numpy as np

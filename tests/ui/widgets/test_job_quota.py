@@ -1,5 +1,5 @@
 """Shared mode on real AppTest sessions: a session's second heavy job is refused with the quota's message (no
-traceback), another session's job waits in the queue with its place, and the Jobs page stops it (issue 30)."""
+traceback), another session's job waits in the queue with its place, and the Jobs page stops it."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """Uploaded files are kept under the user's own file name, so every message about them names that file
-(issue 20: upload errors named an internal hash file such as bbc52a1dbf1a15a2.csv)."""
+(upload errors named an internal hash file such as bbc52a1dbf1a15a2.csv)."""
 from __future__ import annotations
 
 import pytest
@@ -22,7 +22,7 @@ def test_an_upload_keeps_the_users_file_name_and_errors_name_it(isolated_cache):
         load_dataset(f"file:{path}", label_names=SENTIMENT_LABELS)
     message = str(error.value)
     assert message.startswith("my reviews.csv: 1 malformed row(s): row 2: the label matches none of the model's")
-    assert "so-so" not in message  # a message never quotes the file (issue 30)
+    assert "so-so" not in message  # a message never quotes the file
     assert path.parent.name not in message  # the content hash folder is never shown
 
 
@@ -36,7 +36,7 @@ def test_two_files_of_one_name_do_not_collide_and_one_file_is_stored_once(isolat
 
 
 def test_an_upload_over_the_size_limit_is_refused_before_it_is_written(isolated_cache, monkeypatch):
-    """Issue 30: EXWB_UPLOAD_MB caps one file; nothing is written or parsed when it is over."""
+    """EXWB_UPLOAD_MB caps one file; nothing is written or parsed when it is over."""
     monkeypatch.setenv("EXWB_UPLOAD_MB", "0.00002")  # 20 bytes
     with pytest.raises(DataError, match=r"big\.csv is 0\.0 MB; this server takes files up to 2e-05 MB"):
         save_upload(_upload("big.csv", b"text\n" + b"a long enough line\n"))
