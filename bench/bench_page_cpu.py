@@ -1,4 +1,4 @@
-"""The server's CPU per cached Heatmaps page load (issue 30's floor, issue 35's "a rerun does its work once"), not a
+"""The server's CPU per cached Heatmaps page load (the shared server's floor, and "a rerun does its work once"), not a
 test: the real Streamlit server (bench/bench_load.py's: shared mode, default-quick, one torch thread) opens the load
 benchmark's link in fresh Chromium browser contexts one after the other; the server process's CPU seconds per page
 load are the figure. With ``--before DIR`` (another checkout, e.g. ``git worktree add /tmp/before main``) the two

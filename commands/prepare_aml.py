@@ -77,7 +77,7 @@ def handle(args) -> int:
                      validation_size=args.validation_size, epochs=args.epochs, **parse_lambdas(args.lambdas))
     classifier = load_classifier(args.model)
     cached = find_checkpoint(classifier.fingerprint, metric)
-    if args.generator:  # issue 36: G on another backbone, in its own folder
+    if args.generator:  # G on another backbone, in its own folder
         folder = cross_folder(classifier.fingerprint, metric, args.generator)
         cached = folder if (folder / "manifest.json").is_file() else None
     if cached is not None and not args.force:

@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--plausibility-limit", type=int, default=defaults.plausibility_limit,
                         help="examples of the plausibility check")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the random baselines and attacks")
-    add_executor_flag(parser)  # where each check's study runs its cells (issue 33: --ray-gpus for GPU nodes)
+    add_executor_flag(parser)  # where each check's study runs its cells (--ray-gpus for GPU nodes)
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a few examples, a few attack steps)")
     parser.add_argument("--out", metavar="FILE", default=None,
                         help=help_text("write the card to FILE, in the format of its extension (.json: the whole "

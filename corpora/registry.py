@@ -168,7 +168,7 @@ def load_dataset(dataset_id: str, limit: int | None = None,
         readable = file_access.readable_file(path)
         names = tuple(label_names) if label_names is not None else None
         examples = _user_file(readable, names, settings.shared_mode() if isolated is None else isolated,
-                              progress, columns)  # parquet too: the isolated parser reads it (issue 34)
+                              progress, columns)  # parquet too: the isolated parser reads it
     else:
         examples = list(_load_cached(name, split))
     return examples[:limit] if limit else examples

@@ -1,5 +1,5 @@
 """pAML for a G on another backbone than the explained classifier (paper 004 s. 3.3's decoder setting: a RoBERTa G
-for Llama-2 / Mistral; here e.g. the default MiniLM encoder's G for the zoo's causal model), issue 36.
+for Llama-2 / Mistral; here e.g. the default MiniLM encoder's G for the zoo's causal model).
 
 G (``explainers/mask_learning/cross_backbone.py``) is trained on the recipe's training inputs, one input per AdamW
 step (the two tokenizations differ, so inputs are not batched), the classifier frozen; after every epoch its maps of

@@ -250,7 +250,7 @@ def _num(value) -> float | None:
 
 def run_study(start, work, store: ResultStore, batch_hook=None, executor: str = "local") -> tuple[str, int]:
     """Run (or reopen) an inner study; returns its run id and how many cells it computed now. ``batch_hook``: the
-    study's (``run_cells``), e.g. the attacks' batches; ``executor``: where its cells run (issue 33: Ray GPUs)."""
+    study's (``run_cells``), e.g. the attacks' batches; ``executor``: where its cells run (Ray GPUs)."""
     inner_store, run_id, cells = start(store)
     finished = {k for k, cell in inner_store.cells(run_id).items() if "error" not in cell}
     # the card run's stop check, captured now: the inner run installs its own for its cells

@@ -2,7 +2,7 @@
 
 ``import captum.attr`` costs about 0.5 s (it pulls its LLM and visualization helpers, matplotlib, ...), and every
 method file is imported when the registry is built, so a top-level ``from captum.attr import X`` in the seven
-files that use Captum made ``import workbench`` pay it before any explanation (issue 34). The methods write
+files that use Captum made ``import workbench`` pay it before any explanation. The methods write
 ``captum_attr.IntegratedGradients(...)``: the same Captum class, found on first use.
 """
 from __future__ import annotations

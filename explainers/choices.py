@@ -1,4 +1,4 @@
-"""A method as a page's user chose it, and the work a page run does for it once (issue 35).
+"""A method as a page's user chose it, and the work a page run does for it once.
 
 ``prepare`` creates each chosen method's explainer, computes its cache key and probes the explanation cache, once
 per page run; the cost table (``plan.cost_rows``) and the plan (``plan.make_plan``) both read the result, so a cached

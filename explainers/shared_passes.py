@@ -1,4 +1,4 @@
-"""Passes several methods share (issue 19): run once, every member derives its own scores from it.
+"""Passes several methods share: run once, every member derives its own scores from it.
 
 | the pass                                                   | its members                                        |
 |------------------------------------------------------------|----------------------------------------------------|
@@ -200,7 +200,7 @@ def batches_inputs(classifier: TextClassifier) -> bool:
 
 
 def ig_paths(classifier: TextClassifier, encodings: Sequence[Encoding], targets: Sequence[int], params) -> list[IGPath]:
-    """The IG paths of several inputs in shared batches (dataset runs, issue 19): the inputs padded to the
+    """The IG paths of several inputs in shared batches (dataset runs): the inputs padded to the
     longest, the path points of all of them in forwards of at most ``classifier.max_batch_tokens`` tokens, the
     ends of all of them in one more. Each equals ``ig_pass`` of its input alone up to float32 reordering: a
     padded position is masked out of attention and equals its baseline (x - b = 0, so it adds nothing).
@@ -302,7 +302,7 @@ def without_each_word(classifier: TextClassifier, encoding: Encoding, operator: 
 def known_without_each_word(classifier: TextClassifier, encoding: Encoding,
                             operator: Operator | str) -> np.ndarray | None:
     """``without_each_word``'s logits if a method (leave-one-out, occlusion of window 1) computed them in this
-    ``sharing()`` block, else None: a removal curve's rows without one word are those rows (issue 19)."""
+    ``sharing()`` block, else None: a removal curve's rows without one word are those rows."""
     memo = _MEMO.get()
     if memo is None:
         return None

@@ -1,6 +1,6 @@
 """A causal (decoder-style) BERT classifier: the same blocks under a causal attention mask, read at the last token.
 
-The architecture axis of the offline zoo (issue 15; paper 003 compares encoders with decoders): MiniLM's
+The architecture axis of the offline zoo (paper 003 compares encoders with decoders): MiniLM's
 pretrained weights are kept and only the attention direction and the pooled token change, so a difference in the
 explanations comes from causality, not from another pretraining. The head reads the last token the attention mask
 keeps (found from the mask, never from a pad id, so the pad-token confound of paper 003's GPT-2 cannot occur; notes
@@ -9,7 +9,7 @@ keeps (found from the mask, never from a pad id, so the pad-token confound of pa
 
 The two classes are built on first use (``causal_classes()``, or a plain ``from models.causal_bert import
 CausalBertConfig``): subclassing BERT imports transformers' modeling code (``modeling_utils``, sympy,
-torch.distributed), about 1.6 s that ``import models`` / ``import workbench`` should not pay (issue 34).
+torch.distributed), about 1.6 s that ``import models`` / ``import workbench`` should not pay.
 ``models.loading`` calls ``causal_classes()`` before it reads a folder, so a saved causal model still loads.
 """
 from __future__ import annotations

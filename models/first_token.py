@@ -137,7 +137,7 @@ def first_token_logits(model: torch.nn.Module, head: tuple[str, ...], attention_
         hidden = project(hidden)
     layers = base.encoder.layer
     if len(layers) > 1:
-        # lazy third-party import: transformers.masking_utils pulls torch._dynamo, ~2 s at import (issue 34)
+        # lazy third-party import: transformers.masking_utils pulls torch._dynamo, ~2 s at import
         from transformers.masking_utils import create_bidirectional_mask
 
         mask = create_bidirectional_mask(config=base.config, inputs_embeds=hidden, attention_mask=attention_mask)

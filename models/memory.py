@@ -43,7 +43,7 @@ SAVED_ATTENTION = 1.5  # heads x n values kept per token and layer under eager a
 DOUBLE_FACTOR = 3.1  # double backward over backward (2.9-3.2 measured)
 # bytes per activation value of float32 weights under bf16 / fp16 autocast (the fast mode): autocast keeps layer
 # norms, softmax and the residual stream in float32 and casts copies for each matmul, so activations shrink far
-# less than by half: measured 3.6 on BERT-base (2.6 on the tiny encoder) with bf16 on the CPU (issue 33)
+# less than by half: measured 3.6 on BERT-base (2.6 on the tiny encoder) with bf16 on the CPU
 AUTOCAST_ELEMENT = 3.5
 GPU_SHARE = 0.6  # of the free device memory: the weights are already loaded; the rest is left to the allocator
 CPU_SHARE = 0.5  # of the available RAM: other processes (the app, other jobs) share it

@@ -13,7 +13,7 @@ PACKAGES = ("corpora", "models", "explainers", "evaluation", "ui", "commands", "
 LAYER = {"corpora": 0, "models": 1, "explainers": 2, "evaluation": 3, "ui": 4, "commands": 4, "workbench": 5}
 # function-local project imports kept on purpose (none today); each would need its reason at the import
 ALLOWED_LOCAL: set[str] = set()
-# heavy third-party modules imported only inside functions, and only by these modules (issue 34: `import workbench`
+# heavy third-party modules imported only inside functions, and only by these modules (`import workbench`
 # must not pay them; tests/workbench/test_workbench_import_cost.py checks the result in a fresh interpreter)
 LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
               "transformers.masking_utils": {"models.first_token"}}

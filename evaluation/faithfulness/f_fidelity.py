@@ -18,7 +18,7 @@ the complement of the top-(1-s) explanation.
 
 Defaults are the paper's: alpha 0.5, beta 0.1, N 50 and the levels 5, 10, ..., 95 % (preset ``paper``); the
 ``quick`` preset (levels 10, 30, 50, 70, 90 %, N 20) costs 200 forward passes per explanation instead of 1,900.
-Contrast class (issue 36, docs/peers.md): with a contrast class B, score(x) is p(A | x) - p(B | x), or for the label
+Contrast class (docs/peers.md): with a contrast class B, score(x) is p(A | x) - p(B | x), or for the label
 score 1 where the model ranks A above B; the contrast class is the explained model's (the explanation's), read on
 the measured (fine-tuned) copy.
 
@@ -124,7 +124,7 @@ def score_of(probabilities: np.ndarray, target: int, score: str, foil: int | Non
 
 
 def contrast_score_of(probabilities: np.ndarray, target: int, score: str, foil: int) -> np.ndarray:
-    """With a contrast class B (issue 36, docs/peers.md): p(A) - p(B), or for the label score 1 where the model
+    """With a contrast class B (docs/peers.md): p(A) - p(B), or for the label score 1 where the model
     ranks A above B (the prediction "A rather than B" holds)."""
     if score == "label":
         return (probabilities[:, target] > probabilities[:, foil]).astype(np.float64)
@@ -207,7 +207,7 @@ def ffid_batch(evaluators: list[Evaluator], classifier, encoding, example, expla
                 result.random.setdefault(metric_id, []).append(value[metric_id])
             continue
         detail = _detail(ffid, operator, model_label, value["curve"])
-        if foil is not None:  # issue 36
+        if foil is not None:
             detail["contrast"] = {"index": foil, "read": "p(A) - p(B)" if ffid.ffid_score == "probability"
                                   else "1 where p(A) > p(B)"}
         per_method[name] = MetricValues({m: value[m] for m in ("ffid_plus", "ffid_minus")},

@@ -337,7 +337,7 @@ def aopc_bounds(classifier, encoding, removal: RemovalOptions, naopc: NaopcOptio
     if found is not None:
         return found
     logits0 = base_logits(classifier, encoding)
-    foil = contrast_class(removal, logits0, target)  # issue 36: the bounds of s(A) - s(B)
+    foil = contrast_class(removal, logits0, target)  # the bounds of s(A) - s(B)
     n = encoding.n_words
     exact = n <= naopc.naopc_exact_words
     keys = {m.id: curve_key(m, removal) for m in metrics}
@@ -367,7 +367,7 @@ class _Job:
     logits0: np.ndarray
     beams: Beams | None  # None: the exact search (one step: every subset)
     result: Search | None = None
-    foil: int | None = None  # a contrast class: s(target) - s(foil) (issue 36)
+    foil: int | None = None  # a contrast class: s(target) - s(foil)
 
     def keep_rows(self) -> np.ndarray:
         self.keep = _masks(self.encoding.n_words) if self.beams is None else ~self.beams.candidates()

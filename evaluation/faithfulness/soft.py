@@ -31,7 +31,7 @@ Presets (evaluators): ``soft`` (``soft_samples`` masks, default 1: the paper's f
 instance), ``soft-zhao-aletras`` (always 1 mask) and ``soft-20-masks`` (always 20: a lower-variance estimate, the
 former default); the presets' metric ids carry their name in brackets.
 
-Contrast class (issue 36, docs/peers.md): with a contrast class B every p(y | .) above reads the margin
+Contrast class (docs/peers.md): with a contrast class B every p(y | .) above reads the margin
 d(.) = p(A | .) - p(B | .) instead (Soft-C = max(0, d(x) - d(x')), normalized by max(0, d(x) - d(x0)), and so on):
 how much of A's lead over B the soft removal takes away. On two classes d = 2 p(A) - 1, so the normalized values
 equal the plain ones.
@@ -94,7 +94,7 @@ def token_probabilities(encoding, word_probability: np.ndarray) -> np.ndarray:
 
 
 def read_out(probabilities: np.ndarray, target: int, foil: int | None) -> np.ndarray:
-    """p(target) of each row; with a contrast class, p(target) - p(foil) (issue 36: docs/peers.md)."""
+    """p(target) of each row; with a contrast class, p(target) - p(foil) (docs/peers.md)."""
     probabilities = np.atleast_2d(probabilities)
     return probabilities[:, target] - (probabilities[:, foil] if foil is not None else 0.0)
 
@@ -192,7 +192,7 @@ def _values(preset: PinnedPreset, result: dict, samples: int, removal: RemovalOp
     detail = {"samples": samples, "seed": removal.seed, "importance": f"min-max of {removal.rank_by} scores",
               "p_full": result["p_full"], "p_all_masked": result["p_all_masked"],
               "denominator": result["denominator"], "ill_conditioned": result["ill_conditioned"], "reference": REFERENCE}
-    if removal.contrast is not None:  # issue 36: every p above read as p(A) - p(B)
+    if removal.contrast is not None:  # every p above read as p(A) - p(B)
         detail["contrast"] = {"requested": removal.contrast, "read": "p(A) - p(B)"}
     return MetricValues({preset.metric_id(m): result[m] for m in BASE_IDS},
                         details={preset.metric_id(m): detail for m in BASE_IDS})

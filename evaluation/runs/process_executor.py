@@ -94,7 +94,7 @@ class _QueueStore:
 def _start_worker(env: dict[str, str], channel, stop, placements) -> None:
     global _queue, _stop
     os.environ.update(env)
-    try:  # this worker's GPU and share of it (issue 33): one placement per worker, taken as each one starts
+    try:  # this worker's GPU and share of it: one placement per worker, taken as each one starts
         worker_devices.place_this_worker(placements.get(timeout=5))
     except queue_module.Empty:  # more workers started than placed: the CPU, never a card another worker was given
         os.environ.update(worker_devices.ON_CPU)

@@ -137,7 +137,7 @@ class ResultStore:
             raise KeyError(f"No run '{run_id}' in {self.path}.")
         with self._connect() as db:
             rows = db.execute("SELECT key, result, seconds, finished FROM cells WHERE run_id = ?", (run_id,)).fetchall()
-        return {"format": FORMAT, "kind": KIND_RUN, "run": run,  # the one layout (issue 34), its run kind
+        return {"format": FORMAT, "kind": KIND_RUN, "run": run,  # the one layout, its run kind
                 "cells": [{"key": r["key"], "result": json.loads(r["result"]), "seconds": r["seconds"],
                            "finished": r["finished"]} for r in rows]}
 

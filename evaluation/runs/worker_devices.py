@@ -1,4 +1,4 @@
-"""Which device each worker process of the processes executor uses (issue 33).
+"""Which device each worker process of the processes executor uses.
 
 On a CPU the workers share the cores (``process_executor.worker_environment``). On GPUs each worker gets one GPU of
 those this process sees, round-robin, and its share of that GPU's memory budget (``EXWB_DEVICE_SHARE``, read by

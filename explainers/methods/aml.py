@@ -94,7 +94,7 @@ class AML(Explainer):
         when none was built yet (a page offers to build it, explainers/plan.py), ``ModelError`` for a checkpoint
         of another model."""
         p = self.params
-        if p.generator:  # G on another backbone (issue 36): its own checkpoint, beside the own-backbone one
+        if p.generator:  # G on another backbone: its own checkpoint, beside the own-backbone one
             return (*resolve_cross_checkpoint(classifier, metric_named(p.tuned_for), p.generator), [])
         return resolve_checkpoint(classifier, metric_named(p.tuned_for), p.checkpoint, p.source_fingerprint)
 

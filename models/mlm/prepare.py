@@ -120,7 +120,7 @@ def build_model(trainable_layers: int, seed: int = 0, train_embeddings: bool = F
     decoder tied to the word embeddings; or, from ``start``, a prepared masked LM to train further. Only the
     head, the top ``trainable_layers`` blocks and, with ``train_embeddings``, the embeddings (so the tied decoder
     too) are trainable."""
-    # lazy third-party import: BERT's modeling code (transformers.modeling_utils) costs ~1 s at import (issue 34)
+    # lazy third-party import: BERT's modeling code (transformers.modeling_utils) costs ~1 s at import
     from transformers import BertForMaskedLM
 
     base = start or base_model_dir()

@@ -1,4 +1,4 @@
-"""The Reproduce page (issue 37) in a real browser on the real server: choose a paper and the tiny budget, start its
+"""The Reproduce page in a real browser on the real server: choose a paper and the tiny budget, start its
 reproduce run, watch the progress move, Stop it, see the partial table, start again to resume (no finished cell
 recomputed, read from the server's own store), and see the finished table, whose downloaded page holds every
 finding with a verdict. The real Streamlit server and headless Debian Chromium (e2e_support.py); the tiny budget

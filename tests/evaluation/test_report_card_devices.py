@@ -1,4 +1,4 @@
-"""The report card on Ray GPUs (issue 33): `report-card` has --executor / --ray-cpus / --ray-gpus like every dataset
+"""The report card on Ray GPUs: `report-card` has --executor / --ray-cpus / --ray-gpus like every dataset
 command, and each check's study runs its cells on the executor. On a local Ray instance declaring GPUs (no GPU here):
 with EXWB_DEVICE=cpu the cells run in Ray workers and give the local card's numbers; with EXWB_DEVICE=auto a cell
 that asked for a GPU places its model on CUDA, which this machine refuses with the loader's message: the proof that

@@ -1,4 +1,4 @@
-"""explainers/choices.py (issue 35): one preparation per page run, read by the cost table and the plan; a choice
+"""explainers/choices.py: one preparation per page run, read by the cost table and the plan; a choice
 changed after it was prepared is prepared again; a refused parameter and a cached entry reach both readers; the
 plan made from a preparation equals the plan made without one. The tiny keyword model, the real cache."""
 from __future__ import annotations

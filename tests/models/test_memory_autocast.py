@@ -1,4 +1,4 @@
-"""The memory model under the fast mode's autocast (issue 33: bf16 / fp16 on a GPU as on AMX CPUs): float32 weights
+"""The memory model under the fast mode's autocast (bf16 / fp16 on a GPU as on AMX CPUs): float32 weights
 under bf16 autocast keep much of their activations in float32 (layer norms, softmax, the residual stream), so the
 model counts AUTOCAST_ELEMENT bytes per value, not 2; weights stored in bf16 do halve them. Checked against the
 peak measured in a fresh process (tests/memory_probe.py) on a BERT-base-size model, bf16 autocast on this CPU."""

@@ -1,4 +1,4 @@
-"""The masked-LM filler sizes its batches from the memory model and recovers from out-of-memory errors (issue 33).
+"""The masked-LM filler sizes its batches from the memory model and recovers from out-of-memory errors.
 
 The error is injected the way a too-large batch raises it on a GPU: a hook on the first encoder layer raises
 ``torch.cuda.OutOfMemoryError`` when a batch holds more rows than a threshold. The halved run must give what each

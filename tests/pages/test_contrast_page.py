@@ -43,7 +43,7 @@ def test_heatmaps_explain_the_target_rather_than_the_contrast(quick_classifier):
 
 def test_faithfulness_page_measures_the_contrast_it_explains(quick_classifier, tmp_path, monkeypatch):
     """With the sidebar's contrast, the page's curves read p(target) - p(contrast) (checked against the engine), and
-    the normalized measures (NAOPC, soft) are measured on the same difference and say so (issue 36)."""
+    the normalized measures (NAOPC, soft) are measured on the same difference and say so."""
     from streamlit.testing.v1 import AppTest
 
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders

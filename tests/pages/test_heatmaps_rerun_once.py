@@ -1,4 +1,4 @@
-"""A Heatmaps rerun does each piece of its work once (issue 35): per chosen method one explainer created, one cache
+"""A Heatmaps rerun does each piece of its work once: per chosen method one explainer created, one cache
 key computed and one cache probe, on a cached page as on the page that computes. Counted on the real objects (the
 counting wrappers call the real methods through), on the real page (AppTest) with the real default-quick model."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The importers against the real packages' classes (issue 34): ferret-xai's ``Explanation`` and inseq's
+"""The importers against the real packages' classes: ferret-xai's ``Explanation`` and inseq's
 ``FeatureAttributionOutput`` / ``FeatureAttributionSequenceOutput`` / ``TokenWithId``, built as the tools build
 them, imported and scored by hand on the same numbers.
 

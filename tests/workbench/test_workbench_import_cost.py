@@ -1,4 +1,4 @@
-"""What ``import workbench`` defers (issue 34: its import time, docs/benchmarks.md): Captum, BERT's modeling code
+"""What ``import workbench`` defers (its import time, docs/benchmarks.md): Captum, BERT's modeling code
 (transformers.modeling_utils, with sympy and torch.distributed's tensor code) and torch._dynamo (via
 transformers.masking_utils) are loaded on first use, not at import; what needed them still works from a fresh
 interpreter: a saved causal-bert folder loads (its classes are registered on first use), a causal model pickles

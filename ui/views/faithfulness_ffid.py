@@ -61,7 +61,7 @@ def build_panel(classifier, model_spec: str, beta: float, operator: str) -> None
 
 
 CONTRAST_READ = ("With the sidebar's contrast class, F-Fidelity reads p(target) - p(contrast) on the fine-tuned copy "
-                 "(the label score: 1 where p(target) > p(contrast)); issue 36, docs/peers.md.")
+                 "(the label score: 1 where p(target) > p(contrast)); docs/peers.md.")
 
 
 def ffid_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:

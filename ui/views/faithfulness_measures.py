@@ -38,7 +38,7 @@ def option_controls(evaluator_ids: list[str]) -> dict:
 
 
 CONTRAST_READ = ("With the sidebar's contrast class, these measures read p(target) - p(contrast) wherever they read "
-                 "p(target), as the removal curves above do (issue 36, docs/peers.md).")
+                 "p(target), as the removal curves above do (docs/peers.md).")
 
 
 def measures_section(classifier, encoding, explanations: dict[str, Explanation], config: dict, selection) -> None:

@@ -45,7 +45,7 @@ def family_order(method_ids) -> list[str]:
 def classifier_and_encoding(selection: Selection, documents: bool = True,
                             units: bool = False) -> tuple[TextClassifier, Encoding]:
     """The selected model and the tokenized input, or a clear message and a stopped page. ``documents``: a text
-    longer than the model's window is read whole in overlapping windows (issue 32, ``models/documents.py``);
+    longer than the model's window is read whole in overlapping windows (``models/documents.py``);
     False (pages whose checks need one pass over the whole input) keeps the model's own cut, reported. ``units``:
     a "Players" choice, words or sentences (removal methods and curves then remove whole sentences)."""
     classifier = loaders.classifier(selection.model)
@@ -88,7 +88,7 @@ FAST_MODE_LABEL = "Fast mode (reduced precision)"
 def fast_mode(selection: Selection, classifier: TextClassifier, encoding: Encoding,
               key: str = "fast-mode") -> TextClassifier:
     """The classifier this page's explanations run on: ``classifier`` (full precision, the default) or, opt-in, its
-    fast view (issue 19: bfloat16 autocast on a CPU with native bf16 kernels, bf16 / fp16 on a GPU). The prediction
+    fast view (bfloat16 autocast on a CPU with native bf16 kernels, bf16 / fp16 on a GPU). The prediction
     shown above the rows and every metric page stay in full precision; each fast row's provenance records how far
     this input's class probabilities moved. Where the device has no fast precision the toggle is off and says why."""
     dtype = fast_dtype(classifier.device)
@@ -140,7 +140,7 @@ def prediction_panel(classifier: TextClassifier, encoding: Encoding, selection: 
         st.caption(f"Explaining: **{classifier.labels[target]}**" +
                    (" (the predicted class)" if selection.target is None else " (chosen)"))
         contrast = selection.contrast
-        if contrast is not None and contrast < len(classifier.labels):  # issue 36
+        if contrast is not None and contrast < len(classifier.labels):
             st.caption(f"Rather than: **{classifier.labels[contrast]}**: each method explains its score of "
                        f"{classifier.labels[target]} minus that of {classifier.labels[contrast]}"
                        + (" (the same class: every contrastive method will refuse it)" if contrast == target else ""))
@@ -192,7 +192,7 @@ def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "met
 
 
 def with_contrast(choices: list[MethodChoice]) -> list[MethodChoice]:
-    """The choices with the sidebar's contrast class (issue 36), where it has one; a method that refuses a contrast
+    """The choices with the sidebar's contrast class, where it has one; a method that refuses a contrast
     says so in its row."""
     selection = state.current()
     contrast = getattr(selection, "contrast", None)
@@ -397,7 +397,7 @@ def explanation_row(explanation: Explanation, level: str, normalization: str, ab
                     human: list[int] | None) -> None:
     st.markdown(f"**{row_title(explanation)}** <span style='color:#777;font-size:13px'>"
                 f"{cost_caption(explanation)}</span>", unsafe_allow_html=True)
-    if document_view.is_long(explanation.words):  # a long document: strip, sentences folded (issue 32)
+    if document_view.is_long(explanation.words):  # a long document: strip, sentences folded
         st.html(document_view.document_html(explanation.words, explanation.scores("word", normalization, absolute),
                                             explanation.signed and not absolute and normalization != "abs-sum",
                                             human=human))

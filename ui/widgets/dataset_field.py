@@ -20,7 +20,7 @@ from ui.widgets.uploads import accept_upload
 SESSION_FILE = "keep:dataset_file"  # the session's user file, shared by the sidebar and Error analysis
 UPLOAD = "upload a file"
 NONE = "(none)"
-FILE_TYPES = ["csv", "tsv", "jsonl", "parquet"]  # parquet: read by the same isolated parser (issue 34)
+FILE_TYPES = ["csv", "tsv", "jsonl", "parquet"]  # parquet: read by the same isolated parser
 UPLOAD_HELP = ("A .csv / .tsv / .jsonl / .parquet file: a 'text' column; optional 'label' (the model's label names or "
                "class indices), 'pair', 'rationale'")
 

@@ -1,4 +1,4 @@
-"""NAOPC, soft sufficiency / comprehensiveness and F-Fidelity with a contrast class read p(A) - p(B) (issue 36).
+"""NAOPC, soft sufficiency / comprehensiveness and F-Fidelity with a contrast class read p(A) - p(B).
 
 Each is checked two ways: against the metric's formula applied to the plain model's probability difference
 computed here (every ordering of a 5-word input for NAOPC, the masked embeddings run one by one for soft, the

@@ -49,6 +49,6 @@ def test_every_paper_declares_findings_costs_and_a_quick_budget_within_three_hou
         cost = estimate(paper, "quick", rate=nominal_rate(working_parameters(BUDGETS["quick"]), "cpu"))
         assert cost["total"] == pytest.approx(sum(cost["per_finding"].values()))
         total += cost["total"]
-    # within 3 hours with a 1.5x margin for overheads the passes do not count (2x until issue 37's added findings:
+    # within 3 hours with a 1.5x margin for overheads the passes do not count (2x before the added findings:
     # comp / suff, N(0, 1) randomization, plausibility, fAML; the ROAR findings stay out of quick for this bound)
     assert 0 < total < 3 * 3600 / 1.5

@@ -1,4 +1,4 @@
-"""Run exports in the one versioned layout (issue 34): ``"format": "explanation-workbench/1"`` with ``"kind":
+"""Run exports in the one versioned layout: ``"format": "explanation-workbench/1"`` with ``"kind":
 "run"``, valid against the schema in the repository; the older ``explanation-workbench-run/1`` files still import,
 and each reader refuses the other kind with a message that says which reader to use."""
 from __future__ import annotations

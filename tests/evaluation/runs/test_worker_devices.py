@@ -1,4 +1,4 @@
-"""The processes executor on GPUs (issue 33): each worker its own GPU and its share of that GPU's memory budget.
+"""The processes executor on GPUs: each worker its own GPU and its share of that GPU's memory budget.
 
 The assignment is a pure function of the device setting and the visible GPUs; what a worker actually sees is checked
 through a real process pool: CUDA_VISIBLE_DEVICES names GPUs by id, and a spawned worker on this CPU-only machine

@@ -1,4 +1,4 @@
-"""The processes executor on a real CUDA machine (issue 33; marked ``gpu``: skipped without CUDA, run by
+"""The processes executor on a real CUDA machine (marked ``gpu``: skipped without CUDA, run by
 bench/gpu_check.sh): each worker process sees its own GPU (CUDA_VISIBLE_DEVICES set before its CUDA driver started,
 else the explicit cuda:i of the parent's numbering) and sizes its batches from its share of that GPU."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AML with G on another backbone (issue 36, paper 004 s. 3.3's decoder setting), on tiny models built in code.
+"""AML with G on another backbone (paper 004 s. 3.3's decoder setting), on tiny models built in code.
 
 F: a tiny Llama decoder classifier (its tokenizer splits "excellent!" into two tokens, reads "unbelievably" as one
 unknown token, and has no [MASK]: G masks toward <unk>, as the paper does for Llama); G: the tiny keyword BERT's

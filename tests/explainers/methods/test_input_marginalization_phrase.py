@@ -1,4 +1,4 @@
-"""Phrase-level Input Marginalization (issue 36, paper 000 section 7) against its formula computed by brute force.
+"""Phrase-level Input Marginalization (paper 000 section 7) against its formula computed by brute force.
 
 A tiny BertForMaskedLM over the tiny word vocabulary (random weights, sharpened) proposes the phrases: the brute
 force reads the masked LM's distributions straight from the model, scores every phrase of the vocabulary's words

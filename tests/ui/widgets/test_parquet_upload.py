@@ -1,4 +1,4 @@
-"""The app's upload widget takes parquet (issue 34): an uploaded .parquet file is read by the isolated upload
+"""The app's upload widget takes parquet: an uploaded .parquet file is read by the isolated upload
 parser (corpora/isolated_parse.py: a worker process under the time and memory limits), through the same path the
 widget uses (``save_upload`` -> ``loaders.dataset``), with the examples a plain reading of the frame gives, its
 columns mapped like a CSV's, and a message (never a traceback, never the file's content) for a broken file."""
@@ -79,5 +79,5 @@ def test_a_broken_or_textless_parquet_upload_gets_a_message_naming_the_file_only
     textless = save_upload(_upload("notext.parquet", _parquet_bytes(FRAME.drop(columns=["sentence"]))))
     with pytest.raises(DataError, match="notext.parquet: no column 'text'") as error:
         loaders.dataset(f"file:{textless}", LABELS)
-    assert "premise" not in str(error.value)  # a server's message never lists the file's own columns (issue 30)
+    assert "premise" not in str(error.value)  # a server's message never lists the file's own columns
     assert len(charged) == 2
