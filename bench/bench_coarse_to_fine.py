@@ -98,6 +98,18 @@ def words_of(chosen, groups) -> list[int]:
     return sorted(w for i in chosen for w in groups[i])
 
 
+def rule_cost(rule, encoding, groups, coarse, full):
+    """The rule's sentences (first round, second round) and its window rows: each pass (coarse, fine, a second
+    fine) runs the unperturbed windows once and its players' windows (``window_rows``)."""
+    chosen = choose(rule, coarse, groups, encoding.n_words)
+    cost = window_rows(encoding, groups) + window_rows(encoding, fine_players(words_of(chosen, groups),
+                                                                              encoding.n_words))
+    more = second_round(rule, coarse, groups, encoding.n_words, chosen, full[words_of(chosen, groups)])
+    if more:  # leave-one-out's fine scores are its word-level scores (module docstring)
+        cost += window_rows(encoding, fine_players(words_of(more, groups), encoding.n_words))
+    return chosen, more, cost
+
+
 def score_rules(classifier, examples, path: Path) -> dict:
     """Per rule: (row share, top-10 precision, words refined) per document, from the stored scores."""
     stored = json.loads(path.read_text())
@@ -110,14 +122,8 @@ def score_rules(classifier, examples, path: Path) -> dict:
         groups = [range(a, b) for a, b in row["groups"]]
         full, coarse = np.array(row["word_scores"]), np.array(row["sentence_scores"])
         word_cost = window_rows(encoding, [range(w, w + 1) for w in range(encoding.n_words)])
-        base = len(encoding.windows) if is_document(encoding) else 1
         for name, rule in RULES.items():
-            chosen = choose(rule, coarse, groups, encoding.n_words)
-            cost = window_rows(encoding, groups) + window_rows(encoding, fine_players(words_of(chosen, groups),
-                                                                                     encoding.n_words)) - base
-            more = second_round(rule, coarse, groups, encoding.n_words, chosen, full[words_of(chosen, groups)])
-            if more:  # leave-one-out's fine scores are its word-level scores (module docstring)
-                cost += window_rows(encoding, fine_players(words_of(more, groups), encoding.n_words)) - base
+            chosen, more, cost = rule_cost(rule, encoding, groups, coarse, full)
             explained = np.zeros(encoding.n_words, dtype=bool)
             explained[words_of(chosen + more, groups)] = True
             precision = top_precision(np.where(explained, full, -np.inf), full)
