@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from bench.machine import describe  # noqa: E402
 from corpora import load_dataset  # noqa: E402
 from explainers import create  # noqa: E402
-from explainers.coarse_rules import DEFAULT_RULE, RULES, choose, second_round  # noqa: E402
+from explainers.coarse_rules import DEFAULT_RULE, RULES, choose, rows_per_word, second_round  # noqa: E402
 from explainers.coarse_to_fine import coarse_to_fine, top_precision  # noqa: E402
 from models import load_classifier, metered  # noqa: E402
 from models.granularity import by_units  # noqa: E402
@@ -101,10 +101,11 @@ def words_of(chosen, groups) -> list[int]:
 def rule_cost(rule, encoding, groups, coarse, full):
     """The rule's sentences (first round, second round) and its window rows: each pass (coarse, fine, a second
     fine) runs the unperturbed windows once and its players' windows (``window_rows``)."""
-    chosen = choose(rule, coarse, groups, encoding.n_words)
+    word_rows = rows_per_word(encoding)
+    chosen = choose(rule, coarse, groups, encoding.n_words, word_rows)
     cost = window_rows(encoding, groups) + window_rows(encoding, fine_players(words_of(chosen, groups),
                                                                               encoding.n_words))
-    more = second_round(rule, coarse, groups, encoding.n_words, chosen, full[words_of(chosen, groups)])
+    more = second_round(rule, coarse, groups, encoding.n_words, chosen, full[words_of(chosen, groups)], word_rows)
     if more:  # leave-one-out's fine scores are its word-level scores (module docstring)
         cost += window_rows(encoding, fine_players(words_of(more, groups), encoding.n_words))
     return chosen, more, cost

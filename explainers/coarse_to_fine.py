@@ -27,7 +27,7 @@ from models import Encoding, InputError, metered
 from models.granularity import by_units
 
 from explainers.coarse_rules import (DEFAULT_RULE, RULES, TOP_WORDS, SentenceRule, choose, ranked,  # noqa: F401
-                                     rule_of, second_round)
+                                     rows_per_word, rule_of, second_round)
 
 _RULE_LIMITS = object()  # top_k / budget_words not given: the rule's own limits
 
@@ -102,10 +102,11 @@ def coarse_to_fine(explainer, classifier, encoding: Encoding, target: int | None
         sentences = by_units(encoding, "sentence")
         groups = sentences.groups
         coarse = explainer.explain(classifier, sentences, target).word_scores
-        chosen = choose(rule, coarse, groups, encoding.n_words)
+        word_rows = rows_per_word(encoding)  # a budget share counts window rows
+        chosen = choose(rule, coarse, groups, encoding.n_words, word_rows)
         explained = _words_of(chosen, groups, encoding.n_words)
         word_scores = fine_pass(explainer, classifier, encoding, target, np.flatnonzero(explained))
-        more = second_round(rule, coarse, groups, encoding.n_words, chosen, word_scores[explained])
+        more = second_round(rule, coarse, groups, encoding.n_words, chosen, word_scores[explained], word_rows)
         if more:
             added = _words_of(more, groups, encoding.n_words)
             word_scores[added] = fine_pass(explainer, classifier, encoding, target, np.flatnonzero(added))[added]

@@ -68,3 +68,24 @@ def test_every_rule_gives_word_level_leave_one_out_on_the_words_it_refines(keywo
     assert result.explained.any() and result.rule == rule
     np.testing.assert_allclose(result.word_scores[result.explained], word_level[result.explained], atol=1e-6)
     assert (result.word_scores[~result.explained] == 0).all()
+
+
+def test_a_row_budget_counts_a_word_in_an_overlap_twice():
+    rows = np.ones(100)
+    rows[20:30] = 2  # sentences 1 and 2 lie in two windows' overlap
+    rule = SentenceRule("density", top_k=None, budget_share=0.2)
+    # 0.2 x 110 rows - coarse (1 + 2 + 2 + 1) - 1 = 15 rows: sentence 1 costs 2 x 2 + 1 = 5, sentence 2 2 x 8 + 1 = 17
+    assert word_budget(rule, 100, 4, GROUPS, rows) == pytest.approx(15)
+    assert choose(rule, SCORES, GROUPS, 100, rows) == [1]
+    assert choose(rule, SCORES, GROUPS, 100) == [1, 2]  # counted in words: 20 - 4 - 1 = 15 >= 3 + 9
+
+
+def test_rows_per_word_are_the_windows_holding_each_word(keyword_classifier):
+    from models.windows import encode_document
+    from explainers.coarse_rules import rows_per_word
+    document = encode_document(keyword_classifier, " ".join(["film"] * 150))
+    expected = np.zeros(150)
+    for window in document.windows:
+        expected[list(window.words)] += 1
+    np.testing.assert_array_equal(rows_per_word(document), expected)
+    assert (rows_per_word(keyword_classifier.encode("a short film")) == 1).all()
