@@ -7,7 +7,8 @@ leave-one-out's own row for that word: its fine scores equal the word-level scor
 once at word level and once at sentence level (``--collect``, timed, stored in ``--scores``), and every rule
 (``explainers.coarse_to_fine.RULES``) is then scored from those: which words it explains, their top-10 precision,
 and its cost in window rows (the coarse pass's rows + the fine pass's rows, each row re-running the windows that
-hold its removed words, as the engine does) as a share of word-level leave-one-out's window rows. Leave-one-out's
+hold its removed words, as the engine does) as a share of word-level leave-one-out's window rows. The oracle line:
+the fewest rows any choice of sentences needs to hold 8 of the top-10 words (a lower bound for every rule). Leave-one-out's
 time is proportional to its window rows (1.12x its forward floor, docs/benchmarks.md), so the row share is the time
 share; ``--verify`` runs the default rule itself on each document and times it.
 
@@ -111,6 +112,22 @@ def rule_cost(rule, encoding, groups, coarse, full):
     return chosen, more, cost
 
 
+def oracle_rows(encoding, groups, coarse, full, needed: int = 8) -> int:
+    """The fewest window rows any choice of sentences costs (coarse pass included) whose words hold ``needed`` of
+    word-level leave-one-out's top-10: a lower bound for every sentence rule at precision needed / 10."""
+    top = np.argsort(-full, kind="stable")[:10]
+    holding = sorted({i for i, g in enumerate(groups) for w in top if w in g})
+    best = None
+    for mask in range(1, 2 ** len(holding)):
+        picked = [holding[j] for j in range(len(holding)) if mask >> j & 1]
+        if sum(1 for w in top if any(w in groups[i] for i in picked)) < needed:
+            continue
+        cost = window_rows(encoding, groups) + window_rows(encoding, fine_players(words_of(picked, groups),
+                                                                                  encoding.n_words))
+        best = cost if best is None else min(best, cost)
+    return best
+
+
 def score_rules(classifier, examples, path: Path) -> dict:
     """Per rule: (row share, top-10 precision, words refined) per document, from the stored scores."""
     stored = json.loads(path.read_text())
@@ -123,6 +140,8 @@ def score_rules(classifier, examples, path: Path) -> dict:
         groups = [range(a, b) for a, b in row["groups"]]
         full, coarse = np.array(row["word_scores"]), np.array(row["sentence_scores"])
         word_cost = window_rows(encoding, [range(w, w + 1) for w in range(encoding.n_words)])
+        oracle = oracle_rows(encoding, groups, coarse, full)
+        table.setdefault("oracle: fewest rows, precision 0.8", []).append((oracle / word_cost, 0.8, 0))
         for name, rule in RULES.items():
             chosen, more, cost = rule_cost(rule, encoding, groups, coarse, full)
             explained = np.zeros(encoding.n_words, dtype=bool)
@@ -169,11 +188,11 @@ def main() -> int:
     if args.collect:
         collect(classifier, loo, examples, args.scores)
     table = score_rules(classifier, examples, args.scores)
-    print(f"{'rule':22s}{'docs':>5s}{'row share':>11s}{'max share':>11s}{'top-10 prec.':>13s}{'min prec.':>10s}"
+    print(f"{'rule':36s}{'docs':>5s}{'row share':>11s}{'max share':>11s}{'top-10 prec.':>13s}{'min prec.':>10s}"
           f"{'words':>7s}")
     for name, rows in table.items():
         share, precision, words = (np.array(c) for c in zip(*rows))
-        print(f"{name:22s}{len(rows):5d}{share.mean():11.1%}{share.max():11.1%}{precision.mean():13.2f}"
+        print(f"{name:36s}{len(rows):5d}{share.mean():11.1%}{share.max():11.1%}{precision.mean():13.2f}"
               f"{precision.min():10.2f}{words.mean():7.0f}")
     if args.verify:
         verify(classifier, loo, examples, args.scores, DEFAULT_RULE)
