@@ -11,7 +11,8 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-classifier, encoding = heatmaps.classifier_and_encoding(selection, documents=False)  # one pass over the input
+# a text longer than the window is read whole (its prediction from its windows); the attack refuses it, never cuts
+classifier, encoding = heatmaps.classifier_and_encoding(selection)
 heatmaps.prediction_panel(classifier, encoding, selection)
 chosen = adversarial.controls()
 if chosen is None:

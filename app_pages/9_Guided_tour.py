@@ -10,6 +10,6 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-classifier, encoding = heatmaps.classifier_and_encoding(selection, documents=False)  # one pass over the input
+classifier, encoding = heatmaps.classifier_and_encoding(selection)  # a long text whole, in windows
 step, method = tour.header()
 tour.show_step(step, method, classifier, encoding, selection)

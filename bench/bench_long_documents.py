@@ -11,8 +11,9 @@ Leave-one-out's forward floor on a ``--floor-words``-word document: a plain batc
 leave-one-out with reuse sends to the model (each window once per word it holds, plus once unperturbed), the
 unperturbed windows repeated; ratio = LOO / floor (target <= 1.3).
 
-Coarse to fine on ``eraser-movies-docs:test`` (``--docs`` documents): leave-one-out on the top 3 sentences' words
-against word-level leave-one-out: share of its time (target <= 15 %) and precision of the top-10 words (>= 0.8).
+Coarse to fine on ``eraser-movies-docs:test`` (``--docs`` documents): leave-one-out under the default sentence rule
+(``explainers.coarse_rules.DEFAULT_RULE``; every rule is scored by ``bench/bench_coarse_to_fine.py``) against
+word-level leave-one-out: share of its time (target <= 15 %) and precision of the top-10 words (>= 0.8).
 
     EXWB_THREADS=1 python bench/bench_long_documents.py                  # default model, every size
     EXWB_THREADS=1 python bench/bench_long_documents.py --quick          # 64-1,024 words, 2 documents
@@ -38,7 +39,7 @@ import numpy as np  # noqa: E402
 from bench.machine import describe  # noqa: E402
 from corpora import load_dataset  # noqa: E402
 from explainers import create  # noqa: E402
-from explainers.coarse_to_fine import coarse_to_fine, top_precision  # noqa: E402
+from explainers.coarse_to_fine import DEFAULT_RULE, coarse_to_fine, top_precision  # noqa: E402
 from models import load_classifier, metered  # noqa: E402
 from models.granularity import by_units  # noqa: E402
 from models.windows import encode_document, is_document  # noqa: E402
@@ -169,7 +170,8 @@ def floor_ratio(classifier, loo, words: int) -> None:
 
 
 def coarse_versus_word(classifier, loo, docs: int, words_max: int | None, words_min: int = 0) -> None:
-    print(f"\ncoarse to fine (top 3 sentences) vs word-level leave-one-out on eraser-movies-docs:test, {docs} docs:")
+    print(f"\ncoarse to fine (rule {DEFAULT_RULE}) vs word-level leave-one-out on eraser-movies-docs:test, {docs} docs "
+          f"(every rule: bench/bench_coarse_to_fine.py):")
     shares, precisions = [], []
     chosen = [e for e in load_dataset("eraser-movies-docs:test")
               if (words_max is None or len(e.text.split()) <= words_max) and len(e.text.split()) >= words_min][:docs]
@@ -177,7 +179,7 @@ def coarse_versus_word(classifier, loo, docs: int, words_max: int | None, words_
         encoding = encode_document(classifier, example.text)
         target = int(np.argmax(classifier.logits_of(encoding)))
         full_seconds, _, _, full = timed(lambda: loo.explain(classifier, encoding, target=target))
-        fine_seconds, _, _, result = timed(lambda: coarse_to_fine(loo, classifier, encoding, target, top_k=3))
+        fine_seconds, _, _, result = timed(lambda: coarse_to_fine(loo, classifier, encoding, target))  # the default rule
         precision = top_precision(np.where(result.explained, result.word_scores, -np.inf), full.word_scores)
         shares.append(fine_seconds / full_seconds)
         precisions.append(precision)

@@ -2,10 +2,13 @@
 
 1. The coarse pass: the method with sentences as its players (``models.granularity.by_units``), one score per
    sentence.
-2. The fine pass: the sentences in rank order (highest score first; unsigned methods by value as well) are chosen
-   until ``top_k`` sentences or ``budget_words`` words are reached; the same method then runs with each chosen
-   word as its own player and each run of other words between them as one player (kept as a block, scored but not
-   reported). Words outside the chosen sentences get no word score (0, and ``explained`` False).
+2. The fine pass: sentences are chosen by a rule (``explainers/coarse_rules.py``: an order, by score, score per
+   word or score / sqrt(words), and a limit, top-k sentences, a word budget or a share of the word-level cost, and
+   an optional second round); the same method then runs with each chosen word as its own player and each run of
+   other words between them as one player (kept as a block, scored but not reported). Words outside the chosen
+   sentences get no word score (0, and ``explained`` False). A second round runs the fine pass again on the
+   sentences it adds (for leave-one-out the scores are those one pass would give; for sampling methods each round
+   has its own players).
 
 The cost saved is stated against the method's word-level forward passes (measured when ``compare`` runs it, else
 its own estimate), and with ``compare`` the agreement with the full word-level result: precision of the top-10
@@ -23,7 +26,10 @@ from scipy.stats import spearmanr
 from models import Encoding, InputError, metered
 from models.granularity import by_units
 
-TOP_WORDS = 10  # the agreement's top-k (target: top-10 precision >= 0.8)
+from explainers.coarse_rules import (DEFAULT_RULE, RULES, TOP_WORDS, SentenceRule, choose, ranked,  # noqa: F401
+                                     rows_per_word, rule_of, second_round)
+
+_RULE_LIMITS = object()  # top_k / budget_words not given: the rule's own limits
 
 
 @dataclass
@@ -32,12 +38,13 @@ class CoarseToFine:
     explained: np.ndarray  # bool per word: inside a chosen sentence
     sentences: tuple[range, ...]
     sentence_scores: np.ndarray
-    chosen: list[int]  # sentence indices, in rank order
+    chosen: list[int]  # sentence indices, in rank order (a second round's after the first's)
     forward_passes: int
     seconds: float
     word_level_passes: int
     word_level_measured: bool
     agreement: dict = field(default_factory=dict)
+    rule: str = DEFAULT_RULE
     word_level_scores: np.ndarray | None = None  # the whole input's word scores, when compared
 
     @property
@@ -46,7 +53,7 @@ class CoarseToFine:
         return self.forward_passes / max(1, self.word_level_passes)
 
     def summary(self) -> dict:
-        return {"sentences": len(self.sentences), "chosen": self.chosen,
+        return {"rule": self.rule, "sentences": len(self.sentences), "chosen": self.chosen,
                 "words_explained": int(self.explained.sum()), "forward_passes": self.forward_passes,
                 "word_level_passes": self.word_level_passes,
                 "word_level_passes_from": "measured" if self.word_level_measured else "the method's estimate",
@@ -63,41 +70,50 @@ def top_precision(scores: np.ndarray, reference: np.ndarray, k: int = TOP_WORDS)
     return len(set(_ranked(scores)[:k]) & set(_ranked(reference)[:k])) / max(1, k)
 
 
-def coarse_to_fine(explainer, classifier, encoding: Encoding, target: int | None = None, top_k: int | None = 3,
-                   budget_words: int | None = None, compare: bool = False) -> CoarseToFine:
-    """The method ``explainer`` (a removal method) coarse to fine on ``encoding``; see the module docstring."""
+def fine_pass(explainer, classifier, encoding: Encoding, target: int, words: np.ndarray) -> np.ndarray:
+    """The method with each of ``words`` as its own player (the runs of other words as blocks): their scores."""
+    singles = [(int(w), int(w) + 1) for w in words]
+    units = by_units(encoding, "span", spans=singles, span_unit="word")
+    scores = explainer.explain(classifier, units, target).word_scores
+    out = np.zeros(encoding.n_words)
+    for unit, (group, kind) in enumerate(zip(units.groups, units.kinds)):
+        if kind == "span":
+            out[group.start] = scores[unit]
+    return out
+
+
+def coarse_to_fine(explainer, classifier, encoding: Encoding, target: int | None = None,
+                   rule: str | SentenceRule = DEFAULT_RULE, compare: bool = False,
+                   top_k=_RULE_LIMITS, budget_words=_RULE_LIMITS) -> CoarseToFine:
+    """The method ``explainer`` (a removal method) coarse to fine on ``encoding``; see the module docstring.
+    ``top_k`` / ``budget_words`` given: the rule's order with exactly these limits (None = no limit)."""
     if explainer.family not in ("perturbation", "mlm"):
         raise InputError(f"Coarse to fine needs a method that removes words (leave-one-out, occlusion, Shapley "
                          f"sampling, LIME, KernelSHAP, partition SHAP); '{explainer.label}' scores words otherwise.")
-    if top_k is not None and top_k < 1:
-        raise InputError("Choose at least one sentence (top_k >= 1), or no limit.")
+    name = rule if isinstance(rule, str) else "custom"
+    rule = rule_of(rule)
+    if top_k is not _RULE_LIMITS or budget_words is not _RULE_LIMITS:
+        rule = rule.limited(None if top_k is _RULE_LIMITS else top_k,
+                            None if budget_words is _RULE_LIMITS else budget_words)
+        name = f"{name} (top_k {rule.top_k}, budget_words {rule.budget_words})"
     if target is None:
         target = int(np.argmax(classifier.logits_of(encoding)))
     started = time.perf_counter()
     with metered() as meter:
         sentences = by_units(encoding, "sentence")
+        groups = sentences.groups
         coarse = explainer.explain(classifier, sentences, target).word_scores
-        chosen, words = [], 0
-        for index in _ranked(coarse):
-            size = len(sentences.groups[index])
-            if (top_k is not None and len(chosen) >= top_k) or \
-                    (budget_words is not None and chosen and words + size > budget_words):
-                break
-            chosen.append(index)
-            words += size
-        explained = np.zeros(encoding.n_words, dtype=bool)
-        for index in chosen:
-            group = sentences.groups[index]
-            explained[group.start:group.stop] = True
-        singles = [(int(w), int(w) + 1) for w in np.flatnonzero(explained)]
-        fine_units = by_units(encoding, "span", spans=singles, span_unit="word")
-        fine = explainer.explain(classifier, fine_units, target).word_scores
-    word_scores = np.zeros(encoding.n_words)
-    for unit, (group, kind) in enumerate(zip(fine_units.groups, fine_units.kinds)):
-        if kind == "span":
-            word_scores[group.start] = fine[unit]
-    result = CoarseToFine(word_scores, explained, sentences.groups, coarse, chosen, meter.forward_passes,
-                          time.perf_counter() - started, explainer.estimate_passes(encoding)[0], False)
+        word_rows = rows_per_word(encoding)  # a budget share counts window rows
+        chosen = choose(rule, coarse, groups, encoding.n_words, word_rows)
+        explained = _words_of(chosen, groups, encoding.n_words)
+        word_scores = fine_pass(explainer, classifier, encoding, target, np.flatnonzero(explained))
+        more = second_round(rule, coarse, groups, encoding.n_words, chosen, word_scores[explained], word_rows)
+        if more:
+            added = _words_of(more, groups, encoding.n_words)
+            word_scores[added] = fine_pass(explainer, classifier, encoding, target, np.flatnonzero(added))[added]
+            chosen, explained = chosen + more, explained | added
+    result = CoarseToFine(word_scores, explained, groups, coarse, chosen, meter.forward_passes,
+                          time.perf_counter() - started, explainer.estimate_passes(encoding)[0], False, rule=name)
     if compare:
         with metered() as full_meter:
             full = explainer.explain(classifier, encoding, target).word_scores
@@ -108,3 +124,10 @@ def coarse_to_fine(explainer, classifier, encoding: Encoding, target: int | None
             "spearman_inside": float(spearmanr(word_scores[inside], full[inside])[0]) if inside.size > 2 else None}
         result.word_level_scores = full
     return result
+
+
+def _words_of(chosen: list[int], groups, n_words: int) -> np.ndarray:
+    explained = np.zeros(n_words, dtype=bool)
+    for index in chosen:
+        explained[groups[index].start:groups[index].stop] = True
+    return explained

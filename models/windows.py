@@ -139,13 +139,28 @@ def plan_windows(encoding: Encoding, size: int, stride: int | None) -> list[rang
         first = min(max(following, first + 1), last)  # never skip a word, always advance
 
 
-def window_encoding(document: Encoding, words: range, room: int) -> Encoding:
-    """The document's tokens of ``words`` framed by its special tokens, as an encoding of the window's text."""
+def token_positions(document: Encoding, words: range, room: int) -> np.ndarray:
+    """Which of the document's tokens a window of ``words`` reads, in order: the leading specials, the words' tokens
+    (at most ``room``), the trailing specials. Metrics that perturb the document's embeddings (soft sufficiency /
+    comprehensiveness) slice each window's rows with it, so a token in an overlap is perturbed alike in both."""
     token_word = document.token_word_array
     inside = np.flatnonzero((token_word >= words.start) & (token_word < words.stop))[:room]
     lead = np.flatnonzero(token_word < 0)
     first_word = np.flatnonzero(token_word >= 0)[0]
-    order = np.concatenate([lead[lead < first_word], inside, lead[lead > first_word]]).astype(int)
+    return np.concatenate([lead[lead < first_word], inside, lead[lead > first_word]]).astype(int)
+
+
+def window_positions(document: "DocumentEncoding", window: Window) -> np.ndarray:
+    """``token_positions`` of one of the document's windows."""
+    room = document.window_size - int((document.token_word_array < 0).sum())
+    return token_positions(document, window.words, room)
+
+
+def window_encoding(document: Encoding, words: range, room: int) -> Encoding:
+    """The document's tokens of ``words`` framed by its special tokens, as an encoding of the window's text."""
+    token_word = document.token_word_array
+    order = token_positions(document, words, room)
+    inside = order[token_word[order] >= 0]
     start, end = document.word_spans[words.start][0], document.word_spans[words.stop - 1][1]
     kept_words = sorted({int(token_word[t]) for t in inside})
     renumber = {w: i for i, w in enumerate(kept_words)}

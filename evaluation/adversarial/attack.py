@@ -35,6 +35,7 @@ from models import memory
 from models.attention_kernel import eager_attention
 
 from evaluation.adversarial import measures
+from evaluation.adversarial.long_inputs import long_input_refusal
 
 ATTACKED_METHODS = {
     "saliency": "Gradients (L2 norm over the hidden dimension; the thesis code's signed sum as an option)",
@@ -312,6 +313,10 @@ def _attack_group(classifier: TextClassifier, encodings: Sequence[Encoding], gro
     in two halves (finished ones keep their results) and the limit is remembered for the process."""
     inputs = []
     for index in group:
+        refusal = long_input_refusal(classifier, encodings[index])  # never a silent cut
+        if refusal:
+            results[index] = AttackError(refusal)
+            continue
         try:
             inputs.append(_Input.prepare(classifier, encodings[index], method, config, index))
         except AttackError as error:

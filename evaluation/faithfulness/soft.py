@@ -22,6 +22,10 @@ range, so the value measures the noise of the draw rather than a share of the al
 far below 0). 0.05 is 5 % of the probability scale, the smallest drop we read as "the all-masked input moved the
 prediction"; the threshold is a constant here, stated in docs/faithfulness.md.
 
+Documents read in windows (``soft_documents.py``): x' is the whole perturbed document (one draw per
+token and dimension of the document) read in the document's windows, p(y | x') the softmax of the windows'
+aggregated logits (the document classifier's prediction); x0 masks every word token of the document.
+
 Importance: the word scores min-max normalized to [0, 1] (signed: the most positive word is 1; with
 ``rank_by = absolute`` on |score|); a constant explanation gives every word 0.5. Each word's importance applies to
 all its sub-word tokens; special tokens are never dropped. ``soft_samples`` Bernoulli masks are drawn per
@@ -49,12 +53,13 @@ import torch
 
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
-from models import InputError, Operator
+from models import Operator
 from models.windows import is_document
 
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, contrast_class, target_class
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.random_band import orderings_seed
+from evaluation.faithfulness.soft_documents import document_target_probabilities
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 
 REFERENCE = ("Zhao & Aletras, ACL 2023 (arXiv 2305.10496), s. 3: Soft-NS / Soft-NC, normalized as Carton et al. "
@@ -130,10 +135,6 @@ def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], 
     use too), the all-masked input (one row), and the mask draws (drawn once per (seed, input): a smaller draw
     is the first rows of a larger one). Every masked copy of every item runs in one batched call.
     """
-    if is_document(encoding):  # a long document: one pass over the whole input's embeddings does not fit a window
-        raise InputError("Soft sufficiency / comprehensiveness drop embedding elements of the whole input in one "
-                         "pass; a document read in windows is not supported by them yet. The removal metrics "
-                         "(comprehensiveness, sufficiency, AOPC) measure documents.")
     ids = classifier.tensors(encoding)["input_ids"]
     with torch.inference_mode():
         embedded = classifier.word_embeddings(ids)[0]  # (tokens, dim)
@@ -144,7 +145,9 @@ def soft_scores_many(classifier, encoding, items: list[tuple[np.ndarray, int]], 
     rows = [embedded * ~word_token[:, None]]  # the all-masked x0
     for scores, samples in items:
         rows += _scored_rows(encoding, embedded, draws, importance(scores, rank_by), samples)
-    probabilities = _target_probabilities(classifier, encoding, torch.stack(rows), target, foil)
+    # a document read in windows: x' is the whole perturbed document, read in its windows
+    probabilities = document_target_probabilities(classifier, encoding, torch.stack(rows), target, CHUNK, foil) \
+        if is_document(encoding) else _target_probabilities(classifier, encoding, torch.stack(rows), target, foil)
     full = float(read_out(softmax(np.atleast_2d(base_logits(classifier, encoding))), target, foil)[0])
     empty = float(probabilities[0])
     room = max(0.0, full - empty)  # 1 - S(x, x0)

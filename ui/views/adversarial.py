@@ -16,6 +16,7 @@ from evaluation.adversarial import dataset as adversarial_dataset
 from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, AttackResult, config_for
 from evaluation.adversarial.attack import estimate_seconds as attack_seconds
 from evaluation.adversarial.live import LiveAttack
+from evaluation.adversarial.long_inputs import long_input_refusal
 from evaluation.runs.store import ResultStore
 from explainers import ParamError
 from models import Encoding, TextClassifier
@@ -69,6 +70,10 @@ def single_input(classifier: TextClassifier, encoding: Encoding, methods: list[s
                  key: str = "adv") -> None:
     if not methods:
         st.info("Choose at least one method to attack.")
+        return
+    refusal = long_input_refusal(classifier, encoding)  # a document read in windows: refused, not cut
+    if refusal:
+        st.warning(refusal)
         return
     jobs: dict[str, LiveAttack] = st.session_state.setdefault(LIVE_KEY, {})
     for method in methods:

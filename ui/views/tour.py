@@ -3,6 +3,9 @@ before it reveals the answer; the teacher can start at any step (the step picker
 
 Layout only: the numbers come from the same computations as the research pages (``heatmaps.compute`` for
 explanations, ``evaluation.sanity`` for the head randomization, ``evaluation.faithfulness`` for the removal metrics).
+A text longer than the model's window is read whole, in windows: every step explains the whole document
+and draws it as the Heatmaps page does (a strip over every word, sentences folded); a method over the auto-run
+budget shows its cost and a Run button.
 """
 from __future__ import annotations
 
@@ -14,11 +17,12 @@ import streamlit as st
 from evaluation.faithfulness.one_input import evaluate_input
 from evaluation.sanity.one_input import PAPER_000_SEEDS, run_head_check
 from explainers import REGISTRY, Explanation
-from explainers.plan import MethodChoice
+from explainers.plan import MethodChoice, Pending
 from models import Encoding, TextClassifier, UserFacingError
 
 from ui.figures.heatmap_matrix import export_config, heatmap_matrix
 from ui.views import heatmaps
+from ui.widgets import document_view, method_run
 from ui.widgets.heatmap import CSS, explanation_row_html, legend_html
 from ui.widgets.method_card import method_card
 from ui.widgets.state import Selection
@@ -92,9 +96,20 @@ def _explanations(methods, classifier: TextClassifier, encoding: Encoding, targe
     for method, result in results.items():
         if isinstance(result, str):
             st.error(f"{REGISTRY[method].label}: {result}")
+        elif isinstance(result, Pending):  # above the auto-run budget (a long document): its cost and a Run button
+            st.markdown(f"**{REGISTRY[method].label}**")
+            method_run.pending_row(result, key="tour-run")
         elif not isinstance(result, Explanation):
             st.info(f"{REGISTRY[method].label} waits for a run on the Heatmaps page.")
     return {m: r for m, r in results.items() if isinstance(r, Explanation)}
+
+
+def row_html(explanation: Explanation, level: str) -> str:
+    """One explanation's heatmap: a row of words, or for a long document the whole document as the
+    Heatmaps page draws it (a strip over every word, the sentences folded, the strongest ones open)."""
+    if document_view.is_long(explanation.words):
+        return document_view.document_html(explanation.words, explanation.word_scores, explanation.signed)
+    return explanation_row_html(explanation, level)
 
 
 def _words(encoding: Encoding) -> list[str]:
@@ -123,7 +138,7 @@ def step_method(classifier: TextClassifier, encoding: Encoding, selection: Selec
             return
         top = int(explanation.ranking()[0])
         st.html(CSS + legend_html(signed=explanation.signed, unsigned=not explanation.signed)
-                + explanation_row_html(explanation, selection.level))
+                + row_html(explanation, selection.level))
         st.markdown(f"**{explanation.method_label}** ranks **{words[top]}** first.")
         if guess is not None:
             st.markdown("Your word was the top word." if guess == top else
@@ -140,7 +155,11 @@ def step_compare(classifier: TextClassifier, encoding: Encoding, selection: Sele
         if not explanations:
             return
         rows = list(explanations.values())
-        st.plotly_chart(heatmap_matrix(rows, selection.level), key="tour-matrix", config=export_config("png"))
+        if document_view.is_long(encoding.words):  # a document: each method over the whole document, one below another
+            for row in rows:
+                st.html(f"<b>{html.escape(row.method_label)}</b>" + CSS + row_html(row, selection.level))
+        else:
+            st.plotly_chart(heatmap_matrix(rows, selection.level), key="tour-matrix", config=export_config("png"))
         words = _words(encoding)
         tops = {e.method_label: words[int(e.ranking()[0])] for e in rows}
         agree = sum(top == tops[rows[0].method_label] for top in tops.values())
@@ -170,11 +189,11 @@ def step_sanity(classifier: TextClassifier, encoding: Encoding, selection: Selec
         signed = result.signed[method]
         body = (CSS + legend_html(signed=signed, unsigned=not signed)
                 + "<div style='font-size:12px;color:#666'>trained model</div>"
-                + explanation_row_html(result.original[method], selection.level))
+                + row_html(result.original[method], selection.level))
         for seed in result.seeds:
             if method in result.randomized.get(seed, {}):
                 body += (f"<div style='font-size:12px;color:#666'>randomized head, seed {seed}</div>"
-                         + explanation_row_html(result.randomized[seed][method], selection.level))
+                         + row_html(result.randomized[seed][method], selection.level))
         st.html(body)
         changed = summary["sign_change_mean"]
         st.markdown(f"Rank correlation with the trained model's explanation: **{summary['spearman_mean']:+.2f}** "
