@@ -3,10 +3,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from ui.views import heatmaps
-
-from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures, perturbation_shift, sparsity
-
+from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures, heatmaps, perturbation_shift, sparsity
 from ui.widgets import method_run, sidebar
 
 st.title("Faithfulness")

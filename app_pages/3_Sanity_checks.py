@@ -1,11 +1,7 @@
 """Sanity checks: randomize the model (layer by layer, or only its head) and see which explanations survive."""
 import streamlit as st
 
-from ui.views import heatmaps
-
-from ui.views import sanity
-from ui.views import sanity_measures
-
+from ui.views import heatmaps, sanity, sanity_measures
 from ui.widgets import method_run, sidebar
 
 st.title("Sanity checks")

@@ -1,10 +1,7 @@
 """Plausibility: agreement of explanations with human rationales (agreement with people, not faithfulness)."""
 import streamlit as st
 
-from ui.views import heatmaps
-
-from ui.views import plausibility
-
+from ui.views import heatmaps, plausibility
 from ui.widgets import method_run, sidebar
 
 st.title("Plausibility")

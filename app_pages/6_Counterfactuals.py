@@ -3,10 +3,7 @@ minimal-flip search (few words to remove or replace to change the prediction: th
 fits the budget, greedy otherwise)."""
 import streamlit as st
 
-from ui.views import counterfactual_generators, counterfactuals, deletion_grid
-
-from ui.views import heatmaps
-
+from ui.views import counterfactual_generators, counterfactuals, deletion_grid, heatmaps
 from ui.widgets import sidebar
 
 st.title("Masked-LM counterfactuals")

@@ -13,13 +13,22 @@ import sys
 import pandas as pd
 from tqdm import tqdm
 
+from commands.common import (
+    add_executor_flag,
+    add_input_options,
+    add_output_options,
+    add_schema_flags,
+    check_out,
+    emit,
+    print_json,
+    print_run_status,
+    schema_values,
+    write_out,
+)
 from evaluation.adversarial import dataset as adversarial_dataset
 from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, attack, config_for
 from explainers import ParamError
 from models import load_classifier
-
-from commands.common import (add_executor_flag, add_input_options, add_output_options, add_schema_flags, check_out,
-                             emit, print_json, print_run_status, schema_values, write_out)
 
 MEASURE_LABELS = {"rank_change": "Rank Change", "top_k_sum_change": "Top-k Sum Change",
                   "probability_change": "Probability Change", "class_kept": "class kept",

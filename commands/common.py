@@ -18,10 +18,10 @@ from tqdm import tqdm
 import settings
 from corpora import DataError
 from corpora.registry import with_columns
-from explainers import REGISTRY, ParamError, parse_spec
-from explainers.params import schema
 from evaluation.runs import ray_executor
 from evaluation.runs.jobs import EXECUTORS, run_cells
+from explainers import REGISTRY, ParamError, parse_spec
+from explainers.params import schema
 from models import UserFacingError
 
 EXIT_USER_ERROR = 2

@@ -19,19 +19,25 @@ import sys
 
 import pandas as pd
 
+from commands.common import (
+    add_column_options,
+    add_executor_flag,
+    check_out,
+    help_text,
+    job_progress,
+    parse_method_specs,
+    print_json,
+    write_out,
+)
 from corpora import check_dataset_id, normalize_typed_text
 from evaluation import model_comparison_dataset as mcd
-from evaluation.model_comparison import ModelComparison, compare_models
 from evaluation.adversarial.attack import ATTACKED_METHODS
+from evaluation.model_comparison import ModelComparison, compare_models
 from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import default_methods
 from explainers import ParamError, label_for
 from models import load_classifier
 from models.prepare import ZOO
-
-from commands.common import add_column_options
-from commands.common import (add_executor_flag, check_out, help_text, job_progress, parse_method_specs, print_json,
-                             write_out)
 
 OUT_FORMATS = (".json", ".csv")
 

@@ -9,13 +9,20 @@ The CSV has `text` / `pair` columns: it is a dataset file (`file:counterfactuals
 """
 from __future__ import annotations
 
+from commands.common import add_output_options, check_out, job_progress, print_json, write_out
 from corpora import load_dataset
-from evaluation.errors.generators import (GENERATORS, MASKED_LM, PER_WORD, RULES_HELP, WORDS,
-                                          dataset_counterfactuals, flips_frame, generate)
+from evaluation.errors.generators import (
+    GENERATORS,
+    MASKED_LM,
+    PER_WORD,
+    RULES_HELP,
+    WORDS,
+    dataset_counterfactuals,
+    flips_frame,
+    generate,
+)
 from models import UserFacingError, cached_classifier
 from models.mlm import load_filler
-
-from commands.common import add_output_options, check_out, job_progress, print_json, write_out
 
 
 def add_parser(subparsers) -> None:

@@ -5,10 +5,9 @@ predicted label and its confidence (``--width`` removes phrases of several words
 """
 from __future__ import annotations
 
+from commands.common import add_output_options, check_out, print_json, write_out
 from evaluation.faithfulness.deletion_grid import SOURCE, deletion_grid
 from models import Operator, UserFacingError, cached_classifier
-
-from commands.common import add_output_options, check_out, print_json, write_out
 
 
 def add_parser(subparsers) -> None:

@@ -11,17 +11,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
+from commands.common import add_column_options, add_output_options, check_out, job_progress, print_json, write_out
 from corpora import load_dataset
-from explainers import label_for, parse_spec
-from models import cached_classifier
 from evaluation.errors import LABELS_NEEDED
 from evaluation.errors.embedding_map import embed_dataset, project
 from evaluation.errors.report import MAX_EXPLAINED, error_report
 from evaluation.errors.slices import MIN_COUNT, TOP_K
-
-from commands.common import add_column_options
-from commands.common import add_output_options, check_out, job_progress, print_json, write_out
+from explainers import label_for, parse_spec
+from models import cached_classifier
 
 SHOWN = 10  # errors and words printed in the human-readable summary
 

@@ -9,18 +9,24 @@ import pandas as pd
 from tqdm import tqdm
 
 import settings
+from commands.common import (
+    add_method_options,
+    add_output_options,
+    check_out,
+    parse_method_options,
+    parse_method_specs,
+    print_json,
+    write_out,
+)
+from commands.documents import add_document_options, document_options_of
 from corpora import normalize_typed_text
-from explainers import create, parse_spec
 from evaluation.targets import cli_contrast
+from explainers import create, parse_spec
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from explainers.export import explanations_document
 from models import UserFacingError, load_classifier
 from models.documents import read_input
 from models.windows import is_document
-
-from commands.documents import add_document_options, document_options_of
-from commands.common import (add_method_options, add_output_options, check_out, parse_method_options,
-                             parse_method_specs, print_json, write_out)
 
 
 def add_parser(subparsers) -> None:

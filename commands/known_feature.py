@@ -12,21 +12,32 @@ trained once (its recipe with the model's shape), a folder is used as it is.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
+from commands.common import (
+    add_output_options,
+    check_out,
+    job_progress,
+    parse_method_specs,
+    print_json,
+    training_progress,
+)
+from commands.evaluate import SUMMARY_COLUMNS, write_summary
+from evaluation.faithfulness.known_feature import (
+    RECIPE,
+    is_prepared,
+    model_dir,
+    paper_003_methods,
+    prepare_known_feature_model,
+    read_manifest,
+    recipe_for,
+)
+from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.runs.runner import run_evaluation
-from pathlib import Path
-
-from evaluation.faithfulness.known_feature import (RECIPE, is_prepared, model_dir, paper_003_methods,
-                                                   prepare_known_feature_model, read_manifest, recipe_for)
 from models import UserFacingError
 from models.prepare import RECIPES
-from evaluation.faithfulness.report import run_table, wide_table
-
-from commands.common import (add_output_options, check_out, job_progress, parse_method_specs, print_json,
-                             training_progress)
-from commands.evaluate import SUMMARY_COLUMNS, write_summary
 
 # paper 003's methods with its settings, where the method (and preset) is registered
 

@@ -5,9 +5,8 @@ import dataclasses
 
 import pandas as pd
 
-from explainers import FAMILIES, REGISTRY, schema
-
 from commands.common import add_output_options, check_out, print_json, write_out
+from explainers import FAMILIES, REGISTRY, schema
 
 
 def add_parser(subparsers) -> None:

@@ -5,9 +5,8 @@ import sys
 
 from tqdm import tqdm
 
-from models.prepare import RECIPES, find_prepared, prepare, read_manifest
-
 from commands.common import add_output_options, check_out, report_manifest, training_progress
+from models.prepare import RECIPES, find_prepared, prepare, read_manifest
 
 
 def add_parser(subparsers) -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from tqdm import tqdm
 
+from commands.common import add_output_options, check_out, report_manifest, training_progress
 from corpora import load_dataset
 from evaluation.aml_cross_training import prepare_cross_aml
 from evaluation.aml_training import AMLRecipe, prepare_aml
@@ -19,8 +20,6 @@ from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
 from explainers.mask_learning.cross_backbone import cross_folder
 from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, metric_named
 from models import UserFacingError, load_classifier
-
-from commands.common import add_output_options, check_out, report_manifest, training_progress
 
 
 def add_parser(subparsers) -> None:

@@ -11,14 +11,26 @@ import sys
 
 import pandas as pd
 
-from evaluation.faithfulness.f_fidelity_finetune import (FinetuneConfig, budget, find_finetuned, finetune_cell,
-                                                         prepare_run, with_fingerprint)
+from commands.common import (
+    add_output_options,
+    add_schema_flags,
+    check_out,
+    print_json,
+    run_resumable,
+    schema_values,
+    write_out,
+)
+from evaluation.faithfulness.f_fidelity_finetune import (
+    FinetuneConfig,
+    budget,
+    find_finetuned,
+    finetune_cell,
+    prepare_run,
+    with_fingerprint,
+)
 from evaluation.runs.store import ResultStore
 from explainers.params import options_from
 from models import UserFacingError, cached_classifier
-
-from commands.common import (add_output_options, add_schema_flags, check_out, print_json, run_resumable, schema_values,
-                             write_out)
 
 
 def add_parser(subparsers) -> None:

@@ -13,10 +13,17 @@ import sys
 import pandas as pd
 from tqdm import tqdm
 
-from models.mlm import (RECIPE, RECIPES, evaluate_filler, evaluation_inputs, find_prepared_mlm, load_filler,
-                        prepare_mlm, read_mlm_manifest)
-
 from commands.common import add_output_options, check_out, print_json, training_progress, write_out
+from models.mlm import (
+    RECIPE,
+    RECIPES,
+    evaluate_filler,
+    evaluation_inputs,
+    find_prepared_mlm,
+    load_filler,
+    prepare_mlm,
+    read_mlm_manifest,
+)
 
 
 def add_parser(subparsers) -> None:

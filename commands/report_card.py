@@ -19,14 +19,20 @@ from dataclasses import replace
 
 from tqdm import tqdm
 
+from commands.common import (
+    add_column_options,
+    add_executor_flag,
+    check_out,
+    help_text,
+    parse_method_specs,
+    print_json,
+    write_out,
+)
 from corpora import check_dataset_id
-from explainers import ParamError
 from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
 from evaluation.report_card_html import card_html, interval_text, reference_text
-
-from commands.common import add_column_options, add_executor_flag
-from commands.common import check_out, help_text, parse_method_specs, print_json, write_out
+from explainers import ParamError
 
 OUT_FORMATS = (".json", ".html")
 

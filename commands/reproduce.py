@@ -13,11 +13,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from models.machine import describe
+from commands.common import add_executor_flag, add_output_options, check_out, job_progress, print_json, write_out
 from evaluation.reproduce import BUDGETS, PAPERS, estimate, results, run_reproduce, table, write_page
 from evaluation.runs.store import ResultStore
-
-from commands.common import add_executor_flag, add_output_options, check_out, job_progress, print_json, write_out
+from models.machine import describe
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "reproductions"
 

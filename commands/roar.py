@@ -22,22 +22,40 @@ from pathlib import Path
 
 import pandas as pd
 
-from explainers import ParamError
-from explainers.params import options_from, schema
+from commands.common import (
+    add_column_options,
+    add_executor_flag,
+    add_output_options,
+    add_schema_flags,
+    check_out,
+    emit,
+    help_text,
+    parse_method_options,
+    ray_resources,
+    run_resumable,
+    schema_values,
+    write_out,
+)
 from evaluation.roar import scores as roar_scores
 from evaluation.roar.measures import SETTINGS
+from evaluation.roar.study import (
+    FULL_RATIOS,
+    KIND,
+    PRESETS,
+    StudyConfig,
+    build_config,
+    estimate,
+    prepare_study,
+    roar_cell,
+)
 from evaluation.roar.synthetic import synthetic_study
-from evaluation.roar.study import FULL_RATIOS, KIND, PRESETS, StudyConfig, build_config, estimate, prepare_study, \
-    roar_cell
 from evaluation.roar.training import Variant
 from evaluation.runs import ray_executor
 from evaluation.runs.store import ResultStore
 from evaluation.seeds import parse_seeds
+from explainers import ParamError
+from explainers.params import options_from, schema
 from models import UserFacingError
-
-from commands.common import add_column_options
-from commands.common import (add_executor_flag, add_output_options, add_schema_flags, check_out, emit, help_text,
-                             parse_method_options, ray_resources, run_resumable, schema_values, write_out)
 
 DEFAULT_MEASURES = ("ig", "lime", "loo", "attention")
 VARIANT_FLAGS = {"trainable": "variant"}  # Variant.trainable is --variant on the command line

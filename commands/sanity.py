@@ -16,6 +16,17 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
+from commands.common import (
+    add_executor_flag,
+    add_input_options,
+    add_output_options,
+    check_out,
+    emit,
+    parse_method_specs,
+    print_json,
+    print_run_status,
+    write_out,
+)
 from evaluation import targets
 from evaluation.metric import METRICS
 from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt
@@ -24,9 +35,6 @@ from evaluation.seeds import parse_seeds
 from explainers import REGISTRY, ParamError
 from explainers.cache import DEFAULT_CACHE
 from models import load_classifier, randomize
-
-from commands.common import (add_executor_flag, add_input_options, add_output_options, check_out, emit,
-                             parse_method_specs, print_json, print_run_status, write_out)
 
 
 def add_parser(subparsers) -> None:

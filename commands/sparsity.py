@@ -6,11 +6,10 @@ intervals over examples.
 """
 from __future__ import annotations
 
+from commands.common import add_output_options, check_out, job_progress, parse_method_specs, print_json, write_out
 from corpora import load_dataset
 from evaluation.faithfulness.sparsity import SOURCE, TOP_K, dataset_sparsity
 from models import cached_classifier
-
-from commands.common import add_output_options, check_out, job_progress, parse_method_specs, print_json, write_out
 
 
 def add_parser(subparsers) -> None:

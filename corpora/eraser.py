@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from corpora.locate import find_dataset_dir, read_lines
 from corpora.eraser_spans import evidence_mask
+from corpora.locate import find_dataset_dir, read_lines
 from corpora.records import SENTIMENT_LABELS, DataError, Example
 
 ERASER_SPLITS = ("train", "validation", "test")

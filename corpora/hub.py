@@ -5,7 +5,6 @@ Only used when the local data folder is missing and the user set EXWB_ALLOW_HUB=
 from __future__ import annotations
 
 import settings
-
 from corpora.locate import find_dataset_dir
 from corpora.records import DataError
 

@@ -25,9 +25,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Callable
 
 from corpora.objects import is_parquet, user_file_examples
 from corpora.records import DataError, Example
@@ -62,8 +62,8 @@ def _child(conn: Connection, path: str, label_names, max_rows: int, seconds: flo
            columns: dict[str, str] | None = None) -> None:
     try:
         if is_parquet(path):  # the parquet reader's own import is no part of the file's memory budget
-            import pyarrow.parquet  # noqa: F401  (lazy third-party import: only a parquet upload needs it)
             import pandas  # noqa: F401
+            import pyarrow.parquet  # noqa: F401  (lazy third-party import: only a parquet upload needs it)
         _limit_self(seconds, memory_mb)
         examples = user_file_examples(path, label_names=label_names, max_rows=max_rows, columns=columns,
                                       progress=lambda share, rows: conn.send(("progress", share, rows)))

@@ -7,12 +7,12 @@ word indices or marked text, every malformed row reported by its number.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import settings
-
 from corpora.records import DataError, Example
 from corpora.user_file import Progress, load_user_file, rows_to_examples
 

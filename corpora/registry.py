@@ -3,26 +3,30 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
 from urllib.parse import parse_qsl, urlencode
 
 import settings
 from corpora import file_access
-from corpora.file_header import check_header
 from corpora.eraser import ERASER_SPLITS, load_eraser_movies
-from corpora.eraser_docs import NAME as ERASER_DOCS, load_eraser_documents
-from corpora.known_feature import (NAME as KNOWN_FEATURE, SPLITS as KNOWN_FEATURE_SPLITS, load_known_feature_split,
-                                   parse_known_feature_id)
-from corpora.known_feature_long import NAME as KNOWN_FEATURE_LONG, SPLITS as LONG_SPLITS, load_known_feature_long
+from corpora.eraser_docs import NAME as ERASER_DOCS
+from corpora.eraser_docs import load_eraser_documents
+from corpora.file_header import check_header
+from corpora.isolated_parse import parse_in_worker
+from corpora.known_feature import NAME as KNOWN_FEATURE
+from corpora.known_feature import SPLITS as KNOWN_FEATURE_SPLITS
+from corpora.known_feature import load_known_feature_split, parse_known_feature_id
+from corpora.known_feature_long import NAME as KNOWN_FEATURE_LONG
+from corpora.known_feature_long import SPLITS as LONG_SPLITS
+from corpora.known_feature_long import load_known_feature_long
 from corpora.mr import MR_SPLITS, load_mr
+from corpora.objects import user_file_examples
 from corpora.records import DataError, Example
 from corpora.snli import SNLI_SPLITS, load_esnli_highlights, load_snli
 from corpora.sst import SST2_SPLITS, TREE_SPLITS, load_sst2, load_sst_trees
 from corpora.sst_rationale import load_sst_rationales, load_sst_rationales_p000
-from corpora.isolated_parse import parse_in_worker
-from corpora.objects import user_file_examples
 from corpora.user_file import Progress
 
 COLUMN_FIELDS = ("text", "label", "pair", "rationale")  # file:PATH?text=sentence&label=gold names the columns

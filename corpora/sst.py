@@ -39,7 +39,7 @@ class TreeNode:
     label: int
     start: int
     end: int
-    children: list["TreeNode"]
+    children: list[TreeNode]
 
     @property
     def is_leaf(self) -> bool:

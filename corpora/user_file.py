@@ -19,8 +19,8 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import settings
 from corpora.file_header import missing_text_column

@@ -30,8 +30,8 @@ two methods can agree and both be wrong. Use the faithfulness metrics for that.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.stats import rankdata

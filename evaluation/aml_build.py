@@ -13,13 +13,12 @@ from dataclasses import asdict, fields, replace
 
 import settings
 from corpora import load_dataset
-from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
-from explainers.mask_learning.selection import metric_named
-from models import ModelError, TextClassifier, UserFacingError, cached_classifier, estimate_seconds
-
 from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.runs.jobs import Cell, CellStopped, stop_requested
 from evaluation.runs.store import ResultStore, run_id_for
+from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
+from explainers.mask_learning.selection import metric_named
+from models import ModelError, TextClassifier, UserFacingError, cached_classifier, estimate_seconds
 
 KIND = "aml-build"
 BUDGET_ENV = "EXWB_AML_BUDGET"

@@ -11,18 +11,17 @@ its manifest.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Callable
 
 import numpy as np
 
+from evaluation.aml_training import AMLRecipe, _hash, split_inputs
 from explainers.mask_learning.aml_store import save_checkpoint
 from explainers.mask_learning.cross_backbone import CROSS_REFERENCE, CrossBackboneAML, cross_folder
 from explainers.mask_learning.selection import metric_named, metric_of_inputs
 from models import InputError, TextClassifier, UserFacingError, cached_classifier
 from models.runtime import library_versions
-
-from evaluation.aml_training import AMLRecipe, _hash, split_inputs
 
 
 def usable(classifier: TextClassifier, source: TextClassifier, inputs: list) -> list:
@@ -41,9 +40,10 @@ def usable(classifier: TextClassifier, source: TextClassifier, inputs: list) -> 
 
 
 def prepare_cross_aml(classifier: TextClassifier, generator: str, inputs: list[tuple[str, str | None]],
-                      recipe: AMLRecipe = AMLRecipe(), data_id: str = "", force: bool = False,
+                      recipe: AMLRecipe | None = None, data_id: str = "", force: bool = False,
                       log: Callable[[str], None] = print):
     """Build (or find) the G on ``generator``'s backbone that explains ``classifier``; returns its folder."""
+    recipe = recipe or AMLRecipe()
     metric = metric_named(recipe.tune)
     folder = cross_folder(classifier.fingerprint, metric, generator)
     if (folder / "manifest.json").is_file() and not force:
@@ -66,6 +66,7 @@ def prepare_cross_aml(classifier: TextClassifier, generator: str, inputs: list[t
         history.append((epoch + 1, round(score, 6)))
         if best is None or (score > best[0] if metric.higher_is_better else score < best[0]):
             best = (score, epoch + 1, {k: v.detach().clone() for k, v in aml.model.state_dict().items()})
+    assert best is not None  # at least one epoch ran
     aml.model.load_state_dict(best[2])
     manifest = {
         "name": "aml", "explained_model": {"name": classifier.name, "fingerprint": classifier.fingerprint,

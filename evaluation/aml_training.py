@@ -21,21 +21,25 @@ import hashlib
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Callable
 
 import numpy as np
+import torch  # noqa: E402
 
 from explainers.aggregate import aggregate_to_words
-from explainers.mask_learning.aml_model import PREDICTION_TARGETS, AttributionModel, aml_terms, conditioning, \
-    mask_token_id
+from explainers.mask_learning.aml_model import (
+    PREDICTION_TARGETS,
+    AttributionModel,
+    aml_terms,
+    conditioning,
+    mask_token_id,
+)
 from explainers.mask_learning.aml_store import checkpoint_folder, find_checkpoint, save_checkpoint
 from explainers.mask_learning.selection import DEFAULT_METRIC, SelectionMetric, metric_named, metric_of_inputs
 from models import ModelError, TextClassifier, UserFacingError
 from models.runtime import library_versions
 from models.training import TrainConfig, collate, fit
-
-import torch  # noqa: E402
 
 Progress = Callable[[int, int, dict], None]
 

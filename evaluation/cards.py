@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import settings
@@ -56,7 +56,7 @@ def parse(card_id: str, text: str) -> Card:
     return Card(card_id, title, sections, text.strip())
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(card_id: str) -> Card | None:
     """The card stored under ``card_id`` exactly, or None."""
     path = card_path(card_id)

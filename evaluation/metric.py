@@ -6,8 +6,8 @@ paper preset it follows, so a reader never has to guess what "higher" means.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from evaluation import targets
 from explainers.params import param

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from evaluation.agreement import Agreement, agreement_matrix
 from explainers import Explanation, create_from_spec, label_for
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, explain_cached
 from models import TextClassifier, UserFacingError
 from models.documents import read_input
-
-from evaluation.agreement import Agreement, agreement_matrix
 
 
 @dataclass

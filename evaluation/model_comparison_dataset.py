@@ -31,17 +31,17 @@ from dataclasses import asdict, dataclass, field, replace
 import pandas as pd
 
 from corpora import check_dataset_id
-from explainers import split_spec
-from models import ModelError, cached_classifier, randomize
-
 from evaluation.adversarial import dataset as adversarial
 from evaluation.faithfulness import known_feature
-from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL, get_protocol
+from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL
+from evaluation.protocols import get_protocol
 from evaluation.report_card import CardConfig, check_cell, check_name, default_methods, rule_for, run_study, sanity_rows
 from evaluation.runs import runner
 from evaluation.runs.jobs import Cell, Progress, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
+from explainers import split_spec
+from models import ModelError, cached_classifier, randomize
 
 KIND = "model-comparison"
 CHECKS = ("known_feature", "faithfulness", "sanity", "plausibility", "adversarial")
@@ -95,7 +95,7 @@ class ComparisonConfig:
     protocol: str = DEFAULT_PROTOCOL          # evaluation/protocols.py: "default" or "paper-003"
 
     @classmethod
-    def quick(cls, **overrides) -> "ComparisonConfig":
+    def quick(cls, **overrides) -> ComparisonConfig:
         return replace(cls(limit=4, known_feature_limit=4, sanity_limit=3, plausibility_limit=4, attack_limit=2,
                            attack_steps=3), **overrides)
 
@@ -110,7 +110,7 @@ class ComparisonConfig:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ComparisonConfig":
+    def from_dict(cls, data: dict) -> ComparisonConfig:
         chosen = data.get("attack_methods")
         return cls(**{**data, "checks": tuple(data["checks"]),
                       "attack_methods": None if chosen is None else tuple(chosen)})

@@ -14,7 +14,6 @@ one target (the explanations and every metric refer to the same class), so:
 from __future__ import annotations
 
 from corpora import DataError
-
 from evaluation import targets
 from evaluation.metric import EVALUATORS
 from evaluation.registry import resolve_evaluators

@@ -9,12 +9,21 @@ hooks (``Evaluator.batch``), so the runner needs no knowledge of any metric fami
 """
 from __future__ import annotations
 
+from evaluation import (
+    agreement,  # noqa: F401  (registers the shape measures: complexity, Gini, top-10 share)
+    agreement_dataset,  # noqa: F401  (registers agreement between methods, a pairwise group)
+)
+
 # these modules register their evaluators when imported
-from evaluation.faithfulness import bias, known_feature, perturbation_shift, presets  # noqa: F401
-from evaluation.faithfulness import naopc, soft  # noqa: F401  (the newer measures register their evaluators)
-from evaluation.faithfulness import f_fidelity  # noqa: F401  (registers F-Fidelity's evaluator)
-from evaluation import agreement  # noqa: F401  (registers the shape measures: complexity, Gini, top-10 share)
-from evaluation import agreement_dataset  # noqa: F401  (registers agreement between methods, a pairwise group)
+from evaluation.faithfulness import (  # noqa: F401  # noqa: F401  (the newer measures register their evaluators)
+    bias,
+    f_fidelity,  # noqa: F401  (registers F-Fidelity's evaluator)
+    known_feature,
+    naopc,
+    perturbation_shift,
+    presets,
+    soft,
+)
 from evaluation.faithfulness.random_band import generic_random_values
 from evaluation.metric import EVALUATORS, METRICS, BatchResult, Evaluator, RunOptions
 from evaluation.plausibility import metrics as plausibility_metrics  # noqa: F401  (registers its evaluators)

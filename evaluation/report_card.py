@@ -28,19 +28,19 @@ from functools import partial
 import numpy as np
 
 from corpora import check_dataset_id, load_dataset
-from explainers import split_spec
-from models import ModelError, cached_classifier, randomize
-
 from evaluation.adversarial import dataset as adversarial
 from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
 from evaluation.agreement import cosine_matrix, spearman_features
 from evaluation.faithfulness import known_feature
-from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL, check_runs, get_protocol
+from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL
+from evaluation.protocols import check_runs, get_protocol
 from evaluation.runs import runner
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 from evaluation.statistics import bootstrap_ci
+from explainers import split_spec
+from models import ModelError, cached_classifier, randomize
 
 KIND = "report-card"
 PASS, FAIL, INCONCLUSIVE, NOT_APPLICABLE = "pass", "fail", "inconclusive", "not applicable"
@@ -157,7 +157,7 @@ class CardConfig:
     protocol: str = DEFAULT_PROTOCOL          # evaluation/protocols.py: "default" or "paper-003"
 
     @classmethod
-    def quick(cls, **overrides) -> "CardConfig":
+    def quick(cls, **overrides) -> CardConfig:
         return replace(cls(limit=4, sanity_limit=3, attack_limit=2, attack_steps=3, known_feature_limit=4,
                            plausibility_limit=4), **overrides)
 
@@ -172,7 +172,7 @@ class CardConfig:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CardConfig":
+    def from_dict(cls, data: dict) -> CardConfig:
         chosen = data.get("attack_methods")
         return cls(**{**data, "checks": tuple(data["checks"]),
                       "attack_methods": None if chosen is None else tuple(chosen)})

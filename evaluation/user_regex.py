@@ -10,7 +10,7 @@ Every place a user's pattern is matched goes through ``search_texts``.
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 import regex
 
@@ -22,7 +22,7 @@ class PatternError(UserFacingError):
     """A user's pattern that is not a regular expression, or that took longer than its time budget."""
 
 
-def compile_pattern(pattern: str) -> "regex.Pattern":
+def compile_pattern(pattern: str) -> regex.Pattern:
     """The pattern, case-insensitive (``PatternError`` when it is not a regular expression)."""
     try:
         return regex.compile(pattern, regex.IGNORECASE)

@@ -5,8 +5,18 @@ from explainers.aggregate import AGGREGATIONS, NORMALIZATIONS, aggregate_to_word
 from explainers.base import FAMILIES, Attribution, Explainer
 from explainers.explanation import Explanation
 from explainers.params import ParamError, schema
-from explainers.registry import (REGISTRY, available, create, create_from_spec, explainer_class, format_spec,
-                                 is_known_spec, label_for, parse_spec, split_spec)
+from explainers.registry import (
+                                 REGISTRY,
+                                 available,
+                                 create,
+                                 create_from_spec,
+                                 explainer_class,
+                                 format_spec,
+                                 is_known_spec,
+                                 label_for,
+                                 parse_spec,
+                                 split_spec,
+)
 
 __all__ = ["AGGREGATIONS", "Attribution", "Explainer", "Explanation", "FAMILIES", "NORMALIZATIONS", "ParamError",
            "REGISTRY", "aggregate_to_words", "available", "create", "create_from_spec", "explainer_class",

@@ -12,15 +12,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from models import Encoding, Operator, TextClassifier, metered, resolve_operator
-from models.runtime import library_versions
-from models.windows import is_document
-
 from explainers import contrast as contrast_policy
 from explainers.aggregate import aggregate_to_words
 from explainers.explanation import Explanation
 from explainers.params import ParamError, coerce, validate
 from explainers.windowed import by_windows, explain_adapted
+from models import Encoding, Operator, TextClassifier, metered, resolve_operator
+from models.runtime import library_versions
+from models.windows import is_document
 
 FAMILIES = {
     "gradient": "Gradient-based",

@@ -24,11 +24,10 @@ from pathlib import Path
 import numpy as np
 
 import settings
-from models import Encoding, TextClassifier
-from models.runtime import library_versions
-
 from explainers.base import Explainer
 from explainers.explanation import Explanation
+from models import Encoding, TextClassifier
+from models.runtime import library_versions
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +59,7 @@ class Request:
 
     @classmethod
     def of(cls, classifier: TextClassifier, encoding: Encoding, explainer: Explainer,
-           target: int | None) -> "Request":
+           target: int | None) -> Request:
         return cls(classifier.fingerprint, encoding, explainer.id, target, classifier.num_labels)
 
 

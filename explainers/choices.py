@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models import Encoding, TextClassifier
-
 from explainers import cache as cache_module
 from explainers.base import Explainer
 from explainers.cache import ExplanationCache, Request, cache_key
 from explainers.explanation import Explanation
 from explainers.registry import create
+from models import Encoding, TextClassifier
 
 
 @dataclass

@@ -46,7 +46,7 @@ class SentenceRule:
         if self.budget_share is not None and not 0 < self.budget_share <= 1:
             raise InputError(f"budget_share {self.budget_share} must be in (0, 1].")
 
-    def limited(self, top_k: int | None, budget_words: int | None) -> "SentenceRule":
+    def limited(self, top_k: int | None, budget_words: int | None) -> SentenceRule:
         """This rule's order with explicit limits instead of its own (no share, no second round)."""
         return replace(self, top_k=top_k, budget_words=budget_words, budget_share=None, second_round=False)
 

@@ -23,11 +23,19 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import spearmanr
 
+from explainers.coarse_rules import (  # noqa: F401
+    DEFAULT_RULE,
+    RULES,
+    TOP_WORDS,
+    SentenceRule,
+    choose,
+    ranked,
+    rows_per_word,
+    rule_of,
+    second_round,
+)
 from models import Encoding, InputError, metered
 from models.granularity import by_units
-
-from explainers.coarse_rules import (DEFAULT_RULE, RULES, TOP_WORDS, SentenceRule, choose, ranked,  # noqa: F401
-                                     rows_per_word, rule_of, second_round)
 
 _RULE_LIMITS = object()  # top_k / budget_words not given: the rule's own limits
 

@@ -1,13 +1,12 @@
 """The differentiable function gradient methods attribute: word embeddings -> one output per class."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
-from models import Encoding, ModelError, TextClassifier
-
 from explainers.contrast import contrast_columns
+from models import Encoding, ModelError, TextClassifier
 
 OUTPUTS = ("logit", "probability", "log-probability")
 # how per-dimension scores of a token become one score: the signed sum (Captum's convention, papers 001 / 003) or the

@@ -71,7 +71,7 @@ class Explanation:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Explanation":
+    def from_dict(cls, data: dict) -> Explanation:
         token_scores = data.get("token_scores")
         return cls(method_id=data["method_id"], method_label=data["method_label"], family=data["family"],
                    signed=data["signed"], tokens=tuple(data["tokens"]), token_word=tuple(data["token_word"]),

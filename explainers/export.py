@@ -17,9 +17,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from explainers.aggregate import NORMALIZATION_LABELS
 from explainers.explanation import Explanation

@@ -16,12 +16,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from models import OPERATORS, Encoding, InputError, Operator, TextClassifier
-from models.perturb import perturbed_logits
-
 from explainers.contrast import contrast_columns
 from explainers.params import param
 from explainers.scores import class_score
+from models import OPERATORS, Encoding, InputError, Operator, TextClassifier
+from models.perturb import perturbed_logits
 
 PERTURBATION_SCORES = ("logit", "probability", "log2-odds")
 SCORE_HELP = ("What the perturbed inputs are scored by: the target's logit (paper 003), its probability "

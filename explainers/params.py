@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from settings import parse_bool
 
@@ -64,7 +65,7 @@ def _value_type(params_class, field: dataclasses.Field) -> type:
     return members[0] if members else str
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def schema(params_class) -> tuple[ParamSpec, ...]:
     """The fields declared with ``param`` (in declaration order)."""
     specs = []

@@ -31,12 +31,9 @@ import copy
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
-
-from models import Encoding, TextClassifier, UserFacingError
-from models.metering import (BACKWARD_FACTOR, CostMeter, WorkStopped, autorun_budget, estimate_seconds, learn_method,
-                             metered, runs_at_once, work_left_seconds)
+from typing import Union
 
 from explainers.base import FAMILIES, Explainer
 from explainers.cache import cache_key, cached_only, explain_cached, is_partial
@@ -46,8 +43,20 @@ from explainers.mask_learning.aml_store import AMLNotPrepared
 from explainers.mask_learning.progress import MaskProgress
 from explainers.params import ParamError
 from explainers.registry import REGISTRY
-from explainers.windowed import estimate_passes, one_pass_input, tokens_per_pass
 from explainers.shared_passes import SharedPass, explain_member, shared_pass_of, sharing, sharing_on
+from explainers.windowed import estimate_passes, one_pass_input, tokens_per_pass
+from models import Encoding, TextClassifier, UserFacingError
+from models.metering import (
+    BACKWARD_FACTOR,
+    CostMeter,
+    WorkStopped,
+    autorun_budget,
+    estimate_seconds,
+    learn_method,
+    metered,
+    runs_at_once,
+    work_left_seconds,
+)
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +223,7 @@ def missing_training(explainer: Explainer, classifier: TextClassifier) -> NeedsT
 
 def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
               approved: set[str] | frozenset = frozenset(), budget: float | None = None, background: bool = False,
-              jobs: "MethodJobs | None" = None, prepared: dict[str, Prepared] | None = None) -> Plan:
+              jobs: MethodJobs | None = None, prepared: dict[str, Prepared] | None = None) -> Plan:
     """Decide for every chosen method (see the module's table); nothing is computed here but one timed batch.
     ``prepared``: this page run's ``prepare(choices, ...)`` (the cost table's), so each method is created, keyed
     and looked up in the cache once per run."""
@@ -383,7 +392,7 @@ def run_now(plan: Plan, classifier: TextClassifier, encoding: Encoding, target: 
 
 
 def start_background(plan: Plan, classifier: TextClassifier, encoding: Encoding, target: int | None,
-                     jobs: "MethodJobs | None" = None) -> None:
+                     jobs: MethodJobs | None = None) -> None:
     """Start a background job for every approved long method; their jobs become their results."""
     jobs = METHOD_JOBS if jobs is None else jobs
     for item in plan.background:
@@ -406,7 +415,7 @@ class MethodJob:
     ends it at its next batch, and a stopped job keeps nothing (the methods that finished are in the cache)."""
 
     def __init__(self, planned: Planned, classifier: TextClassifier, encoding: Encoding, target: int | None,
-                 wait_for: list["MethodJob"] = (), clock: Callable[[], float] = time.perf_counter):
+                 wait_for: list[MethodJob] = (), clock: Callable[[], float] = time.perf_counter):
         self.planned = planned
         self.classifier, self.encoding, self.target = classifier, encoding, target
         self.status = RUNNING
@@ -485,7 +494,7 @@ class MethodJob:
         """The last mask of a method stopped half-way (MaRC), or None."""
         return self.result if self.status == STOPPED and self.result is not None else None
 
-    def start(self) -> "MethodJob":
+    def start(self) -> MethodJob:
         self._thread.start()
         return self
 

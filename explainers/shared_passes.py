@@ -29,17 +29,15 @@ import numpy as np
 import torch
 
 import settings
-
-from models import Encoding, Operator, TextClassifier
-from models.metering import metered
-from models.perturb import perturbed_logits
-
 from explainers import cache as cache_module
 from explainers.base import Explainer
 from explainers.captum_lazy import captum_attr
 from explainers.contrast import contrast_columns, current_foil
 from explainers.embedding_forward import OUTPUT_TRANSFORMS, baseline_embeddings, embedding_function
 from explainers.explanation import Explanation
+from models import Encoding, Operator, TextClassifier
+from models.metering import metered
+from models.perturb import perturbed_logits
 
 T = TypeVar("T")
 

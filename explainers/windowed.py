@@ -19,11 +19,10 @@ import math
 
 import numpy as np
 
+from explainers.aggregate import aggregate_to_words
 from models import Encoding, InputError
 from models.granularity import is_units
 from models.windows import DocumentEncoding, blend, is_document
-
-from explainers.aggregate import aggregate_to_words
 
 WHOLE_DOCUMENT_FAMILIES = ("perturbation", "mlm", "baseline", "ensemble")
 WHOLE_DOCUMENT_METHODS = ("marc",)  # its own segments (paper 002 App. A.1)

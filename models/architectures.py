@@ -58,7 +58,7 @@ class Architecture:
 # Architectures the module-tree rule reads wrongly, by model type (empty: keep it for the exceptions that come).
 EXCEPTIONS: dict[str, Architecture] = {}
 
-_READ: "weakref.WeakKeyDictionary[torch.nn.Module, Architecture]" = weakref.WeakKeyDictionary()
+_READ: weakref.WeakKeyDictionary[torch.nn.Module, Architecture] = weakref.WeakKeyDictionary()
 
 
 def get_module(model: torch.nn.Module, path: str) -> torch.nn.Module | None:

@@ -25,7 +25,7 @@ EAGER_ONLY = {"t5", "mt5", "umt5"}  # model types kept on eager (see above)
 
 _lock = threading.Lock()
 # per model object reading weights now: [readers, the implementation to restore when the last one is done]
-_eager_readers: "weakref.WeakKeyDictionary[torch.nn.Module, list]" = weakref.WeakKeyDictionary()
+_eager_readers: weakref.WeakKeyDictionary[torch.nn.Module, list] = weakref.WeakKeyDictionary()
 
 
 def _switchable(model: torch.nn.Module):

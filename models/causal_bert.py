@@ -14,7 +14,7 @@ torch.distributed), about 1.6 s that ``import models`` / ``import workbench`` sh
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import torch
 
@@ -37,7 +37,7 @@ def at_last_kept(states: torch.Tensor, attention_mask: torch.Tensor | None) -> t
     return states[rows, last_kept_positions(attention_mask)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def causal_classes() -> tuple[type, type]:
     """``(CausalBertConfig, CausalBertForSequenceClassification)``, created and registered with the Auto classes on
     the first call (the same two class objects on every later call)."""

@@ -24,9 +24,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+import torch  # noqa: E402  (runtime sets the environment first)
 
 from corpora.invisible import invisible_note
-
 from models import memory, precision, runtime
 from models.architectures import Architecture, architecture_of
 from models.attention_kernel import eager_attention, prefer_sdpa
@@ -36,8 +36,6 @@ from models.fingerprint import weights_fingerprint
 from models.first_token import FirstTokenSupport, first_token_logits, first_token_support, full_model
 from models.metering import Throughput, count
 from models.runtime import batch_tokens_for
-
-import torch  # noqa: E402  (runtime sets the environment first)
 
 DEFAULT_MAX_LENGTH = 512
 
@@ -186,7 +184,7 @@ class TextClassifier:
                 f"token read is fixed on the unperturbed input (shown as the pooled token in the provenance) and "
                 f"every perturbed copy is read at that same position."]
 
-    def with_model(self, model, fingerprint: str, name: str | None = None) -> "TextClassifier":
+    def with_model(self, model, fingerprint: str, name: str | None = None) -> TextClassifier:
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
         return TextClassifier(model, self.tokenizer, name=name or self.name, fingerprint=fingerprint,
                               device=self.device, source=self.source, manifest=self.manifest,
@@ -194,7 +192,7 @@ class TextClassifier:
                               throughput=self.throughput, architecture=self.architecture,
                               autocast_dtype=self.autocast_dtype, first_token=self.first_token)
 
-    def fast_variant(self, dtype: torch.dtype | None = None) -> "TextClassifier":
+    def fast_variant(self, dtype: torch.dtype | None = None) -> TextClassifier:
         """The same model object under reduced-precision autocast (the opt-in fast mode, models/precision.py): its
         own fingerprint (so cached explanations never mix precisions), name and logits cache; no weights copied.
         ``dtype`` None = the device's fast precision; where there is none, this classifier itself with a warning."""

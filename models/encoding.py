@@ -16,7 +16,6 @@ import numpy as np
 
 from corpora.invisible import remove_invisible
 from corpora.records import word_spans
-
 from models.errors import InputError
 
 

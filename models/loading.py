@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Mapping
 
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 import settings
-
 from models import runtime
 from models.causal_bert import causal_classes
 from models.classifier import TextClassifier
@@ -29,7 +28,6 @@ from models.errors import ModelError, ModelNotPrepared
 from models.prepare import RECIPES, file_sha256, find_prepared
 from models.prompted import load_prompted
 from models.untrained_head import HEAD_PREFIXES, untrained_head_warning
-
 
 BUILT_IN = tuple(RECIPES)
 

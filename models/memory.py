@@ -31,9 +31,9 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import settings
-
 import torch
+
+import settings
 
 PASS_KINDS = ("forward", "backward", "double_backward")
 # measured on BERT-like encoders, float32, CPU (peak RSS of a subprocess; docs/benchmarks.md):
@@ -86,7 +86,7 @@ def shape_of(model_or_config, dtype: torch.dtype | None = None) -> Shape:
     heads = _first(config, ("num_attention_heads", "n_head", "num_heads", "encoder_attention_heads"), 12)
     parameter = next(model_or_config.parameters(), None) if hasattr(model_or_config, "parameters") else None
     weights = parameter.dtype if parameter is not None else torch.float32
-    element = torch.empty((), dtype=dtype or weights).element_size()
+    element: float = torch.empty((), dtype=dtype or weights).element_size()
     if dtype is not None and weights == torch.float32 and element < 4:  # autocast: mixed precision
         element = AUTOCAST_ELEMENT
     implementation = getattr(config, "_attn_implementation", None)

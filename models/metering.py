@@ -56,15 +56,14 @@ import contextvars
 import functools
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
-
-import settings
-
-from models import runtime  # noqa: F401  (sets the process environment before torch is imported)
 
 import torch  # noqa: E402
+
+import settings
+from models import runtime  # noqa: F401  (sets the process environment before torch is imported)
 
 ATTENTION_TOKENS = 400.0
 BACKWARD_FACTOR = 2.0
@@ -184,7 +183,7 @@ class Throughput:
         self._lock = threading.Lock()
 
     @classmethod
-    def for_model(cls, model, device_type: str) -> "Throughput":
+    def for_model(cls, model, device_type: str) -> Throughput:
         """The cold default for this model's size on this kind of device (rule (d); before any measurement)."""
         working = working_parameters(model)
         nominal = nominal_rate(working, device_type)

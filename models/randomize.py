@@ -28,14 +28,13 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import settings
+import torch  # noqa: E402
 
+import settings
 from models import runtime  # noqa: F401  (environment before torch)
 from models.architectures import Architecture, get_module, read_architecture
 from models.classifier import TextClassifier
 from models.errors import ArchitectureError, ModelError
-
-import torch  # noqa: E402
 
 INITS = {"model": "the model's own initialization", "normal": "N(0, 1) for every parameter (paper 003)"}
 MODES = {"cascading": "cascading (top down, keeps earlier stages randomized)",

@@ -4,8 +4,8 @@ from __future__ import annotations
 import platform
 from functools import lru_cache
 
-import torch
 import numpy
+import torch
 import transformers
 
 import settings

@@ -8,16 +8,15 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
 
 import numpy as np
+import torch  # noqa: E402
 
 from models import runtime
 from models.architectures import architecture_of, get_module
 from models.classifier import TokenBatch
-
-import torch  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import copy
 import math
 
-from models import runtime  # noqa: F401  (the process environment before torch is imported)
-from models.classifier import generic_label_names
-
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from scipy.stats import ks_2samp  # noqa: E402
+
+from models import runtime  # noqa: F401  (the process environment before torch is imported)
+from models.classifier import generic_label_names
 
 # top-level modules a classification checkpoint adds to its pre-trained model (BART and T5: classification_head)
 HEAD_PREFIXES = ("classifier", "score", "pre_classifier", "logits_proj", "classification_head")

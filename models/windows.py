@@ -150,7 +150,7 @@ def token_positions(document: Encoding, words: range, room: int) -> np.ndarray:
     return np.concatenate([lead[lead < first_word], inside, lead[lead > first_word]]).astype(int)
 
 
-def window_positions(document: "DocumentEncoding", window: Window) -> np.ndarray:
+def window_positions(document: DocumentEncoding, window: Window) -> np.ndarray:
     """``token_positions`` of one of the document's windows."""
     room = document.window_size - int((document.token_word_array < 0).sum())
     return token_positions(document, window.words, room)

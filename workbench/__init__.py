@@ -17,7 +17,6 @@ from explainers import REGISTRY as _METHODS
 from explainers import Explanation
 from explainers.export import FORMAT, FormatError, read_document
 from models import TextClassifier, UserFacingError
-
 from workbench.data import dataset
 from workbench.explaining import explain, load_model
 from workbench.explanations import Explanations, load

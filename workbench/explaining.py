@@ -3,7 +3,7 @@ methods that share a pass computing it once), so a notebook gets the numbers the
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,7 +13,6 @@ from explainers.cache import cache_key
 from explainers.plan import MethodChoice, NeedsTraining, Pending, make_plan, run_now
 from models import TextClassifier, UserFacingError, cached_classifier
 from models.documents import read_input
-
 from workbench.explanations import Explanations
 
 DEFAULT_METHODS = ("saliency", "integrated_gradients", "leave_one_out")

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import pandas as pd
 
 from explainers import Explanation, format_spec
 from explainers.export import explanations_document, read_document
 from models import Encoding, TextClassifier
-
 from ui.figures.heatmap_html import CSS, explanation_row_html, legend_html, provenance_line
 from ui.figures.heatmap_png import heatmap_figure
 

@@ -13,14 +13,14 @@ inseq ``FeatureAttributionOutput.sequence_attributions[i]``: ``source``, ``targe
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from corpora import normalize_typed_text
 from explainers import Explanation, aggregate_to_words
 from models import TextClassifier, UserFacingError
-
 from workbench.explaining import load_model
 from workbench.explanations import Explanations
 

@@ -7,7 +7,7 @@ model splits it into words (a word is a run of non-whitespace, ``corpora.records
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,6 @@ from evaluation.plausibility.one_input import score_example
 from evaluation.sanity.one_input import run_sanity
 from explainers import format_spec
 from models import Encoding, TextClassifier, UserFacingError
-
 from workbench.explaining import load_model
 from workbench.explanations import Explanations
 

@@ -20,22 +20,19 @@ position).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
+from evaluation.adversarial import measures
+from evaluation.adversarial.long_inputs import long_input_refusal
 from explainers.embedding_forward import baseline_embeddings, embedding_function
 from explainers.params import ParamError, coerce, param
 from explainers.shared_passes import batches_inputs
-from models import Encoding, ModelError, TextClassifier
-from models import metering
-from models import memory
+from models import Encoding, ModelError, TextClassifier, memory, metering
 from models.attention_kernel import eager_attention
-
-from evaluation.adversarial import measures
-from evaluation.adversarial.long_inputs import long_input_refusal
 
 ATTACKED_METHODS = {
     "saliency": "Gradients (L2 norm over the hidden dimension; the thesis code's signed sum as an option)",
@@ -366,7 +363,7 @@ class _Input:
 
     @classmethod
     def prepare(cls, classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig,
-                index: int) -> "_Input":
+                index: int) -> _Input:
         positions = [i for i, special in enumerate(encoding.special) if not special]
         k = int(config.k_fraction * len(positions))
         if k < 1:

@@ -18,15 +18,21 @@ from dataclasses import asdict
 import pandas as pd
 
 from corpora import load_dataset
-from models import ModelError, cached_classifier
-
-from evaluation.adversarial.attack import (ATTACKED_METHODS, AttackConfig, AttackError, attack_groups, attack_many,
-                                           config_for, rows_per_input)
+from evaluation.adversarial.attack import (
+    ATTACKED_METHODS,
+    AttackConfig,
+    AttackError,
+    attack_groups,
+    attack_many,
+    config_for,
+    rows_per_input,
+)
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
+from models import ModelError, cached_classifier
 
 KIND = "adversarial"
 MEASURES = ("rank_change", "top_k_sum_change", "probability_change", "class_kept")

@@ -4,9 +4,8 @@ from __future__ import annotations
 import threading
 import time
 
-from models import Encoding, TextClassifier, UserFacingError
-
 from evaluation.adversarial.attack import AttackConfig, AttackResult, attack
+from models import Encoding, TextClassifier, UserFacingError
 
 
 class LiveAttack:
@@ -42,7 +41,7 @@ class LiveAttack:
         except Exception as error:  # noqa: BLE001  (a page shows the message instead of losing the session)
             self.error = f"The attack failed: {type(error).__name__}: {error}"
 
-    def start(self) -> "LiveAttack":
+    def start(self) -> LiveAttack:
         self.started = time.perf_counter()
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"attack-{self.method}")
         self._thread.start()

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
 
 from corpora import Example
-from models import TextClassifier, UserFacingError
-from models.metering import count
-
 from evaluation.errors.predictions import dataset_hash, fill_chunks
 from evaluation.runs.store import ResultStore, run_id_for
+from models import TextClassifier, UserFacingError
+from models.metering import count
 
 KIND = "embeddings"
 CHUNK = 64  # examples per stored cell

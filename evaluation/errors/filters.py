@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import confusion_matrix
 
-from models import UserFacingError
-
 from evaluation.user_regex import PatternError, search_texts
+from models import UserFacingError
 
 
 class FilterError(UserFacingError):

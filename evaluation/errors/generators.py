@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from evaluation.errors.counterfactual import Flip, probabilities_after
 from explainers import create
 from models import Encoding, Operator, TextClassifier, UserFacingError
 from models.mlm import MaskedLMFiller
-
-from evaluation.errors.counterfactual import Flip, probabilities_after
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: the module loads without it
     import pandas as pd
@@ -172,7 +171,7 @@ def generate(classifier: TextClassifier, encoding: Encoding, generator: str, *, 
     return repredict(classifier, encoding, changes, generator)
 
 
-def flips_frame(flips: list[Flip], labels: list[str], source: dict | None = None) -> "pd.DataFrame":
+def flips_frame(flips: list[Flip], labels: list[str], source: dict | None = None) -> pd.DataFrame:
     """One row per candidate: the counterfactual text (and pair), the prediction before and after, flipped or not;
     its ``text`` / ``pair`` columns make the CSV a dataset file every page can read."""
     import pandas as pd
@@ -190,7 +189,7 @@ def flips_frame(flips: list[Flip], labels: list[str], source: dict | None = None
 
 
 def dataset_counterfactuals(classifier: TextClassifier, examples: list, indices: list[int], generator: str,
-                            progress=None, **options) -> "pd.DataFrame":
+                            progress=None, **options) -> pd.DataFrame:
     """The candidates of ``generator`` for each example ``indices`` names (a slice of Error analysis), with the
     example's ``index`` and ``id``: the rows with a flip make a slice, the CSV a dataset of counterfactuals."""
     import pandas as pd

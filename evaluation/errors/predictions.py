@@ -11,19 +11,18 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from corpora import Example
+from evaluation.runs.store import ResultStore, run_id_for
 from models import TextClassifier
 from models.documents import read_input
-from models.windows import is_document
 from models.metering import WorkStopped, estimate_seconds, runs_at_once
-
-from evaluation.runs.store import ResultStore, run_id_for
+from models.windows import is_document
 
 KIND = "predictions"
 CHUNK = 128  # examples per stored cell: a stop loses at most one chunk, and progress moves every chunk

@@ -2,18 +2,17 @@
 slice summary (the errors against as many correctly classified examples) and the shortcut words."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pandas as pd
 
 from corpora import Example
-from models import TextClassifier
-
 from evaluation.errors.filters import Filters, apply_filters, confident_errors_first, correct_rows
 from evaluation.errors.predictions import PredictionTable, predict_dataset
 from evaluation.errors.slices import MIN_COUNT, TOP_K, SliceSummary, shortcut_words, summarize_slice
 from evaluation.runs.store import ResultStore
+from models import TextClassifier
 
 MAX_EXPLAINED = 100  # errors explained (the most confident first), and as many correct examples
 TABLE_COLUMNS = ["index", "id", "text", "pair", "gold_label", "predicted_label", "confidence", "correct", "length",

@@ -9,11 +9,10 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from models import UserFacingError
-
 from evaluation.errors.filters import Filters
 from evaluation.errors.slices import SliceSummary
 from evaluation.runs.store import ResultStore
+from models import UserFacingError
 
 KIND = "error-slice"
 

@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from explainers import ParamError, create_from_spec
-from models import OPERATORS, Operator, UserFacingError
-
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, load_filler, provenance, with_operator
 from evaluation.faithfulness.presets import BY_ID, register_removal
 from evaluation.metric import EVALUATORS, MetricValues
+from explainers import ParamError, create_from_spec
+from models import OPERATORS, Operator, UserFacingError
 
 OPERATOR_IDS = tuple(op.value for op in Operator)
 SWEEP = "operator-sweep"

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from evaluation import targets
+from evaluation.metric import contrast_option, target_option
 from explainers.mask_learning.length_groups import FORWARD_OVERHEAD_TOKENS
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
@@ -36,9 +38,6 @@ from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, To
 from models.mlm import load_filler as load_masked_lm
 from models.perturb import perturb, perturbed_logits
 from models.windows import is_document
-
-from evaluation import targets
-from evaluation.metric import contrast_option, target_option
 
 RANK_BY = ("signed", "absolute")
 ROUNDINGS = ("floor", "ceil", "round")
@@ -70,7 +69,7 @@ class RemovalOptions:
         validate(self)
 
     @classmethod
-    def from_dict(cls, options: dict | None) -> "RemovalOptions":
+    def from_dict(cls, options: dict | None) -> RemovalOptions:
         """From a run's options dict (keys of other option groups, e.g. the random baseline's, are ignored)."""
         return options_from(cls, options)
 
@@ -250,7 +249,7 @@ def filler_for(operator: str, options: dict | None):
 
 
 # ----- the batched evaluation ---------------------------------------------------------------------------
-_base_cache: "weakref.WeakKeyDictionary[TextClassifier, OrderedDict]" = weakref.WeakKeyDictionary()
+_base_cache: weakref.WeakKeyDictionary[TextClassifier, OrderedDict] = weakref.WeakKeyDictionary()
 _base_lock = threading.Lock()
 
 

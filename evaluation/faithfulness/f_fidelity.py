@@ -31,14 +31,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explainers.explanation import Explanation
-from explainers.params import options_from, param, validate
-from models import Operator, UserFacingError, perturbed_proba
-
 from evaluation.faithfulness.curves import RemovalOptions, contrast_class, rank_words, target_class
 from evaluation.faithfulness.f_fidelity_finetune import find_finetuned, load_finetuned
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
+from explainers.explanation import Explanation
+from explainers.params import options_from, param, validate
+from models import Operator, UserFacingError, perturbed_proba
 
 REFERENCE = ("Zheng et al., ICLR 2025 (arXiv 2410.02970), s. 3.2: FFid+ / FFid- with stochastic removal on the "
              "fine-tuned model (s. 3.1); code AslanDing/Finetune-Fidelity")

@@ -30,15 +30,14 @@ import torch
 import settings
 from corpora import load_dataset
 from corpora.records import DataError
+from evaluation.roar.artifacts import content_key
+from evaluation.runs.jobs import JOBS, Cell, CellStopped, Progress, RunSummary, run_cells, stop_requested
+from evaluation.runs.store import ResultStore
 from explainers.params import param, validate
 from models import TextClassifier, cached_classifier, estimate_seconds, perturb
 from models.classifier import TokenBatch
 from models.errors import ModelError, UserFacingError
 from models.training import TrainConfig, adamw, collate, freeze, set_trainable
-
-from evaluation.roar.artifacts import content_key
-from evaluation.runs.jobs import JOBS, Cell, CellStopped, Progress, RunSummary, run_cells, stop_requested
-from evaluation.runs.store import ResultStore
 
 KIND = "ffid-finetune"
 FOLDER = "ffid"
@@ -74,7 +73,7 @@ class FinetuneConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "FinetuneConfig":
+    def from_dict(cls, data: dict) -> FinetuneConfig:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 

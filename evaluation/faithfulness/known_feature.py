@@ -17,24 +17,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from corpora import load_dataset
 from corpora.known_feature import LABEL_WORDS, make_known_feature
+from evaluation.faithfulness.curves import RemovalOptions, rank_words
+from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, register_evaluator
+from evaluation.statistics import bootstrap_ci
 from explainers import create_from_spec, is_known_spec, split_spec
 from explainers.cache import explain_cached
 from models import ModelError, TextClassifier, load_classifier
 from models.prepare import RECIPES, ZOO_FIELDS, base_version, finetune_and_save, models_dir
 from models.training import TrainConfig
-
-from evaluation.faithfulness.curves import RemovalOptions, rank_words
-from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, register_evaluator
-from evaluation.statistics import bootstrap_ci
-from corpora import load_dataset
 
 # paper 003 s. 2.2.2: the methods it compares, with its presets
 PAPER_003_METHODS = ("integrated_gradients:paper-003", "lime:paper-003", "kernel_shap:paper-003",

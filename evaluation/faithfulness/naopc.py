@@ -63,21 +63,32 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from explainers.params import options_from, param, validate
-
-from models import TokenBatch
-from models.perturb import perturb, perturbed_logits
-from models.windows import is_document
-
-from evaluation.faithfulness.curves import (RemovalMetric, RemovalOptions, _row, _score, base_logits,
-                                            contrast_class, effective_operator, filler_for, keep_rows,
-                                            length_grouped_logits,
-                                            n_units, random_orders, rank_words, score_rows, summarize_points,
-                                            target_class)
+from evaluation.faithfulness.curves import (
+    RemovalMetric,
+    RemovalOptions,
+    _row,
+    _score,
+    base_logits,
+    contrast_class,
+    effective_operator,
+    filler_for,
+    keep_rows,
+    length_grouped_logits,
+    n_units,
+    random_orders,
+    rank_words,
+    score_rows,
+    summarize_points,
+    target_class,
+)
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
 from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.metric import BatchResult, Evaluator, MetricValues, RunOptions, register_evaluator
+from explainers.params import options_from, param, validate
+from models import TokenBatch
+from models.perturb import perturb, perturbed_logits
+from models.windows import is_document
 
 EXACT, BEAM = "exact", "beam"
 REFERENCE = "Edin et al., ACL 2025 (arXiv 2408.08137), s. 3-4: AOPC min-max normalized per example"
@@ -170,7 +181,7 @@ class Search:
     low: float
     high: float
     terms: np.ndarray | None = None
-    rows: "ScoredRows | None" = None
+    rows: ScoredRows | None = None
 
 
 class ScoredRows:
@@ -296,7 +307,7 @@ class Bounds:
     keys: dict = None  # metric id -> curve key
 
 
-_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 MEMO_SIZE = 256  # bounds kept per classifier: a run's window of inputs (BATCH_WINDOW) times a few presets
 
@@ -306,12 +317,12 @@ def _memo_key(encoding, target: int, removal: RemovalOptions, naopc: NaopcOption
             naopc.naopc_beam, tuple(m.id for m in metrics), removal.aopc_divisor, removal.contrast)
 
 
-def _memoized(classifier, key: tuple) -> "Bounds | None":
+def _memoized(classifier, key: tuple) -> Bounds | None:
     with _lock:
         return _cache.setdefault(classifier, OrderedDict()).get(key)
 
 
-def _remember(classifier, key: tuple, bounds: "Bounds") -> None:
+def _remember(classifier, key: tuple, bounds: Bounds) -> None:
     with _lock:
         per_model = _cache.setdefault(classifier, OrderedDict())
         per_model[key] = bounds

@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 
 from corpora.records import DataError
+from evaluation.metric import Evaluator, Metric, MetricValues, register_evaluator
 from models import Encoding, TextClassifier
 from models.perturb import perturbed_logits
-
-from evaluation.metric import Evaluator, Metric, MetricValues, register_evaluator
 
 SCHEMES = {
     "loo": ("delete", "LOO: one word deleted"),

@@ -10,13 +10,12 @@ import pandas as pd
 
 from corpora import load_dataset
 from corpora.records import DataError
-from models import TextClassifier, cached_classifier, estimate_seconds
-from models.mlm import load_filler
-
 from evaluation.faithfulness.perturbation_shift import SCHEMES, drop_table, example_accuracies
 from evaluation.runs.header import dataset_run_config, dataset_run_title
 from evaluation.runs.jobs import Cell
 from evaluation.runs.store import ResultStore, run_id_for
+from models import TextClassifier, cached_classifier, estimate_seconds
+from models.mlm import load_filler
 
 KIND = "perturbation-shift"
 

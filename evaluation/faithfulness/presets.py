@@ -22,8 +22,8 @@ Each metric takes the options of ``RemovalOptions`` (operator, target, special t
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores, provenance
 from evaluation.faithfulness.random_band import methods_and_random

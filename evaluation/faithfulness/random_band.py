@@ -19,11 +19,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explainers import Explanation
-
-from evaluation.faithfulness.curves import OrderResult, RemovalMetric, RemovalOptions, evaluate_orders, random_orders, rank_words
+from evaluation.faithfulness.curves import (
+    OrderResult,
+    RemovalMetric,
+    RemovalOptions,
+    evaluate_orders,
+    random_orders,
+    rank_words,
+)
 from evaluation.metric import RANDOM_METHOD
 from evaluation.statistics import Estimate, bootstrap_ci
+from explainers import Explanation
+
 DEFAULT_ORDERINGS = 10
 MIN_ORDERINGS = 10
 NOT_DISTINGUISHABLE = "not distinguishable from random"

@@ -7,18 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from models import OPERATORS, Operator
-
-from evaluation.runs.runner import summarize
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
 from evaluation.plausibility.dataset import binarized_frames
 from evaluation.plausibility.metrics import config_from_options
-from explainers.params import options_from
-from evaluation.statistics import bootstrap_ci
+from evaluation.runs.runner import summarize
 from evaluation.runs.store import ResultStore
+from evaluation.statistics import bootstrap_ci
+from explainers.params import options_from
+from models import OPERATORS, Operator
 
 CURVE_GRID = 11
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluation.faithfulness.presets import BY_ID
 from explainers import Explanation, ParamError, create_from_spec, label_for
 from explainers.mask_learning.selection import metric_named
 from models import UserFacingError
-
-from evaluation.faithfulness.presets import BY_ID
 
 
 def selection_metric_of(method: Explanation | str, params: dict | None = None) -> str | None:

@@ -51,16 +51,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explainers.params import options_from, param, validate
-from explainers.scores import softmax
-from models import Operator
-from models.windows import is_document
-
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, contrast_class, target_class
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.faithfulness.soft_documents import document_target_probabilities
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
+from explainers.params import options_from, param, validate
+from explainers.scores import softmax
+from models import Operator
+from models.windows import is_document
 
 REFERENCE = ("Zhao & Aletras, ACL 2023 (arXiv 2305.10496), s. 3: Soft-NS / Soft-NC, normalized as Carton et al. "
              "2020 (all-masked baseline)")

@@ -9,17 +9,16 @@ An explanation whose scores are all 0 has no curve (left out).
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from corpora import Example
+from evaluation.statistics import bootstrap_ci
 from explainers import create_from_spec
 from explainers.cache import explain_cached
 from models import TextClassifier
-
-from evaluation.statistics import bootstrap_ci
 
 KS = tuple(range(1, 11))  # Fig. 5
 PERCENTS = tuple(range(0, 101, 10))  # Fig. 6

@@ -27,19 +27,27 @@ import numpy as np
 import pandas as pd
 
 from corpora import load_dataset
-from models import cached_classifier
-from models.documents import read_input
-
-from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
-from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
+from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
-from explainers.params import options_from
-from evaluation.plausibility.metrics import (TAUS, TOP_K_TO_TOP_P, PlausibilityConfig, align, config_from_options, f1,
-                                             iou_f1_of_means, parse_sweep_id, set_scores)
+from evaluation.plausibility.metrics import (
+    TAUS,
+    TOP_K_TO_TOP_P,
+    PlausibilityConfig,
+    align,
+    config_from_options,
+    f1,
+    iou_f1_of_means,
+    parse_sweep_id,
+    set_scores,
+)
 from evaluation.plausibility.micro_f1 import micro_macro_table
 from evaluation.plausibility.top_p import top_p_binarize
-from evaluation.faithfulness.selection_bias import with_selection_columns
+from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
+from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from evaluation.runs.store import ResultStore
+from explainers.params import options_from
+from models import cached_classifier
+from models.documents import read_input
 
 EVALUATORS = ["plausibility", "plausibility-sweep"]
 

@@ -46,13 +46,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from sklearn.metrics import auc, precision_recall_curve
 
+from corpora.records import split_words, word_spans
 from evaluation.metric import Evaluator, Metric, register_evaluator, register_metric
 from explainers.params import coerce, param, validate
-from corpora.records import word_spans
-from corpora.records import split_words
 
 FAMILY = "plausibility"
 LABEL = "plausibility (agreement with people), not faithfulness"

@@ -7,8 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.plausibility.metrics import (PlausibilityConfig, align, binarize_threshold, binarize_top_k,
-                                             example_metrics, top_k_size)
+from evaluation.plausibility.metrics import (
+    PlausibilityConfig,
+    align,
+    binarize_threshold,
+    binarize_top_k,
+    example_metrics,
+    top_k_size,
+)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,16 @@ project's studies as inner runs), ``run.py`` (the run, its cells, its estimate),
 """
 from evaluation.reproduce.findings import BUDGETS, NOT, NOT_RUN, PARTLY, REPRODUCED, Budget, Claim, Finding, verdict
 from evaluation.reproduce.page import markdown, table, write_page
-from evaluation.reproduce.run import (KIND, PAPERS, estimate, findings_for, reproduce_cell, results, run_reproduce,
-                                      start_reproduce)
+from evaluation.reproduce.run import (
+                                      KIND,
+                                      PAPERS,
+                                      estimate,
+                                      findings_for,
+                                      reproduce_cell,
+                                      results,
+                                      run_reproduce,
+                                      start_reproduce,
+)
 
 __all__ = ["BUDGETS", "NOT", "NOT_RUN", "PARTLY", "REPRODUCED", "Budget", "Claim", "Finding", "verdict", "markdown",
            "table", "write_page", "KIND", "PAPERS", "estimate", "findings_for", "reproduce_cell", "results",

@@ -7,8 +7,8 @@ applied when the page is written: a changed rule needs no recomputation.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -12,13 +12,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from evaluation.roar.synthetic import SyntheticProblem, synthetic_study
-
-from evaluation.roar.scores import per_seed_scores
-
 from evaluation.reproduce.findings import Claim, Finding
 from evaluation.reproduce.seed_models import sst_model
 from evaluation.reproduce.studies import roar_frame
+from evaluation.roar.scores import per_seed_scores
+from evaluation.roar.synthetic import SyntheticProblem, synthetic_study
 
 SIZES = {"tiny": (600, 300)}  # (train, test) points of a drawn problem; the paper's 5,000 / 2,000 otherwise
 DIFFERS = "the paper's own problem (16 features, 4 informative); a logistic regression per step as the model"

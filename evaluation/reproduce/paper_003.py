@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from evaluation.adversarial import dataset as adversarial
 from evaluation.adversarial.attack import config_for
-from models import cached_classifier, randomize
-
 from evaluation.protocols import get_protocol
 from evaluation.report_card import run_study, sanity_rows
-from evaluation.sanity import dataset as sanity
-from evaluation.runs.store import ResultStore
-from evaluation.runs.runner import cell_rows_frame
-
 from evaluation.reproduce.findings import BUDGETS, Claim, Finding
 from evaluation.reproduce.seed_models import known_feature_model, sst_model
 from evaluation.reproduce.studies import evaluation_frame, mean
+from evaluation.runs.runner import cell_rows_frame
+from evaluation.runs.store import ResultStore
+from evaluation.sanity import dataset as sanity
+from models import cached_classifier, randomize
 
 KNOWN_FEATURE_DATA = "known-feature:dev:0"
 IG, SHAP = "integrated_gradients:paper-003", "kernel_shap:paper-003"

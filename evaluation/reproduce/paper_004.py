@@ -15,16 +15,14 @@ from dataclasses import replace
 import numpy as np
 
 from corpora import load_dataset
-from explainers import create, create_from_spec
-from models import cached_classifier
-
 from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.runs.jobs import CellStopped, stop_requested
-
 from evaluation.reproduce.findings import Claim, Finding
 from evaluation.reproduce.seed_models import sst_model
+from evaluation.runs.jobs import CellStopped, stop_requested
+from explainers import create, create_from_spec
+from models import cached_classifier
 
 COMP, SUFF = "comprehensiveness-004", "sufficiency-004"
 TUNES = ("comprehensiveness", "sufficiency")

@@ -10,13 +10,12 @@ from __future__ import annotations
 import importlib
 from dataclasses import asdict
 
-from models import ModelError
-from models.metering import cold_cpu_rate, cpu_flops, work_units
-
 from evaluation.reproduce.findings import BUDGETS, Budget, Finding, interval, verdict
 from evaluation.reproduce.seed_models import trained_models
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.runs.store import ResultStore
+from models import ModelError
+from models.metering import cold_cpu_rate, cpu_flops, work_units
 
 KIND = "reproduce"
 PAPERS = {"000": "Input Marginalization and the removal-operator bias (Kim / Harbecke-style occlusion, paper 000)",

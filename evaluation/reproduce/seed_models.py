@@ -11,11 +11,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from corpora import load_dataset
-from models.prepare import RECIPES, Recipe, finetune_and_save, models_dir, read_manifest
-from models.training import TrainConfig
-
 from evaluation.faithfulness import known_feature
 from evaluation.reproduce.findings import Budget
+from models.prepare import RECIPES, Recipe, finetune_and_save, models_dir, read_manifest
+from models.training import TrainConfig
 
 EVAL_LIMIT = {"tiny": 64, "quick": 400}  # held-out sentences for the manifest's accuracy (all under "full")
 

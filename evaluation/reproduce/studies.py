@@ -7,15 +7,14 @@ from dataclasses import fields
 
 import pandas as pd
 
-from models import UserFacingError
-from models.mlm import load_filler
-
 from evaluation.report_card import run_study
 from evaluation.roar import scores as roar_scores
 from evaluation.roar.study import PRESETS, build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
 from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
+from models import UserFacingError
+from models.mlm import load_filler
 
 VARIANT_FIELDS = {f.name for f in fields(Variant)}
 STUDY_FIELDS = {"mode", "operator", "target", "rank_by", "count_rule", "segments", "anchors"}

@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation.roar.masking import random_scores
+from evaluation.runs.jobs import CellStopped
 from explainers import REGISTRY, ParamError, create, format_spec, parse_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, explain_cached
 from models import Encoding, TextClassifier
-
-from evaluation.roar.masking import random_scores
-from evaluation.runs.jobs import CellStopped
 
 RANDOM = "random"
 ALIASES = {
@@ -75,7 +74,7 @@ class Measure:
         return {"id": self.id, "method": self.method, "preset": self.preset, "params": dict(self.params)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Measure":
+    def from_dict(cls, data: dict) -> Measure:
         return cls(data["id"], data["method"], data.get("preset"), dict(data.get("params") or {}))
 
 

@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
+
 from evaluation.statistics import t_interval, welch_t_test
 
 METRICS = {"accuracy": "test accuracy", "macro_f1": "test macro-F1"}

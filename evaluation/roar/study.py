@@ -25,24 +25,38 @@ from functools import lru_cache
 
 import numpy as np
 
-from corpora import load_dataset, parse_dataset_id
-from explainers import split_spec
-from explainers.params import coerce, param, validate
+from corpora import DATASETS, load_dataset, parse_dataset_id
 from corpora.records import DataError
-from models import Encoding, TextClassifier, cached_classifier, estimate_seconds
-from models.errors import ModelError, UserFacingError
-
 from evaluation import targets
 from evaluation.roar import artifacts as artifacts
-from evaluation.runs.jobs import JOBS, Cell, Progress, RunSummary, run_cells, stop_requested
-from evaluation.roar.masking import (COUNT_RULES, RANKINGS, SEGMENTS, check_operator, count_at, eligible_words,
-                                    masked_batch, masked_encoding, scores_on_original, select_removed)
+from evaluation.roar.masking import (
+    COUNT_RULES,
+    RANKINGS,
+    SEGMENTS,
+    check_operator,
+    count_at,
+    eligible_words,
+    masked_batch,
+    masked_encoding,
+    scores_on_original,
+    select_removed,
+)
 from evaluation.roar.measures import SETTINGS, Measure, importance_scores, random_measure, resolve_measure
-from evaluation.roar.training import HEAD_FORWARD, TRAINABLE, Variant, retrain_and_evaluate, start_model, trainable_names
+from evaluation.roar.training import (
+    HEAD_FORWARD,
+    TRAINABLE,
+    Variant,
+    retrain_and_evaluate,
+    start_model,
+    trainable_names,
+)
+from evaluation.runs.jobs import JOBS, Cell, Progress, RunSummary, run_cells, stop_requested
 from evaluation.runs.store import ResultStore
+from explainers import split_spec
+from explainers.params import coerce, param, validate
+from models import Encoding, TextClassifier, cached_classifier, estimate_seconds, runtime
+from models.errors import ModelError, UserFacingError
 from models.mlm import load_filler
-from models import runtime
-from corpora import DATASETS
 
 KIND = "roar"
 MODES = {"roar": "ROAR only", "recursive": "Recursive ROAR only", "both": "ROAR and Recursive ROAR"}
@@ -116,7 +130,7 @@ class StudyConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "StudyConfig":
+    def from_dict(cls, data: dict) -> StudyConfig:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["variant"] = Variant.from_dict(values.get("variant"))

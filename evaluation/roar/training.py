@@ -20,17 +20,15 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-
-from explainers.params import options_from, param, validate
-from models import TextClassifier, TokenBatch
-from models.errors import ModelError
-from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
-
 import torch  # noqa: E402
-from models.prepare import RECIPES, base_model_dir
-from models.architectures import architecture_of, get_module
-from models import runtime
+
 from evaluation.runs.jobs import CellStopped
+from explainers.params import options_from, param, validate
+from models import TextClassifier, TokenBatch, runtime
+from models.architectures import architecture_of, get_module
+from models.errors import ModelError
+from models.prepare import RECIPES, base_model_dir
+from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
 
 TRAINABLE = {"head": "frozen encoder, trained head", "last-k": "last k blocks + head trained", "all": "full fine-tune"}
 DEFAULT_LR = {"head": 2e-3, "last-k": 2e-4, "all": 5e-5}
@@ -84,7 +82,7 @@ class Variant:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> "Variant":
+    def from_dict(cls, data: dict | None) -> Variant:
         return options_from(cls, data)
 
     def train_config(self, seed: int) -> TrainConfig:

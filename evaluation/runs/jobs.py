@@ -17,16 +17,15 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
-from typing import Callable
 
-from models.metering import cells_left_seconds
-
-from evaluation.runs.store import ResultStore
-from evaluation.runs.ray_executor import run_on_ray
 from evaluation.runs import process_executor
+from evaluation.runs.ray_executor import run_on_ray
 from evaluation.runs.scheduler import Scheduler
+from evaluation.runs.store import ResultStore
+from models.metering import cells_left_seconds
 
 Work = Callable[[dict], dict]
 Progress = Callable[[int, int, float | None], None]  # done, total, estimated seconds left

@@ -19,19 +19,18 @@ with two threads on 40 SST-2 sentences, docs/benchmarks.md).
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import queue as queue_module
 import time
-from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-import multiprocessing
+from contextlib import contextmanager
 
 import settings
-from models import runtime
-
 from evaluation.runs import worker_devices
 from evaluation.runs.scheduler import charge_cpu
+from models import runtime
 
 PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
 

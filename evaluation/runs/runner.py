@@ -15,15 +15,6 @@ import numpy as np
 import pandas as pd
 
 from corpora import load_dataset
-from explainers import create_from_spec
-from explainers.params import options_from
-from explainers import cache as cache_module
-from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_paths, shared_pass_of, sharing
-from models import cached_classifier
-from models.documents import read_input
-from models.windows import is_document
-from models.metering import WorkStopped, metered
-
 from evaluation import paper_targets, targets
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits
@@ -34,6 +25,14 @@ from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
+from explainers import cache as cache_module
+from explainers import create_from_spec
+from explainers.params import options_from
+from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_paths, shared_pass_of, sharing
+from models import cached_classifier
+from models.documents import read_input
+from models.metering import WorkStopped, metered
+from models.windows import is_document
 
 KIND = "evaluation"
 DEFAULT_RANDOM_ORDERINGS = RunOptions.random_orderings

@@ -29,8 +29,8 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import settings
 from corpora import isolated_parse
@@ -58,7 +58,7 @@ class Limits:
     cpu_seconds: int = 0  # per session in the last hour; 0 = no limit
 
     @classmethod
-    def from_settings(cls) -> "Limits":
+    def from_settings(cls) -> Limits:
         return cls(settings.shared_mode(), settings.job_slots(), settings.quota_running(), settings.quota_queued(),
                    settings.quota_cpu_seconds())
 

@@ -15,9 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import settings
-from explainers.export import FORMAT, KIND_EXPLANATIONS, KIND_RUN, LEGACY_RUN_FORMAT, is_run_document
-
 from evaluation.runs.liveness import ACTIVE, shown_status, this_process
+from explainers.export import FORMAT, KIND_EXPLANATIONS, KIND_RUN, LEGACY_RUN_FORMAT, is_run_document
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

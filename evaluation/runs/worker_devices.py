@@ -20,10 +20,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import settings
-
 import torch
 
+import settings
 
 ON_CPU = {"EXWB_DEVICE": "cpu"}  # a worker without a placement: never on a card another worker was given
 

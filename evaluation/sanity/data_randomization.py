@@ -28,12 +28,6 @@ import pandas as pd
 
 import settings
 from corpora import load_dataset
-from explainers.cache import DEFAULT_CACHE
-from models import ModelError, TextClassifier, cached_classifier, load_classifier, randomize
-from models.prepare import file_sha256
-from models.runtime import library_versions
-from models.training import TrainConfig, train_classifier
-
 from evaluation import targets
 from evaluation.metric import Metric, register_metric
 from evaluation.runs.header import create_dataset_run
@@ -41,6 +35,11 @@ from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, run_ce
 from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import one_input
+from explainers.cache import DEFAULT_CACHE
+from models import ModelError, TextClassifier, cached_classifier, load_classifier, randomize
+from models.prepare import file_sha256
+from models.runtime import library_versions
+from models.training import TrainConfig, train_classifier
 
 BUILD_KIND = "data-randomization-build"
 KIND = "data-randomization"

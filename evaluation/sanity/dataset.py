@@ -24,21 +24,28 @@ import numpy as np
 import pandas as pd
 
 from corpora import load_dataset
-from explainers import REGISTRY, split_spec
-from explainers.cache import DEFAULT_CACHE
-from models import ModelError, cached_classifier
-from models import randomize
-
 from evaluation import targets
-from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
-from evaluation.sanity.one_input import (CHANCE, DEFAULT_TOP_FRACTION, MEASURES, PAPER_000_SEEDS, SIMILARITY_MEASURES, chance_similarity,
-                     explainers_for, run_head_check, run_sanity)
+from evaluation.runs.runner import cell_rows_frame
+from evaluation.runs.store import ResultStore
 from evaluation.sanity import emprt, repeatability, smprt
+from evaluation.sanity.one_input import (
+    CHANCE,
+    DEFAULT_TOP_FRACTION,
+    MEASURES,
+    PAPER_000_SEEDS,
+    SIMILARITY_MEASURES,
+    chance_similarity,
+    explainers_for,
+    run_head_check,
+    run_sanity,
+)
 from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.statistics import bootstrap_ci
-from evaluation.runs.store import ResultStore
+from explainers import REGISTRY, split_spec
+from explainers.cache import DEFAULT_CACHE
+from models import ModelError, cached_classifier, randomize
 
 KIND = "sanity"
 CHECKS = {"layers": "layer randomization (paper 003)", "head": "classifier-head randomization (paper 000)"}

@@ -21,23 +21,21 @@ itself: what a method that lost all information about the model would score.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evaluation.metric import Metric, register_metric
+from evaluation.statistics import spearman
 from explainers import Explainer, Explanation, create_from_spec, split_spec
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, cache_key, explain_cached
 from explainers.params import param
 from explainers.shared_passes import cached_any_target
-from models import Encoding, ModelError, TextClassifier, WorkStopped, estimate_seconds, metered
+from models import Encoding, ModelError, TextClassifier, WorkStopped, estimate_seconds, metered, randomize
 from models.metering import work_units
-from models import randomize
-
-from evaluation.metric import Metric, register_metric
-from evaluation.statistics import spearman
 
 REFERENCE_LAYERS = "Adebayo et al. 2018; paper 003 section 2.2.2.3 / 3.3 (cascading and independent randomization)"
 REFERENCE_HEAD = "paper 000 section 3.3, 5.3, App. E, Table A5 (classifier-head randomization)"

@@ -17,13 +17,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from explainers import Explainer, Explanation, create
-from explainers.cache import DEFAULT_CACHE, ExplanationCache
-from models import Encoding, TextClassifier
-
 from evaluation.metric import Metric, register_metric
 from evaluation.sanity import one_input
 from evaluation.statistics import spearman
+from explainers import Explainer, Explanation, create
+from explainers.cache import DEFAULT_CACHE, ExplanationCache
+from models import Encoding, TextClassifier
 
 REFERENCE = "this project's check: repeatability of stochastic methods across seeds (mean pairwise similarity)"
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)

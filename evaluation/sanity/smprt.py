@@ -29,12 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from evaluation.metric import Metric, register_metric
+from evaluation.sanity import one_input
 from explainers import Explainer, Explanation
 from explainers.params import param
 from models import Encoding, TextClassifier
-
-from evaluation.metric import Metric, register_metric
-from evaluation.sanity import one_input
 
 REFERENCE = ("Hedström et al. 2023, Sanity Checks Revisited, sec. 3.1 (sMPRT); Quantus smooth_mprt.py; noise on "
              "the input's word embeddings")

@@ -23,9 +23,8 @@ import inspect
 import torch
 from torch import nn
 
-from models import ModelError, TextClassifier
-
 from explainers.mask_learning.length_groups import grouped_forward_embeds
+from models import ModelError, TextClassifier
 
 PREDICTION_TARGETS = ("soft", "argmax")  # paper Eq. 5 / reference code
 PREDICTION_SLOTS = ("after", "first")  # where z_v goes: after the last token (encoders), first (causal backbones)
@@ -53,7 +52,7 @@ class AttributionModel(nn.Module):
         self._takes_types = "token_type_ids" in inspect.signature(self.encoder.forward).parameters
 
     @classmethod
-    def from_classifier(cls, classifier: TextClassifier, dropout: float = 0.1, seed: int = 0) -> "AttributionModel":
+    def from_classifier(cls, classifier: TextClassifier, dropout: float = 0.1, seed: int = 0) -> AttributionModel:
         base = getattr(classifier.model, "base_model", None)
         if base is None or base is classifier.model or not hasattr(base, "get_input_embeddings"):
             raise ModelError(f"AML needs a classifier with a separate encoder backbone; '{classifier.name}' "

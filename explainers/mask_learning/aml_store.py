@@ -16,11 +16,10 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
-from models import BUILT_IN, ModelError, TextClassifier
-from models.prepare import models_dir
-
 from explainers.mask_learning.aml_model import AttributionModel, prediction_slot_of
 from explainers.mask_learning.selection import SelectionMetric
+from models import BUILT_IN, ModelError, TextClassifier
+from models.prepare import models_dir
 
 WEIGHTS = "attribution_model.safetensors"
 MANIFEST = "manifest.json"

@@ -21,20 +21,25 @@ The mask embedding m is F's [MASK] where F's tokenizer has one, else [UNK] (the 
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 
+from explainers.mask_learning.aml_model import (
+    AttributionModel,
+    conditioning,
+    inverse_loss,
+    mask_token_id,
+    prediction_loss,
+)
+from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, model_argument, read_manifest
+from explainers.mask_learning.selection import SelectionMetric
 from models import InputError, ModelError, TextClassifier, cached_classifier
 from models.encoding import Encoding
 from models.prepare import models_dir
-
-from explainers.mask_learning.aml_model import (AttributionModel, conditioning, inverse_loss, mask_token_id,
-                                                prediction_loss)
-from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, model_argument, read_manifest
-from explainers.mask_learning.selection import SelectionMetric
 
 CROSS_REFERENCE = "paper 004 s. 3.3 (decoder setting: G on another backbone; replicate on split, max on merge)"
 
@@ -128,7 +133,7 @@ class CrossBackboneAML:
         for _ in range(epochs):
             for encoding in encodings:
                 target = int(self.classifier.proba_of(encoding).argmax())
-                loss = sum(self.terms(encoding, target, lambdas).values())
+                loss = functools.reduce(torch.add, self.terms(encoding, target, lambdas).values())
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()

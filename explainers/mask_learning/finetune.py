@@ -15,9 +15,8 @@ import copy
 
 import torch
 
-from models import TextClassifier
-
 from explainers.mask_learning.aml_model import AttributionModel, terms_of_scores
+from models import TextClassifier
 
 FUSED_OPTIMIZER_DEVICES = ("cpu", "cuda")  # where torch's fused AdamW kernel exists
 

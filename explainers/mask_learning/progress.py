@@ -5,8 +5,8 @@ before every step) to the explainer; a stopped run keeps its last mask and says 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -28,16 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from models import ModelError
-from models.architectures import get_module
-from models.metering import count
-
 from explainers.base import Attribution, Explainer
 from explainers.methods.attention import summary_index
 from explainers.methods.attention_rollout import rollout
 from explainers.methods.value_zeroing import _hidden, _Stop, normalize_rows, this_thread_only, value_projection
 from explainers.params import param
 from explainers.registry import register
+from models import ModelError
+from models.architectures import get_module
+from models.metering import count
 
 AGGREGATIONS = ("rollout", "last-layer")
 

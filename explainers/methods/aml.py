@@ -20,18 +20,23 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from models import InputError, ModelError
-
 from explainers.aggregate import aggregate_to_words
 from explainers.base import Attribution, Explainer
 from explainers.mask_learning.aml_model import MASK_TOKENS, PREDICTION_TARGETS, conditioning, mask_token_id
 from explainers.mask_learning.aml_store import load_attribution_model, resolve_checkpoint
 from explainers.mask_learning.cross_backbone import load_cross, resolve_cross_checkpoint
 from explainers.mask_learning.finetune import finetune_maps
-from explainers.mask_learning.selection import (DEFAULT_METRIC, METRICS, best_index, copies_per_candidate, metric_named,
-                                               metric_values)
+from explainers.mask_learning.selection import (
+    DEFAULT_METRIC,
+    METRICS,
+    best_index,
+    copies_per_candidate,
+    metric_named,
+    metric_values,
+)
 from explainers.params import ParamError, param
 from explainers.registry import register
+from models import InputError, ModelError
 
 
 @register

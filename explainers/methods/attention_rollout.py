@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explainers.methods.attention import QUERIES, head_mean_attention, query_scores
 from explainers.base import Attribution, Explainer
+from explainers.methods.attention import QUERIES, head_mean_attention, query_scores
 from explainers.params import param
 from explainers.registry import register
 

@@ -26,14 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import Operator
-from models.mlm import BUILT_IN_MLM, HIGH_CONFIDENCE, FixedFill, load_filler
-from models.perturb import perturbed_logits
-
 from explainers.base import Attribution, Explainer
 from explainers.params import ParamError, param
 from explainers.registry import register
 from explainers.scores import SCORES, log_odds
+from models import Operator
+from models.mlm import BUILT_IN_MLM, HIGH_CONFIDENCE, FixedFill, load_filler
+from models.perturb import perturbed_logits
 
 CANDIDATE_SETS = ("top-k", "threshold")
 MASKED_LM_HELP = ("'mlm' = the offline stand-in built by `cli.py prepare-mlm`; or a folder with a masked LM; or a hub "

@@ -24,18 +24,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explainers.base import Attribution
+from explainers.methods.input_marginalization import (
+    MASKED_LM_HELP,
+    MaskedLMMethod,
+    _log_softmax,
+    marginal_log2_odds,
+    marginal_probability,
+)
+from explainers.params import ParamError, param
+from explainers.registry import register
+from explainers.scores import SCORES, log_odds
 from models import Operator
 from models.granularity import is_units
 from models.mlm import BUILT_IN_MLM, FixedFill
 from models.mlm.phrases import phrase_top_k
 from models.perturb import perturbed_logits
-
-from explainers.base import Attribution
-from explainers.methods.input_marginalization import (MASKED_LM_HELP, MaskedLMMethod, _log_softmax,
-                                                      marginal_log2_odds, marginal_probability)
-from explainers.params import ParamError, param
-from explainers.registry import register
-from explainers.scores import SCORES, log_odds
 
 
 def phrase_windows(segments, width: int) -> list[range]:

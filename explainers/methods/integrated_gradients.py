@@ -17,8 +17,14 @@ from dataclasses import dataclass
 from explainers.base import Attribution, Explainer
 from explainers.baseline_checks import baseline_gap_warning
 from explainers.captum_lazy import captum_attr
-from explainers.embedding_forward import (BASELINE_LABELS, OUTPUTS, REDUCTIONS, baseline_embeddings, embedding_function,
-                                          reduce_dimensions)
+from explainers.embedding_forward import (
+    BASELINE_LABELS,
+    OUTPUTS,
+    REDUCTIONS,
+    baseline_embeddings,
+    embedding_function,
+    reduce_dimensions,
+)
 from explainers.params import param
 from explainers.registry import register
 from explainers.shared_passes import SharedPass, ig_pass, ig_settings

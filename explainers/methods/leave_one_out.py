@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models import OPERATORS, Operator
-
 from explainers.base import Attribution, Explainer
 from explainers.params import param
 from explainers.registry import register
 from explainers.scores import SCORES, class_score
 from explainers.shared_passes import SharedPass, removal_settings, without_each_word
+from models import OPERATORS, Operator
 
 LOO_OPERATORS = tuple(op.value for op in Operator if op is not Operator.MLM)
 

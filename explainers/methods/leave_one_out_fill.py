@@ -11,15 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import Operator
-from models.mlm.filler import BUILT_IN_MLM
-from models.perturb import perturbed_logits
-
 from explainers.base import Attribution
 from explainers.methods.input_marginalization import MASKED_LM_HELP, MaskedLMMethod
 from explainers.params import param
 from explainers.registry import register
 from explainers.scores import SCORES, class_score
+from models import Operator
+from models.mlm.filler import BUILT_IN_MLM
+from models.perturb import perturbed_logits
 
 
 @register

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from explainers.base import Attribution, Explainer
-from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
+from explainers.mask_forward import MaskForward, operator_label, operator_param, score_param, word_input
 from explainers.params import param
 from explainers.registry import register
 from explainers.seeding import seed_param, seeded

@@ -16,15 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import Operator
-from models.mlm.filler import BUILT_IN_MLM, FILL_MODES
-
 from explainers.base import Attribution
+from explainers.mask_forward import MaskForward
 from explainers.methods.input_marginalization import MASKED_LM_HELP, MaskedLMMethod
 from explainers.methods.lime import LimeExplainer, fit_lime
-from explainers.mask_forward import MaskForward
 from explainers.params import param
 from explainers.registry import register
+from models import Operator
+from models.mlm.filler import BUILT_IN_MLM, FILL_MODES
 
 
 def _like(name: str, default):

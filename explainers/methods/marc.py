@@ -33,9 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from models import Encoding, InputError, TextClassifier
-from models.encoding import build_encoding
-
 from explainers.base import Attribution, Explainer
 from explainers.embedding_forward import baseline_ids
 from explainers.mask_learning.kernel import SIGMA_FORMS, kernel_mask
@@ -44,6 +41,8 @@ from explainers.mask_learning.segments import Segment, blend, plan_segments
 from explainers.params import param
 from explainers.registry import register
 from explainers.seeding import seed_param
+from models import Encoding, InputError, TextClassifier
+from models.encoding import build_encoding
 
 SCORINGS = ("log-softmax", "log-sigmoid")
 COMPLEMENTS = ("log-p", "log-1-p")

@@ -12,7 +12,7 @@ import numpy as np
 
 from explainers.base import Attribution, Explainer
 from explainers.captum_lazy import captum_attr
-from explainers.mask_forward import operator_param, score_param, MaskForward, operator_label, word_input
+from explainers.mask_forward import MaskForward, operator_label, operator_param, score_param, word_input
 from explainers.params import param
 from explainers.registry import register
 from explainers.shared_passes import SharedPass, removal_settings, without_each_word

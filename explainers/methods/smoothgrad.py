@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from explainers.base import Attribution, Explainer
 from explainers.captum_lazy import captum_attr
 from explainers.embedding_forward import OUTPUTS, embedding_function
+from explainers.methods.saliency import REDUCTIONS, reduce_hidden
 from explainers.params import param
 from explainers.registry import register
-from explainers.methods.saliency import REDUCTIONS, reduce_hidden
 from explainers.seeding import seed_param, seeded
 
 NT_TYPES = ("smoothgrad", "smoothgrad_sq", "vargrad")

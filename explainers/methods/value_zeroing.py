@@ -24,15 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from models import ModelError
-from models.architectures import get_module
-from models.metering import count
-
 from explainers.base import Attribution, Explainer
 from explainers.methods.attention import summary_index
 from explainers.methods.attention_rollout import rollout
 from explainers.params import param
 from explainers.registry import register
+from models import ModelError
+from models.architectures import get_module
+from models.metering import count
 
 VALUE_NAMES = ("value", "v_proj", "v_lin", "v", "value_proj")  # a separate value projection
 FUSED_NAMES = ("c_attn", "Wqkv")  # [query; key; value] in one projection: the value is the last third

@@ -8,12 +8,28 @@
 
 Each imports only the ones above it in this list.
 """
-from models.mlm.filler import (BUILT_IN_MLM, FILL_MODES, HIGH_CONFIDENCE, Candidate, FixedFill, MaskedLMFiller,
-                               WordCandidates, inspect_candidates)
+from models.mlm.filler import (
+                               BUILT_IN_MLM,
+                               FILL_MODES,
+                               HIGH_CONFIDENCE,
+                               Candidate,
+                               FixedFill,
+                               MaskedLMFiller,
+                               WordCandidates,
+                               inspect_candidates,
+)
 from models.mlm.loading import MaskedLMNotPrepared, clear_loaded, load_filler
 from models.mlm.prepare import evaluate_filler, evaluation_inputs, prepare_mlm
-from models.mlm.recipe import (PLUS_RECIPE, RECIPE, RECIPES, MLMRecipe, find_prepared_mlm, headline_accuracy, mlm_folder,
-                               read_mlm_manifest)
+from models.mlm.recipe import (
+                               PLUS_RECIPE,
+                               RECIPE,
+                               RECIPES,
+                               MLMRecipe,
+                               find_prepared_mlm,
+                               headline_accuracy,
+                               mlm_folder,
+                               read_mlm_manifest,
+)
 
 __all__ = ["BUILT_IN_MLM", "Candidate", "FILL_MODES", "FixedFill", "HIGH_CONFIDENCE", "MLMRecipe",
            "MaskedLMFiller", "MaskedLMNotPrepared", "PLUS_RECIPE", "RECIPE", "RECIPES", "WordCandidates",

@@ -23,19 +23,17 @@ import dataclasses
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+import torch  # noqa: E402  (runtime sets the environment first)
 
 from corpora.records import split_words
-
 from models import memory, runtime
 from models.encoding import Encoding
 from models.errors import ModelError
 from models.fingerprint import weights_fingerprint
-
-import torch  # noqa: E402  (runtime sets the environment first)
 
 BUILT_IN_MLM = "mlm"
 FILL_MODES = ("joint", "sequential")
@@ -117,7 +115,7 @@ class MaskedLMFiller:
         return {"mlm": self.name, "fingerprint": self.fingerprint, "mode": self.mode,
                 "exclude_original": self.exclude_original}
 
-    def with_options(self, mode: str | None = None, exclude_original: bool | None = None) -> "MaskedLMFiller":
+    def with_options(self, mode: str | None = None, exclude_original: bool | None = None) -> MaskedLMFiller:
         """The same masked LM with another fill mode (the model and tokenizer are shared, not copied)."""
         twin = object.__new__(MaskedLMFiller)
         twin.__dict__.update(self.__dict__)

@@ -18,7 +18,6 @@ from functools import lru_cache
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 import settings
-
 from models import runtime
 from models.errors import ModelError, ModelNotPrepared
 from models.loading import load_resolved, resolve_spec

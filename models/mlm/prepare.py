@@ -25,16 +25,16 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
+import torch  # noqa: E402  (runtime sets the environment first)
 from transformers import AutoTokenizer
 
 from corpora import load_dataset
 from corpora.records import split_words
-
 from models import runtime
 from models.errors import ModelError
 from models.mlm.filler import MaskedLMFiller
@@ -42,8 +42,6 @@ from models.mlm.loading import clear_loaded
 from models.mlm.recipe import RECIPE, RECIPES, MLMRecipe, find_prepared_mlm, mlm_folder
 from models.prepare import base_model_dir, base_version, file_sha256
 from models.training import Progress, adamw, optimize
-
-import torch  # noqa: E402  (runtime sets the environment first)
 
 
 # ----- data ----------------------------------------------------------------------------------------

@@ -17,9 +17,8 @@ sidebar's palette picker and registers the session's choice with ``set_palette_s
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from typing import Callable
 
 import numpy as np
 

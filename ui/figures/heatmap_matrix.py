@@ -13,7 +13,6 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explainers import Explanation
-
 from ui.figures.heatmap_html import Palette, active_palette
 
 SLIDE_WIDTH = 1280  # 16:9 at 720 p: the figure fits one slide

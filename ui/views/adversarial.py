@@ -20,10 +20,9 @@ from evaluation.adversarial.long_inputs import long_input_refusal
 from evaluation.runs.store import ResultStore
 from explainers import ParamError
 from models import Encoding, TextClassifier
-
 from ui.widgets.controls import schema_controls
-from ui.widgets.heatmap import CSS, heatmap_html
 from ui.widgets.dataset_field import dataset_picker
+from ui.widgets.heatmap import CSS, heatmap_html
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 

@@ -6,10 +6,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluation.agreement import CAVEAT, DEFAULT_K, MEASURES, SHAPES, TOP_K, Agreement, agreement_matrix, \
-    shape_table, top_k_table
+from evaluation.agreement import (
+    CAVEAT,
+    DEFAULT_K,
+    MEASURES,
+    SHAPES,
+    TOP_K,
+    Agreement,
+    agreement_matrix,
+    shape_table,
+    top_k_table,
+)
 from explainers import Explanation
-
 from ui.figures.agreement import agreement_figure
 from ui.widgets.tables import show_table
 

@@ -8,13 +8,22 @@ import pandas as pd
 import streamlit as st
 
 from evaluation.errors import Flip
-from evaluation.errors.generators import (GENERATORS, HOTFLIP, MASKED_LM, PER_WORD, RULES_HELP, WORD_REPLACER, WORDS,
-                                          dataset_counterfactuals, flips_frame, generate)
+from evaluation.errors.generators import (
+    GENERATORS,
+    HOTFLIP,
+    MASKED_LM,
+    PER_WORD,
+    RULES_HELP,
+    WORD_REPLACER,
+    WORDS,
+    dataset_counterfactuals,
+    flips_frame,
+    generate,
+)
 from explainers import create
 from explainers.cache import explain_cached
 from models import Encoding, TextClassifier, UserFacingError, WorkStopped
 from models.mlm import BUILT_IN_MLM, MaskedLMFiller, find_prepared_mlm, load_filler
-
 from ui.views.counterfactuals import flip_diff_html
 from ui.widgets import sidebar
 from ui.widgets.tables import show_table

@@ -12,20 +12,27 @@ import threading
 import pandas as pd
 import streamlit as st
 
-from models import Encoding, TextClassifier, UserFacingError
-from models.documents import read_input
-from models.mlm import (BUILT_IN_MLM, HIGH_CONFIDENCE, RECIPE, Candidate, MaskedLMFiller, WordCandidates,
-                        find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm)
-from settings import shared_mode
-
 from evaluation.errors import Flip, minimal_flip, mlm_candidates
-from evaluation.errors.counterfactual import EXACT
-from evaluation.errors.counterfactual import BUDGET, REMOVE, REPLACE
-
-from explainers.choices import MethodChoice
-from ui.widgets.heatmap import CSS, explanation_row_html
+from evaluation.errors.counterfactual import BUDGET, EXACT, REMOVE, REPLACE
 from explainers import Explanation, create
 from explainers.cache import explain_cached
+from explainers.choices import MethodChoice
+from models import Encoding, TextClassifier, UserFacingError
+from models.documents import read_input
+from models.mlm import (
+    BUILT_IN_MLM,
+    HIGH_CONFIDENCE,
+    RECIPE,
+    Candidate,
+    MaskedLMFiller,
+    WordCandidates,
+    find_prepared_mlm,
+    inspect_candidates,
+    load_filler,
+    prepare_mlm,
+)
+from settings import shared_mode
+from ui.widgets.heatmap import CSS, explanation_row_html
 
 OTHER = "other: a folder or hub id"
 BERT_REFERENCE = ("bert-base-uncased recovers 48.9 % of SST words as its top-1 (mean likelihood 0.82 of those "

@@ -7,7 +7,6 @@ import streamlit as st
 from evaluation.faithfulness.deletion_grid import SOURCE, deletion_grid
 from models import Encoding, Operator, TextClassifier, UserFacingError
 from models.perturb import OPERATORS
-
 from ui.widgets.tables import show_table
 
 CHOICES = [o.value for o in Operator if o != Operator.MLM]

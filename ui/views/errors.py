@@ -8,22 +8,34 @@ import pandas as pd
 import streamlit as st
 
 from corpora import DATASETS, DataError, Example
-from evaluation.errors import (LABELS_NEEDED, FilterError, Filters, PredictionTable, apply_filters, cell_rows,
-                               confident_errors_first, confusion, correct_rows, estimated_cost, predict_dataset,
-                               shortcut_words, stored_run, summarize_slice)
+from evaluation.errors import (
+    LABELS_NEEDED,
+    FilterError,
+    Filters,
+    PredictionTable,
+    apply_filters,
+    cell_rows,
+    confident_errors_first,
+    confusion,
+    correct_rows,
+    estimated_cost,
+    predict_dataset,
+    shortcut_words,
+    stored_run,
+    summarize_slice,
+)
 from evaluation.errors.embedding_map import embed_dataset, project, projections, stored_map
 from evaluation.errors.saved_slices import export_slices, load_slice, save_slice, saved_slices
 from evaluation.errors.slices import ALPHA, MIN_COUNT, TOP_K
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, label_for
 from models import TextClassifier, UserFacingError, WorkStopped
-
 from ui.figures.embedding_map import COLOURS, embedding_figure, selected_indices
 from ui.figures.errors import confusion_figure
 from ui.widgets import loaders, sidebar
+from ui.widgets.dataset_field import session_file
 from ui.widgets.state import kept
 from ui.widgets.tables import show_table
-from ui.widgets.dataset_field import session_file
 
 YOUR_FILE = sidebar.YOUR_FILE
 EVERY_CELL = "every cell"

@@ -11,10 +11,9 @@ from evaluation.agreement import agreement_report
 from explainers import Explanation
 from explainers.export import scores_csv, scores_json
 from models.precision import dtype_name
-
-from ui.widgets.heatmap import export_html
 from ui.figures.heatmap_png import heatmap_png
 from ui.views.heatmaps import probabilities_of
+from ui.widgets.heatmap import export_html
 
 STATE_KEY = "heatmaps:export"
 

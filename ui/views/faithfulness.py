@@ -11,38 +11,34 @@ import pandas as pd
 import streamlit as st
 
 from corpora import DataError
-from evaluation import agreement_dataset
+from evaluation import agreement_dataset, paper_targets, targets
 from evaluation.faithfulness import known_feature, other_measures
+from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
+from evaluation.faithfulness.curves import RemovalOptions, load_filler
+from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
 from evaluation.faithfulness.perturbation_shift import MAGNITUDE
 from evaluation.faithfulness.perturbation_shift_run import PAPER_DATASETS, table_a1_reference
-from evaluation.runs.runner import KIND, evaluate_example, results_frame, \
-    start_evaluation
-from evaluation import paper_targets, targets
-from evaluation.faithfulness.curves import RemovalOptions, load_filler
-from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
-from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS, removal_metrics_of
 from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
-from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table, wide_table
-from evaluation.runs.jobs import JOBS
+from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.metric import EVALUATORS, RunOptions
+from evaluation.runs.jobs import JOBS
+from evaluation.runs.runner import KIND, evaluate_example, results_frame, start_evaluation
 from evaluation.runs.store import ResultStore
 from explainers import Explanation, ParamError, format_spec, label_for
+from explainers.choices import MethodChoice
 from models import OPERATORS, Operator, UserFacingError
-
-from ui.widgets import state
+from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
+from ui.views import faithfulness_measures, heatmaps
+from ui.widgets import method_run, state
 from ui.widgets.bands import band_picker
-from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
+from ui.widgets.dataset_field import dataset_picker as pick_dataset
+from ui.widgets.method_card import method_card
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
-from ui.widgets.dataset_field import dataset_picker as pick_dataset
-from ui.views import faithfulness_measures, heatmaps
-from ui.widgets import method_run
-from explainers.choices import MethodChoice
-from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
 
 log = logging.getLogger(__name__)
 

@@ -6,15 +6,19 @@ from __future__ import annotations
 import streamlit as st
 
 from evaluation.faithfulness import other_measures
-from evaluation.faithfulness.f_fidelity import MODELS, PRESETS, SCORES, FFidOptions, operator_of
-from evaluation.faithfulness.f_fidelity_finetune import (FinetuneConfig, budget, find_finetuned, prepare_run,
-                                                         start_finetune)
 from evaluation.faithfulness.curves import RemovalOptions
+from evaluation.faithfulness.f_fidelity import MODELS, PRESETS, SCORES, FFidOptions, operator_of
+from evaluation.faithfulness.f_fidelity_finetune import (
+    FinetuneConfig,
+    budget,
+    find_finetuned,
+    prepare_run,
+    start_finetune,
+)
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from explainers import Explanation
 from models import UserFacingError
-
 from ui.widgets.method_card import method_card
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table

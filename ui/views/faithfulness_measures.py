@@ -18,7 +18,6 @@ from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE
 from evaluation.metric import EVALUATORS
 from explainers import Explanation, label_for, schema
 from models import UserFacingError
-
 from ui.figures.agreement import agreement_figure
 from ui.widgets.tables import labelled, show_table
 

@@ -13,16 +13,15 @@ from explainers.choices import MethodChoice, Prepared
 from explainers.plan import MethodJob, Pending
 from models import Encoding, InputError, TextClassifier
 from models.documents import read_input
-from models.windows import AGGREGATE_HELP, is_document
-from models.precision import dtype_name, fast_dtype, unavailable_note
 from models.metering import autorun_budget
-
-from ui.widgets import document_view, loaders, method_run, state
-from ui.widgets.controls import method_controls
+from models.precision import dtype_name, fast_dtype, unavailable_note
+from models.windows import AGGREGATE_HELP, is_document
 from ui.figures.common import probability_bars
 from ui.figures.heatmap_matrix import EXPORT_FORMATS, export_config, heatmap_matrix
-from ui.widgets.method_card import method_card
+from ui.widgets import document_view, loaders, method_run, state
+from ui.widgets.controls import method_controls
 from ui.widgets.heatmap import CSS, badge_of, explanation_row_html, legend_html, provenance_line
+from ui.widgets.method_card import method_card
 from ui.widgets.state import Selection
 
 FOUNDATION_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention")

@@ -13,7 +13,6 @@ import streamlit as st
 import settings
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.scheduler import RUNNING, JobView
-
 from ui.session_owner import session_owner
 
 UNLOCKED_KEY = "jobs-admin-unlocked"

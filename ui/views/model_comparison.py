@@ -15,7 +15,6 @@ from explainers import format_spec, label_for
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 from settings import shared_mode
-
 from ui.widgets import loaders
 from ui.widgets.heatmap import CSS, explanation_row_html
 

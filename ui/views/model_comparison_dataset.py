@@ -15,7 +15,6 @@ from explainers import REGISTRY, is_known_spec
 from models import BUILT_IN
 from models.prepare import ZOO
 from settings import shared_mode
-
 from ui.figures import model_comparison as figures
 from ui.views.report_card import protocol_control
 from ui.widgets import loaders

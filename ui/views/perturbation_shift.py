@@ -9,14 +9,23 @@ import streamlit as st
 
 from corpora import DataError
 from evaluation.faithfulness.perturbation_shift import SCHEMES
-from evaluation.faithfulness.perturbation_shift_run import (PAPER_BASE_ACCURACY, PAPER_DATASETS, PAPER_TABLE_4,
-                                                            accuracy_cell, check_settings, estimated_seconds,
-                                                            labelled_examples, reading, start_accuracy_drop,
-                                                            stored_run_id, stored_table, with_paper_figures)
+from evaluation.faithfulness.perturbation_shift_run import (
+    PAPER_BASE_ACCURACY,
+    PAPER_DATASETS,
+    PAPER_TABLE_4,
+    accuracy_cell,
+    check_settings,
+    estimated_seconds,
+    labelled_examples,
+    reading,
+    start_accuracy_drop,
+    stored_run_id,
+    stored_table,
+    with_paper_figures,
+)
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from models import UserFacingError
-
 from ui.views.faithfulness import PAPER_COLUMNS, dataset_picker, filler_available
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_progress import run_progress

@@ -16,27 +16,33 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+import settings
 from corpora import DATASETS, split_words
-from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation import targets
-from evaluation.plausibility.metrics import LABEL, METRIC_RECORDS, PRESETS, TOP_P_RECORDS, PlausibilityConfig, make_config
-from evaluation.plausibility.one_input import score_example
 from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
+from evaluation.plausibility.metrics import (
+    LABEL,
+    METRIC_RECORDS,
+    PRESETS,
+    TOP_P_RECORDS,
+    PlausibilityConfig,
+    make_config,
+)
+from evaluation.plausibility.one_input import score_example
+from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
-
-import settings
-from ui.widgets.dataset_field import file_field
-from ui.widgets.method_card import method_card
+from ui.views import heatmaps
 from ui.widgets.controls import schema_controls
+from ui.widgets.dataset_field import file_field
+from ui.widgets.heatmap import CSS, heatmap_html, legend_html, provenance_line
+from ui.widgets.method_card import method_card
 from ui.widgets.method_run import pending_row
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import run_picker
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import labelled, show_table
-from ui.views import heatmaps
-from ui.widgets.heatmap import CSS, heatmap_html, legend_html, provenance_line
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,12 @@ import json
 import pandas as pd
 import streamlit as st
 
+import settings
 from evaluation import report_card as rc
 from evaluation.protocols import PROTOCOLS
 from evaluation.report_card_html import COLOURS, card_html, interval_text, reference_text
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, is_known_spec
-
-import settings
 from ui.widgets.dataset_field import dataset_field
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.machine import describe
-from evaluation.reproduce import (BUDGETS, KIND, PAPERS, estimate, markdown, reproduce_cell, results, start_reproduce,
-                                  table)
+from evaluation.reproduce import (
+    BUDGETS,
+    KIND,
+    PAPERS,
+    estimate,
+    markdown,
+    reproduce_cell,
+    results,
+    start_reproduce,
+    table,
+)
 from evaluation.reproduce.findings import NOT, NOT_RUN, PARTLY, REPRODUCED
 from evaluation.runs.store import ResultStore
-
+from models.machine import describe
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 

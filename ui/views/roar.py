@@ -16,28 +16,37 @@ from plotly.subplots import make_subplots
 
 from corpora import DATASETS, DataError, check_dataset_id
 from evaluation.roar import scores as roar_scores
-from evaluation.runs.jobs import JOBS
 from evaluation.roar.masking import COUNT_RULES, RANKINGS, SEGMENTS
 from evaluation.roar.measures import ALIASES, SETTINGS, Measure
-from evaluation.roar.study import (FULL_RATIOS, KIND, MODES, PRESETS, TARGETS, build_config, cells_of_run, estimate,
-                                   roar_cell, start_study)
+from evaluation.roar.study import (
+    FULL_RATIOS,
+    KIND,
+    MODES,
+    PRESETS,
+    TARGETS,
+    StudyConfig,
+    build_config,
+    cells_of_run,
+    estimate,
+    roar_cell,
+    start_study,
+)
+from evaluation.roar.synthetic import STRATEGIES, synthetic_study
 from evaluation.roar.training import INITS, TRAINABLE, Variant
+from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, ParamError, label_for
 from explainers.params import coerce
 from models import BUILT_IN, UserFacingError
 from settings import shared_mode
-
-from evaluation.roar.synthetic import STRATEGIES, synthetic_study
 from ui.figures.common import band_trace, rgba
 from ui.figures.roar_synthetic import synthetic_figure
-from ui.widgets.method_card import method_card
 from ui.widgets.bands import band_picker
 from ui.widgets.controls import schema_controls
+from ui.widgets.method_card import method_card
 from ui.widgets.run_picker import describe, mixed, of_model
 from ui.widgets.run_progress import run_progress, time_left
 from ui.widgets.tables import show_table
-from evaluation.roar.study import StudyConfig
 
 log = logging.getLogger(__name__)
 

@@ -16,28 +16,26 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evaluation import targets
-from evaluation.sanity import one_input
-from evaluation.sanity.one_input import SanityOptions
-from evaluation.sanity import dataset as sanity_dataset
-from evaluation.sanity import repeatability, smprt
 from evaluation.runs.store import ResultStore
-from evaluation.seeds import parse_seeds
+from evaluation.sanity import dataset as sanity_dataset
+from evaluation.sanity import one_input, repeatability, smprt
+from evaluation.sanity.one_input import SanityOptions
 from evaluation.sanity.trained_methods import for_randomized_copies
+from evaluation.seeds import parse_seeds
 from explainers import Explainer, ParamError, create, format_spec, label_for
+from explainers.choices import MethodChoice
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
 from models.metering import autorun_units, work_units
-
+from ui.figures.common import band_trace, probability_bars, rgba
+from ui.views import sanity_measures
 from ui.widgets.bands import band_picker
-from ui.widgets.method_card import method_card
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_picker
+from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
+from ui.widgets.method_card import method_card
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
-from ui.views import sanity_measures
-from explainers.choices import MethodChoice
-from ui.figures.common import band_trace, probability_bars, rgba
-from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
 
 DEFAULT_METHODS = ("saliency", "input_x_gradient", "attention", "leave_one_out", "random")
 MEASURE_LABELS = {"spearman": "Spearman ρ (signed)", "spearman_abs": "Spearman ρ (absolute values)",

@@ -23,11 +23,10 @@ from evaluation.sanity import data_randomization, emprt, one_input, repeatabilit
 from evaluation.sanity import dataset as sanity_dataset
 from explainers import Explainer, ParamError, label_for
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, load_classifier, randomize
-
 from ui.figures.common import band_trace
+from ui.widgets.background_task import start_task, task_id, task_panel
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_field
-from ui.widgets.background_task import start_task, task_id, task_panel
 from ui.widgets.run_progress import run_progress
 from ui.widgets.tables import show_table
 

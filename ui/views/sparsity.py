@@ -5,7 +5,6 @@ import streamlit as st
 
 from evaluation.faithfulness.sparsity import SOURCE, sparsity_frame
 from explainers import Explanation
-
 from ui.figures.sparsity import sparsity_figure
 
 

@@ -19,7 +19,6 @@ from evaluation.sanity.one_input import PAPER_000_SEEDS, run_head_check
 from explainers import REGISTRY, Explanation
 from explainers.plan import MethodChoice, Pending
 from models import Encoding, TextClassifier, UserFacingError
-
 from ui.figures.heatmap_matrix import export_config, heatmap_matrix
 from ui.views import heatmaps
 from ui.widgets import document_view, method_run

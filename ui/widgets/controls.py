@@ -18,12 +18,12 @@ Values are returned as the widgets give them; the caller builds its option group
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import streamlit as st
 
 import settings
-
 from explainers import explainer_class, schema
 from explainers.params import ParamSpec
 

@@ -12,7 +12,6 @@ import streamlit as st
 import settings
 from corpora import DATASETS, DataError, check_dataset_id
 from corpora.file_access import shared_files, shown_name
-
 from ui.widgets import loaders
 from ui.widgets.state import kept
 from ui.widgets.uploads import accept_upload

@@ -15,7 +15,6 @@ import html
 import numpy as np
 
 from models.granularity import sentence_groups
-
 from ui.widgets.heatmap import Palette, colour, text_colour
 
 STRIP_CELLS = 200

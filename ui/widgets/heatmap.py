@@ -8,10 +8,30 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui.figures.heatmap_html import (CSS, DEFAULT_PALETTE, NEGATIVE, PALETTE_KEY, PALETTES, POSITIVE,  # noqa: F401
-                                     SEPARATOR, SIGNED_SCALE, UNSIGNED, UNSIGNED_SCALE, Palette, active_palette,
-                                     badge_of, colour, explanation_row_html, export_html, heatmap_html,
-                                     html_document, legend_html, provenance_line, set_palette_source, text_colour)
+from ui.figures.heatmap_html import (  # noqa: F401
+    CSS,
+    DEFAULT_PALETTE,
+    NEGATIVE,
+    PALETTE_KEY,
+    PALETTES,
+    POSITIVE,
+    SEPARATOR,
+    SIGNED_SCALE,
+    UNSIGNED,
+    UNSIGNED_SCALE,
+    Palette,
+    active_palette,
+    badge_of,
+    colour,
+    explanation_row_html,
+    export_html,
+    heatmap_html,
+    html_document,
+    legend_html,
+    provenance_line,
+    set_palette_source,
+    text_colour,
+)
 from ui.widgets.state import kept
 
 

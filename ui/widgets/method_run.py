@@ -14,10 +14,17 @@ from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, ParamError, create, create_from_spec, split_spec
 from explainers.mask_learning.progress import MaskProgress
 from explainers.mask_learning.selection import metric_named
-from explainers.plan import FAILED, METHOD_JOBS, STOPPED, MethodChoice, MethodJob, NeedsTraining, Pending, \
-    missing_training
+from explainers.plan import (
+    FAILED,
+    METHOD_JOBS,
+    STOPPED,
+    MethodChoice,
+    MethodJob,
+    NeedsTraining,
+    Pending,
+    missing_training,
+)
 from models import ModelError, TextClassifier, UserFacingError
-
 from ui.widgets.heatmap import CSS, heatmap_html
 from ui.widgets.run_progress import run_progress
 

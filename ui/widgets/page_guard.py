@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException, StopException

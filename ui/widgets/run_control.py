@@ -1,7 +1,7 @@
 """The "start (or resume) / stop a dataset run" block of the pages that run studies over a dataset."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 

@@ -24,7 +24,6 @@ import settings
 from corpora import DATASETS, DataError
 from explainers import NORMALIZATIONS, REGISTRY, split_spec
 from models import BUILT_IN, UserFacingError
-
 from ui.widgets import loaders, state
 from ui.widgets.heatmap import PALETTES
 from ui.widgets.state import Selection

@@ -15,13 +15,10 @@ from corpora import DATASETS, DataError, normalize_typed_text, parse_dataset_id
 from corpora.invisible import invisible_note, remove_invisible
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
-
-from ui.widgets import loaders, share_link
-from ui.widgets.heatmap import palette_picker
-
-from ui.widgets import state
-from ui.widgets.state import kept
+from ui.widgets import loaders, share_link, state
 from ui.widgets.dataset_field import session_file
+from ui.widgets.heatmap import palette_picker
+from ui.widgets.state import kept
 
 OTHER_MODEL = "other: a folder or hub id"
 SOURCES = ("Example", "Your text", "Sentence pair", "Dataset")
