@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,7 @@ def bootstrap_ci(values, confidence: float = 0.95, resamples: int = 2000, seed: 
 
 def t_interval(values, confidence: float = 0.95) -> Estimate:
     """Student-t interval of the mean (for few values, e.g. seeds)."""
+    from scipy import stats  # lazy: scipy.stats costs ~0.8 s at import
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
     n = values.size
@@ -57,6 +57,7 @@ def t_interval(values, confidence: float = 0.95) -> Estimate:
 
 def welch_t_test(a, b) -> float:
     """Two-sided p-value of Welch's unequal-variance t-test (paper 000, Table 2d)."""
+    from scipy import stats  # lazy: scipy.stats costs ~0.8 s at import
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.size < 2 or b.size < 2:
         return float("nan")
@@ -65,6 +66,7 @@ def welch_t_test(a, b) -> float:
 
 def spearman(a, b) -> float:
     """Spearman rank correlation; NaN when either side is constant."""
+    from scipy import stats  # lazy: scipy.stats costs ~0.8 s at import
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return float("nan")
@@ -72,6 +74,7 @@ def spearman(a, b) -> float:
 
 
 def kendall(a, b) -> float:
+    from scipy import stats  # lazy: scipy.stats costs ~0.8 s at import
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return float("nan")

@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from explainers.coarse_rules import (  # noqa: F401
     DEFAULT_RULE,
@@ -95,6 +94,7 @@ def coarse_to_fine(explainer, classifier, encoding: Encoding, target: int | None
                    top_k=_RULE_LIMITS, budget_words=_RULE_LIMITS) -> CoarseToFine:
     """The method ``explainer`` (a removal method) coarse to fine on ``encoding``; see the module docstring.
     ``top_k`` / ``budget_words`` given: the rule's order with exactly these limits (None = no limit)."""
+    from scipy.stats import spearmanr  # lazy: scipy.stats costs ~0.8 s at import
     if explainer.family not in ("perturbation", "mlm"):
         raise InputError(f"Coarse to fine needs a method that removes words (leave-one-out, occlusion, Shapley "
                          f"sampling, LIME, KernelSHAP, partition SHAP); '{explainer.label}' scores words otherwise.")

@@ -20,7 +20,6 @@ import math
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from scipy.stats import ks_2samp  # noqa: E402
 
 from models import runtime  # noqa: F401  (the process environment before torch is imported)
 from models.classifier import generic_label_names
@@ -65,6 +64,7 @@ def _fresh_draw(model, head: torch.nn.Module) -> torch.nn.Module:
 
 
 def _same_distribution(weight: torch.Tensor, fresh: torch.Tensor) -> bool:
+    from scipy.stats import ks_2samp  # lazy: scipy.stats costs ~0.8 s at import
     values = weight.detach().double().cpu().numpy().ravel()
     draw = fresh.detach().double().numpy().ravel()
     n, expected = values.size, float(draw.std())

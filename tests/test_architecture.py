@@ -16,7 +16,12 @@ ALLOWED_LOCAL: set[str] = set()
 # heavy third-party modules imported only inside functions, and only by these modules (`import workbench`
 # must not pay them; tests/workbench/test_workbench_import_cost.py checks the result in a fresh interpreter)
 LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
-              "transformers.masking_utils": {"models.first_token"}}
+              "transformers.masking_utils": {"models.first_token"},
+              "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.metrics", "evaluation.errors.embedding_map",
+                          "explainers.methods.lime"},
+              "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement",
+                        "evaluation.roar.scores", "evaluation.statistics", "evaluation.sanity.one_input",
+                        "evaluation.sanity.repeatability", "evaluation.errors.slices"}}
 
 
 def module_name(path) -> str:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import confusion_matrix
 
 from evaluation.user_regex import PatternError, search_texts
 from models import UserFacingError
@@ -71,6 +70,9 @@ def confusion(frame: pd.DataFrame, n_labels: int) -> np.ndarray:
     labelled = frame[frame["gold"].notna()]
     if labelled.empty:  # sklearn refuses empty input
         return np.zeros((n_labels, n_labels), dtype=np.int64)
+    # lazy third-party import: sklearn.metrics costs ~1.3 s that `import workbench` should not pay
+    from sklearn.metrics import confusion_matrix
+
     return confusion_matrix(labelled["gold"].astype(int), labelled["prediction"].astype(int),
                             labels=list(range(n_labels)))
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import false_discovery_control, fisher_exact
 
 from corpora import Example, split_words
 from explainers import Explanation, create_from_spec
@@ -95,6 +94,7 @@ def shortcut_words(texts: list[str], errors: list[bool], min_count: int = MIN_CO
     than ``min_count`` examples (or in all of them) are not tested; the q-values are Benjamini-Hochberg adjusted
     over the words tested, ``significant`` is q <= ``alpha``.
     """
+    from scipy.stats import false_discovery_control, fisher_exact  # lazy: scipy.stats costs ~0.8 s at import
     errors = np.asarray(errors, dtype=bool)
     present = [{word.lower() for word in split_words(text)} for text in texts]
     counts = Counter(word for words in present for word in words)

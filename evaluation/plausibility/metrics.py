@@ -46,7 +46,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import auc, precision_recall_curve
 
 from corpora.records import split_words, word_spans
 from evaluation.metric import Evaluator, Metric, register_evaluator, register_metric
@@ -296,6 +295,9 @@ def auprc_trapezoid(scores, human, sign: str = "positive") -> float:
     h = np.asarray(human, dtype=np.int64)
     if h.sum() == 0:
         return float("nan")
+    # lazy third-party import: sklearn.metrics costs ~1.3 s that `import workbench` should not pay
+    from sklearn.metrics import auc, precision_recall_curve
+
     precision, recall, _ = precision_recall_curve(h, _values(scores, sign))
     return float(auc(recall, precision))
 

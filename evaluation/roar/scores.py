@@ -26,7 +26,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from evaluation.statistics import t_interval, welch_t_test
 
@@ -149,6 +148,7 @@ def per_seed_scores(frame: pd.DataFrame, mode: str, measure: str, metric: str = 
 def _rise_p_value(before: np.ndarray, after: np.ndarray, n_test: float) -> tuple[float, str]:
     """One-sided p-value that ``after`` is above ``before``: Welch over seeds when there are >= 2 per point,
     else a two-proportion z-test on the test-set size (accuracy of one model each)."""
+    from scipy.stats import norm  # lazy: scipy.stats costs ~0.8 s at import
     if before.size >= 2 and after.size >= 2:
         if np.ptp(before) == 0 and np.ptp(after) == 0:
             return (0.0 if after.mean() > before.mean() else 1.0), "Welch t-test over seeds (no spread)"

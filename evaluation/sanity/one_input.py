@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evaluation.metric import Metric, register_metric
 from evaluation.statistics import spearman
@@ -137,6 +136,7 @@ def chance_similarity(original, rng: np.random.Generator, draws: int = 100,
     A permutation of the scores permutes their (average) ranks, so Spearman is the Pearson correlation of the
     rank vector with its permutations: vectorized over the draws.
     """
+    from scipy import stats  # lazy: scipy.stats costs ~0.8 s at import
     a = np.asarray(original, dtype=np.float64)
     out = {m: np.full(draws, np.nan) for m in SIMILARITY_MEASURES}
     if a.size < 2 or draws < 1:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evaluation.metric import Metric, register_metric
 from evaluation.sanity import one_input
@@ -52,6 +51,7 @@ def with_seed(explainer: Explainer, seed: int) -> Explainer:
 def pairwise(scores: list[np.ndarray], top_fraction: float = one_input.DEFAULT_TOP_FRACTION) -> dict[str, float]:
     """Mean over every pair of score vectors of the Spearman correlation and the top-k overlap (NaN pairs
     left out: a constant map has no ranks)."""
+    from scipy import stats  # lazy: scipy.stats costs ~0.8 s at import
     if len(scores) < 2:
         return {"spearman": float("nan"), "top_k": float("nan")}
     k = one_input.top_k_count(len(scores[0]), top_fraction)

@@ -1,4 +1,4 @@
-"""What ``import workbench`` defers (its import time, docs/benchmarks.md): Captum, BERT's modeling code
+"""What ``import workbench`` defers (its import time, docs/benchmarks.md): Captum, scipy.stats, scikit-learn, BERT's modeling code
 (transformers.modeling_utils, with sympy and torch.distributed's tensor code) and torch._dynamo (via
 transformers.masking_utils) are loaded on first use, not at import; what needed them still works from a fresh
 interpreter: a saved causal-bert folder loads (its classes are registered on first use), a causal model pickles
@@ -18,7 +18,8 @@ from conftest import ROOT
 from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification, causal_classes
 from tiny_models import VOCAB, tiny_tokenizer
 
-DEFERRED = ("captum", "transformers.modeling_utils", "transformers.masking_utils", "torch._dynamo", "sympy")
+DEFERRED = ("captum", "transformers.modeling_utils", "transformers.masking_utils", "torch._dynamo", "sympy", "scipy.stats",
+            "sklearn")
 TEXT = "a good film with a bad end"
 
 
