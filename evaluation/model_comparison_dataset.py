@@ -192,7 +192,10 @@ def start_comparison(models: list[str], dataset: str, methods: list[str] | None 
         check_dataset_id(data)
     store = store or ResultStore()
     infos = [model_info(m) for m in models]
-    run_id = store.create_run(KIND, {"dataset": dataset, "methods": methods, "comparison": config.to_dict()},
+    # the card rules are part of the identity: their metric labels the rows a cell stores
+    rules = {c: [rule_for(c, config.protocol).metric, rule_for(c, config.protocol).kind] for c in config.checks}
+    run_id = store.create_run(KIND, {"dataset": dataset, "methods": methods, "comparison": config.to_dict(),
+                                     "rules": rules},
                               total=len(models) * len(config.checks),
                               title=f"model comparison on {dataset} ({len(methods)} methods"
                                     + ("" if protocol.id == DEFAULT_PROTOCOL else f", {protocol.label}") + ")")
@@ -251,9 +254,10 @@ def _sanity_study(store: ResultStore, model: str, dataset: str, methods: list[st
 
 def _rows(store: ResultStore, result: dict, check: str, methods: list[str], seed: int,
           protocol: str = DEFAULT_PROTOCOL) -> list[dict]:
-    """Every metric of the check: the card's rows (its first metric), the others from the same stored study."""
-    rows = [{**row, "metric": metrics_of(check, protocol)[0]} for row in result["rows"]]
-    extra = metrics_of(check, protocol)[1:]
+    """Every metric of the check: the card's rows (its rule's metric), the others from the same stored study."""
+    card_metric = rule_for(check, protocol).metric
+    rows = [{**row, "metric": card_metric} for row in result["rows"]]
+    extra = [m for m in metrics_of(check, protocol) if m != card_metric]
     if not extra or not result["run_id"]:
         return rows
     if check == "adversarial":  # the attack's study is keyed by the bare method names
@@ -328,7 +332,7 @@ def results(store: ResultStore, run_id: str, cells: list[Cell]) -> Comparison:
         computed[where] = result.get("computed", 0)
         info = {k: result["info"][k] for k in ("model", "parameters", "blocks", "architecture")}
         if result.get("not_applicable"):
-            rows += [{**info, "check": cell.spec["check"], "metric": metrics_of(cell.spec["check"], config.protocol)[0],
+            rows += [{**info, "check": cell.spec["check"], "metric": rule_for(cell.spec["check"], config.protocol).metric,
                       "method": m,
                       "not_applicable": result["not_applicable"]} for m in cell.spec["methods"]]
         rows += [{**info, **row} for row in result["rows"]]

@@ -96,18 +96,23 @@ def test_a_reopened_comparison_says_it_computed_nothing(first_and_extended, zoo,
 def test_known_feature_overlap_is_recomputed_from_the_explanations(first_and_extended, zoo, data):
     _, extended, _, _ = first_and_extended
     classifier = load_classifier(zoo["two"])
-    values = []
+    values, fractions = [], []
     for example in load_dataset(data, limit=4):
         encoding = classifier.encode(example.text)
         explanation = create_from_spec("leave_one_out").explain(classifier, encoding, None)
         found = ground_truth_metrics(explanation.word_scores, example.rationale)
         if found:  # a sentence without the keyword has no known feature and no value
             values.append(found["known-feature.precision@k"])
+            fractions.append(found["known-feature.rank-fraction"])
     rows = extended.rows
     found = rows[(rows["model"] == zoo["two"]) & (rows["method"] == "leave_one_out")
                  & (rows["metric"] == "known-feature.precision@k")]
     assert len(values) == found["n"].item() == 2
     assert found["mean"].item() == pytest.approx(np.mean(values), abs=1e-12)  # a mean of 0/1 values
+    # the card's rule reads the rank %: its rows are labelled with it, never with the overlap's name
+    rank = rows[(rows["model"] == zoo["two"]) & (rows["method"] == "leave_one_out")
+                & (rows["metric"] == "known-feature.rank-fraction")]
+    assert rank["mean"].item() == pytest.approx(np.mean(fractions), abs=1e-12)
     assert set(rows["metric"]) >= {"known-feature.rank-fraction", "sanity_spearman", "plaus_auprc"}
 
 
