@@ -66,6 +66,13 @@ def marginal_probability(logits: np.ndarray, weights: np.ndarray, target: int) -
     return float((np.exp(_log_softmax(logits)[:, target]) * weights).sum() / weights.sum())
 
 
+def marginal(logits: np.ndarray, weights: np.ndarray, target: int, score: str) -> float:
+    """The marginal prediction (Eq. 3-4) in the method's score: log2-odds or probability."""
+    if score == "log2-odds":
+        return marginal_log2_odds(logits, weights, target)
+    return marginal_probability(logits, weights, target)
+
+
 class MaskedLMMethod(Explainer):
     """Shared by the methods that need a masked LM: loading it by name (or using one given in code)."""
 
@@ -194,10 +201,7 @@ class InputMarginalization(MaskedLMMethod):
                 continue
             weights = np.array([c.probability for c in candidates])
             chunk = logits[owner == i]
-            if p.score == "log2-odds":
-                scores[i] = original - marginal_log2_odds(chunk, weights, target)
-            else:
-                scores[i] = original - marginal_probability(chunk, weights, target)
+            scores[i] = original - marginal(chunk, weights, target, p.score)
             per_word.append({
                 "word": encoding.words[i], "mass": float(weights.sum()),
                 "expected_probability": marginal_probability(chunk, weights, target),

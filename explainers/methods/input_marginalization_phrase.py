@@ -29,8 +29,7 @@ from explainers.methods.input_marginalization import (
     MASKED_LM_HELP,
     MaskedLMMethod,
     _log_softmax,
-    marginal_log2_odds,
-    marginal_probability,
+    marginal,
 )
 from explainers.params import ParamError, param
 from explainers.registry import register
@@ -131,10 +130,7 @@ class PhraseInputMarginalization(MaskedLMMethod):
                 continue
             weights = np.array([c.probability for c in candidates])
             chunk = logits[owner == index]
-            if p.score == "log2-odds":
-                phrase_scores[index] = original - marginal_log2_odds(chunk, weights, target)
-            else:
-                phrase_scores[index] = original - marginal_probability(chunk, weights, target)
+            phrase_scores[index] = original - marginal(chunk, weights, target, p.score)
             table.append({"phrase": text, "words": [span.start, span.stop], "score": float(phrase_scores[index]),
                           "mass": float(weights.sum()),
                           "top1_is_original": candidates[0].matches(words[span.start:span.stop]),
