@@ -31,9 +31,11 @@ def test_the_page_starts_a_reproduce_run_and_shows_its_findings(isolated_cache):
     at.run()
     assert not at.exception, at.exception
     report = results(ResultStore(), run_id)
-    assert report["status"] == "finished" and report["done"] == report["total"] == 6
+    findings = findings_for("001", "tiny")
+    assert report["status"] == "finished" and report["done"] == report["total"] == 3 * len(findings)  # 3 seeds each
     shown = at.dataframe[0].value
-    assert list(shown["finding"]) == [f.title for f in findings_for("001", "tiny")]
+    assert list(shown["finding"]) == [f.title + (" (this project's addition)" if f.addition else "") for f in findings]
     assert list(shown["verdict"]) == [row["verdict"] for row in report["rows"]]
-    assert list(shown["seeds"]) == [3, 3]
+    assert list(shown["seeds"]) == [row["n"] for row in report["rows"]]
+    assert set(shown["seeds"]) <= {0, 1, 2, 3} and shown["seeds"].iloc[0] == 3  # the synthetic finding: all 3
     assert at.get("download_button")
