@@ -29,8 +29,11 @@ sampling, KernelSHAP, SmoothGrad vs exact values) keep tolerances sized by their
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
+import pytest
+import torch
 
 EPS32 = float(np.finfo(np.float32).eps)  # 1.19e-07
 REORDERED_ULPS = 128  # float32 ulps between two orders of the same float32 sums (batching, kernels, threads)
@@ -60,3 +63,18 @@ def log2_odds_tolerance(probabilities) -> float:
 def _size(scale) -> float:
     """The largest |value| of a number, array or (CPU) tensor."""
     return float(np.max(np.abs(np.asarray(scale, dtype=np.float64))))
+
+
+@contextmanager
+def torch_threads(threads: int):
+    """This process computes with ``threads`` torch threads, as the workers it is compared with do: bit identity
+    needs the same count, since another splits float32 sums differently (1 against 2 threads moved 31 of 48 cell
+    values by up to 1.2e-7 on one study; docs/guarantees.md)."""
+    before = torch.get_num_threads()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXWB_THREADS", str(threads))  # read again wherever a model loads (runtime.configure_torch)
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)

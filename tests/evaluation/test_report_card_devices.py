@@ -14,6 +14,7 @@ from evaluation.runs import ray_executor
 from evaluation.runs.store import ResultStore
 from roar_fixtures import save_keyword_model
 from report_card_fixtures import write_rationale_csv
+from tolerances import torch_threads
 
 METHODS = ["saliency", "leave_one_out"]
 
@@ -33,7 +34,10 @@ def test_a_cards_studies_run_on_ray_gpu_workers_with_the_local_numbers(keyword_c
     data = write_rationale_csv(tmp_path / "keyword.csv", 4, seed=3)
     config = rc.CardConfig.quick(checks=("faithfulness",), limit=3)
     monkeypatch.setenv("EXWB_DEVICE", "cpu")
-    local = rc.build_report_card(folder, data, METHODS, config=config, store=ResultStore(tmp_path / "local.sqlite"))
+    threads = int(ray_executor.worker_env_vars(1.0)["EXWB_THREADS"])  # a Ray task's torch threads (num_cpus 1)
+    with torch_threads(threads):  # the same float32 sums as the Ray workers: bit-identical rows
+        local = rc.build_report_card(folder, data, METHODS, config=config,
+                                     store=ResultStore(tmp_path / "local.sqlite"))
     ray_executor.shutdown()
     ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)
     try:

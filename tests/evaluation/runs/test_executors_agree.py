@@ -17,7 +17,7 @@ import io
 import json
 import math
 import sqlite3
-from contextlib import contextmanager, redirect_stdout
+from contextlib import redirect_stdout
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,6 +35,7 @@ from evaluation.runs import process_executor, ray_executor
 from evaluation.runs.runner import batched_gradient_passes, evaluate_example, start_evaluation
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
+from tolerances import torch_threads
 
 DATASET, LIMIT, ORDERINGS = "sst2:dev", 8, 10
 METHODS = "saliency,leave_one_out"
@@ -48,21 +49,6 @@ NUMBERS = ["mean", "low", "high", "n", "random_mean", "random_low", "random_high
 def worker_threads() -> int:
     """The torch threads each of the processes executor's WORKERS gets on this machine."""
     return int(process_executor.worker_environment(WORKERS)["EXWB_THREADS"])
-
-
-@contextmanager
-def torch_threads(threads: int):
-    """This process computes with ``threads`` torch threads, as the workers it is compared with do: bit identity
-    needs the same count, since another splits float32 sums differently (1 against 2 threads moved 31 of 48 cell
-    values by up to 1.2e-7 on this study; docs/guarantees.md)."""
-    before = torch.get_num_threads()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("EXWB_THREADS", str(threads))  # read again wherever a model loads (runtime.configure_torch)
-        torch.set_num_threads(threads)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
