@@ -14,7 +14,7 @@ from evaluation.runs import ray_executor
 from evaluation.runs.store import ResultStore
 from roar_fixtures import save_keyword_model
 from report_card_fixtures import write_rationale_csv
-from tolerances import torch_threads
+from tolerances import float32_tolerance, torch_threads
 
 METHODS = ["saliency", "leave_one_out"]
 
@@ -52,5 +52,16 @@ def test_a_cards_studies_run_on_ray_gpu_workers_with_the_local_numbers(keyword_c
         ray_executor.shutdown()
     assert not local["errors"] and not on_ray["errors"], (local["errors"], on_ray["errors"])
     assert sum(on_ray["computed_cells"].values()) == 3  # computed on Ray, not reopened
-    assert on_ray["rows"] == local["rows"]
+    # the same numbers up to float32 rounding: the suite's process may have computed some of these explanations
+    # before, in other batches or thread counts, and serves them from its caches; the Ray workers compute afresh
+    numbers = ("mean", "low", "high", "reference_low", "reference_high")
+    assert len(on_ray["rows"]) == len(local["rows"])
+    for ray_row, local_row in zip(on_ray["rows"], local["rows"]):
+        assert {k: v for k, v in ray_row.items() if k not in numbers} == \
+            {k: v for k, v in local_row.items() if k not in numbers}
+        for key in numbers:
+            if local_row[key] is None:
+                assert ray_row[key] is None, key
+            else:
+                assert ray_row[key] == pytest.approx(local_row[key], abs=float32_tolerance()), (key, ray_row, local_row)
     assert "CUDA is not available" in on_gpu["errors"]["faithfulness"]
