@@ -92,10 +92,10 @@ def main() -> int:
     import numpy as np
 
     from corpora import load_dataset
-    from evaluation.runs.runner import run_evaluation
     from evaluation.faithfulness.curves import RemovalOptions, keep_rows, rank_words
     from evaluation.faithfulness.presets import BY_ID
     from evaluation.faithfulness.random_band import methods_and_random
+    from evaluation.runs.runner import run_evaluation
     from evaluation.runs.store import ResultStore
     from explainers import REGISTRY, create
     from explainers.cache import explain_cached
@@ -206,9 +206,8 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
 
     from corpora import load_dataset
     from evaluation.faithfulness import naopc
-    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
-    from evaluation.faithfulness.curves import load_filler
-    from evaluation.faithfulness.presets import EVALUATOR_METRICS, BY_ID
+    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, load_filler, random_orders, rank_words
+    from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS
     from evaluation.faithfulness.random_band import orderings_seed
     from evaluation.registry import evaluate_batch
     from explainers import create
@@ -397,6 +396,7 @@ def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_ran
     store and empty bound memos per run."""
     from dataclasses import replace
 
+    from corpora import load_dataset
     from evaluation.faithfulness import naopc
     from evaluation.faithfulness.presets import register_removal
     from evaluation.metric import EVALUATORS
@@ -405,7 +405,6 @@ def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_ran
     from evaluation.runs.store import ResultStore
     from explainers import create
     from explainers.cache import explain_cached
-    from corpora import load_dataset
     from models import metered
 
     aopc = "aopc-every-step"  # the baseline only: the two raw curves NAOPC normalizes, under ids of their own

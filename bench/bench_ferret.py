@@ -62,6 +62,7 @@ def run_ours(sentences_path: str, out_path: str, profile: bool) -> None:
     import settings
     settings.prepare_runtime()
     import numpy as np
+
     from evaluation.faithfulness.presets import BY_ID
     from evaluation.faithfulness.random_band import methods_and_random
     from explainers import create_from_spec

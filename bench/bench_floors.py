@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,8 +37,7 @@ settings.prepare_runtime()
 
 import torch  # noqa: E402
 from captum.attr import InputXGradient, IntegratedGradients, Saliency  # noqa: E402
-from transformers import (GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel,  # noqa: E402
-                          PreTrainedTokenizerFast)
+from transformers import GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel, PreTrainedTokenizerFast  # noqa: E402
 
 from explainers import create, create_from_spec  # noqa: E402
 from models import TextClassifier, load_classifier  # noqa: E402

@@ -50,19 +50,22 @@ import settings  # noqa: E402
 
 settings.prepare_runtime()
 
+import machine  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-
 from bench_ferret import PAIRS  # noqa: E402
-import machine  # noqa: E402
+
 from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
 from evaluation.runs import runner  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
 from explainers import cache as cache_module  # noqa: E402
-from explainers import format_spec  # noqa: E402
-from explainers import create_from_spec, plan  # noqa: E402
+from explainers import (  # noqa: E402
+    create_from_spec,
+    format_spec,  # noqa: E402
+    plan,
+)
 from explainers.base import Explainer  # noqa: E402
 from models import TextClassifier, cached_classifier, load_classifier  # noqa: E402
 
@@ -89,7 +92,7 @@ class EncoderShape:
     pooler: bool = True
 
     @classmethod
-    def of(cls, model) -> "EncoderShape":
+    def of(cls, model) -> EncoderShape:
         config = model.config
         return cls(config.num_hidden_layers, config.hidden_size, config.intermediate_size, config.num_labels,
                    getattr(model.base_model, "pooler", None) is not None)
@@ -142,7 +145,7 @@ class PassCounter:
         self._stack: list[list] = []  # [label, wall start, CPU start, children's wall, children's CPU]
         self._handle = None
 
-    def __enter__(self) -> "PassCounter":
+    def __enter__(self) -> PassCounter:
         def hook(module, args, kwargs):  # a plain function: a deep copy of the model (DeepLIFT's) keeps counting
             self._record(module, args, kwargs)
 

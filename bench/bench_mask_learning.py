@@ -34,9 +34,8 @@ import settings  # noqa: E402
 
 settings.prepare_runtime()
 
-import torch  # noqa: E402
-
 import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402

@@ -49,6 +49,7 @@ def cold_start(tree: Path, model: str) -> dict:
 
     settings.prepare_runtime()
     import streamlit  # noqa: F401
+
     from ui.views import compare, export, heatmaps  # noqa: F401
     from ui.widgets import loaders, sidebar  # noqa: F401
     imports = (time.perf_counter() - wall, time.process_time() - cpu)

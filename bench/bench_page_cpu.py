@@ -21,9 +21,9 @@ import asyncio
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
-import sys
 from pathlib import Path
 from urllib.parse import quote, urlencode
 

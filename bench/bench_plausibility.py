@@ -24,8 +24,7 @@ settings.prepare_runtime()
 import numpy as np  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
-from evaluation.plausibility.metrics import (PlausibilityConfig, align, example_metrics,  # noqa: E402
-                                     sweep_metrics)
+from evaluation.plausibility.metrics import PlausibilityConfig, align, example_metrics, sweep_metrics  # noqa: E402
 from explainers import create  # noqa: E402
 from models import load_classifier  # noqa: E402
 

@@ -170,8 +170,9 @@ def main() -> int:
                                              test_size=min(test_size, 50)))
         fresh_cache("local")
         local_seconds, local = run_cells_timed(small, "local")
-        from evaluation.runs import ray_executor
         import ray
+
+        from evaluation.runs import ray_executor
 
         fresh_cache("ray")
         started = time.perf_counter()

@@ -35,13 +35,18 @@ import settings  # noqa: E402
 
 settings.prepare_runtime()
 
+import machine  # noqa: E402  (bench/machine.py: the script's own folder is on sys.path)
 import torch  # noqa: E402
 from captum.attr import IntegratedGradients, Saliency  # noqa: E402
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # noqa: E402
-from transformers import (BertConfig, BertForSequenceClassification, LlamaConfig, LlamaForCausalLM,  # noqa: E402
-                          PreTrainedTokenizerFast)
+from transformers import (  # noqa: E402
+    BertConfig,
+    BertForSequenceClassification,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
 
-import machine  # noqa: E402  (bench/machine.py: the script's own folder is on sys.path)
 from explainers import registry  # noqa: E402
 from models import TextClassifier, runtime  # noqa: E402
 from models.prompted import LabelWordHead, PromptedClassifier, label_token_ids  # noqa: E402

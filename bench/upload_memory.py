@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import machine  # noqa: E402
+
 WORDS = "a fine film with warm and funny scenes but a dull plot that drags on for far too long".split()
 
 

@@ -231,7 +231,9 @@ def ig_paths(classifier: TextClassifier, encodings: Sequence[Encoding], targets:
             embeddings, baselines=baseline, target=list(targets), additional_forward_args=(mask, types),
             n_steps=params.n_steps, method=params.method, internal_batch_size=n * steps).detach(),
             steps_per_forward, n * width)
-        ends_forward = lambda x: forward(x, torch.cat([mask, mask]), None if types is None else torch.cat([types, types]))
+        def ends_forward(x):  # the inputs and their baselines, stacked: the mask and types twice
+            return forward(x, torch.cat([mask, mask]), None if types is None else torch.cat([types, types]))
+
         f_inputs, gaps, deltas = path_ends(ends_forward, embeddings, baseline, torch.tensor(targets), attribution)
     batch = {"inputs": n, "seconds": round(meter.seconds, 4), "forward_passes": meter.forward_passes,
              "backward_passes": meter.backward_passes, "batches": meter.batches}

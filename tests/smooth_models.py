@@ -13,12 +13,12 @@ where the trained keyword model is flat on both sides of a step.
 from __future__ import annotations
 
 import torch
+from tiny_models import KEYWORD, VOCAB, tiny_bert, tiny_tokenizer
 from torch import nn
 from transformers import PretrainedConfig
 from transformers.modeling_outputs import BaseModelOutput, SequenceClassifierOutput
 
 from models import TextClassifier
-from tiny_models import KEYWORD, VOCAB, tiny_bert, tiny_tokenizer
 
 
 def smooth_classifier(seed: int = 1, std: float = 0.3, num_labels: int = 2) -> TextClassifier:

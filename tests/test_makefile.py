@@ -5,7 +5,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -13,11 +13,18 @@ import torch
 from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
 from tokenizers.models import BPE, WordLevel
 from tokenizers.trainers import BpeTrainer
-from transformers import BertConfig, BertForSequenceClassification, BertTokenizer, PreTrainedTokenizerFast
+from transformers import (
+    BertConfig,
+    BertForMaskedLM,
+    BertForSequenceClassification,
+    BertTokenizer,
+    PreTrainedTokenizerFast,
+)
 
 from models import TextClassifier
 from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification
 from models.classifier import TokenBatch
+from models.mlm import MaskedLMFiller
 from models.training import TrainConfig, train_classifier
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -245,3 +252,17 @@ def wide_three_class(seed: int = 3) -> TextClassifier:
     far above float noise (the contrast and SIG tests)."""
     model, tokenizer = tiny_architecture("bert", seed=seed, num_labels=3)
     return TextClassifier(model, tokenizer, name=f"tiny-bert-3-{seed}", device="cpu", source="tests")
+
+
+def tiny_masked_lm(sharpen: float = 1.0) -> MaskedLMFiller:
+    """A random-weight masked LM over the tiny vocabulary (seed 3); ``sharpen`` scales its prediction head's
+    transform for a sharper output distribution than the init gives (more varied probabilities)."""
+    torch.manual_seed(3)
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64, type_vocab_size=2,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = BertForMaskedLM(config).eval()
+    if sharpen != 1.0:
+        with torch.no_grad():
+            model.cls.predictions.transform.dense.weight.mul_(sharpen)
+    return MaskedLMFiller(model, tiny_tokenizer(), name="tiny-mlm", device="cpu")

@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiny_models import FILLER, KEYWORD
 
 from explainers import create
 from explainers.coarse_rules import RULES, SentenceRule
 from explainers.coarse_to_fine import coarse_to_fine
 from models import metered
 from models.windows import DocumentEncoding, encode_document
-
-from tiny_models import FILLER, KEYWORD
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_coarse_to_fine", ROOT / "bench" / "bench_coarse_to_fine.py")

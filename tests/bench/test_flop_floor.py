@@ -14,9 +14,9 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from explainers import create
 from models import metered
 from models.attention_kernel import eager_attention
-from explainers import create
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_flop_floor", ROOT / "bench" / "bench_flop_floor.py")

@@ -6,9 +6,9 @@ import csv
 import json
 
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
 
 import cli
-from roar_fixtures import save_keyword_model, write_keyword_csv
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 import cli
 from commands import COMMANDS
-from conftest import ROOT
 
 
 def _names() -> list[str]:

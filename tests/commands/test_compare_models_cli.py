@@ -7,10 +7,10 @@ import json
 
 import pandas as pd
 import pytest
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
 
 import cli
-from roar_fixtures import save_keyword_model
-from report_card_fixtures import write_rationale_csv
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_one_input_on_two_models_side_by_side(tiny, random_classifier, keyword_c
         probabilities = classifier.predict_proba([classifier.encode(TEXT)])[0]
         assert entry["explained_class"] == classifier.labels[int(probabilities.argmax())]
     rows = pd.DataFrame(printed["rows"])
-    for (method, model), part in rows.groupby(["method", "model"]):
+    for _, part in rows.groupby(["method", "model"]):
         assert list(part["word"]) == TEXT.split()  # aligned by word on both tokenizers
     # the agreement between the models is Spearman's rho of their |word scores|, computed here with scipy
     for method in ("saliency", "leave_one_out"):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 from sklearn.decomposition import PCA
+from test_errors_cli import ROWS, cache, data_file  # noqa: F401 (the fixture)
 
 import cli
-from test_errors_cli import ROWS, cache, data_file  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.integration
 

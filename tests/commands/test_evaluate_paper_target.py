@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny_models import keyword_sentences
 
 import cli
 from corpora import load_dataset
@@ -13,7 +14,6 @@ from evaluation.faithfulness.presets import BY_ID
 from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
 from models import load_classifier
-from tiny_models import keyword_sentences
 
 
 @pytest.fixture()

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from roar_fixtures import save_keyword_model
 
 import cli
-from roar_fixtures import save_keyword_model
 
 
 @pytest.fixture(scope="module")

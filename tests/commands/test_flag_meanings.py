@@ -8,11 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
-
-from explainers import ParamError
 from tiny_models import FILLER, KEYWORD
 
 import cli
+from explainers import ParamError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,10 +6,10 @@ import random
 
 import numpy as np
 import pytest
-
-import cli
 from roar_fixtures import save_keyword_model
 from tiny_models import FILLER, KEYWORD
+
+import cli
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,10 @@
 model saved to a folder, a user file of keyword sentences, a tiny recipe, a private cache."""
 from __future__ import annotations
 
-import cli
 from roar_fixtures import save_keyword_model
 from tiny_models import keyword_sentences
+
+import cli
 
 
 def test_prepare_aml_reports_the_metric_it_was_tuned_for(keyword_classifier, tmp_path, isolated_cache, capsys):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import csv
 import json
 
-import cli
 from roar_fixtures import save_keyword_model, write_keyword_csv
+
+import cli
 
 
 def test_list_metrics_names_ffid(capsys):

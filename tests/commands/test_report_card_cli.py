@@ -6,10 +6,10 @@ import json
 from html import escape
 
 import pytest
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
 
 import cli
-from roar_fixtures import save_keyword_model
-from report_card_fixtures import write_rationale_csv
 
 EVIL = "<script>alert(1)</script>"
 

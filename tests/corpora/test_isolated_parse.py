@@ -8,8 +8,7 @@ import os
 
 import pytest
 
-from corpora import DataError, load_dataset
-from corpora import isolated_parse
+from corpora import DataError, isolated_parse, load_dataset
 from corpora.isolated_parse import parse_in_worker
 from corpora.user_file import PROGRESS_ROWS, load_user_file
 

@@ -14,7 +14,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

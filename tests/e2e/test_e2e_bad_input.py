@@ -6,7 +6,6 @@ prepared models are linked in)."""
 from __future__ import annotations
 
 import pytest
-
 from e2e_support import ARTIFACTS, MARKS, browser_page, private_cache, streamlit_server
 
 pytestmark = MARKS

@@ -5,7 +5,6 @@ Saves screenshots to artifacts/ (the README shows one). Server and browser start
 from __future__ import annotations
 
 import pytest
-
 from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
 
 pytestmark = MARKS

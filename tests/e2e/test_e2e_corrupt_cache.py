@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-
 from e2e_support import ARTIFACTS, MARKS, browser_page, private_cache, streamlit_server
 
 pytestmark = MARKS

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
 
 pytestmark = MARKS

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
 
 from corpora import load_dataset
-from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
 from evaluation.errors.filters import Filters, apply_filters, confident_errors_first
 from evaluation.errors.predictions import predict_dataset
 from evaluation.runs.store import ResultStore

@@ -5,8 +5,6 @@ never the file's content and never a traceback. The real Streamlit server and he
 (e2e_support.py), each server on a cache folder of its own."""
 from __future__ import annotations
 
-import pytest
-
 from e2e_support import ARTIFACTS, MARKS, browser_page, private_cache, streamlit_server
 from report_card_fixtures import write_rationale_csv
 

@@ -4,7 +4,6 @@ the first one's Stop still works."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT
 from e2e_support import ARTIFACTS, MARKS, browser_page, private_cache, streamlit_server
 

@@ -11,7 +11,6 @@ import urllib.request
 from urllib.parse import quote, urlencode
 
 import pytest
-
 from conftest import ROOT
 from e2e_support import ARTIFACTS, CHROMIUM, FLAGS, MARKS, browser_page, private_cache, streamlit_server
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 import pytest
-
 from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
+
 from evaluation import cards
 
 pytestmark = MARKS

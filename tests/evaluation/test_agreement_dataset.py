@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 import cli
@@ -20,7 +21,6 @@ from evaluation.metric import EVALUATORS, RANDOM_METHOD
 from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
 from explainers import Explanation
-from roar_fixtures import save_keyword_model, write_keyword_csv
 
 A = [0.9, -0.5, 0.1, 0.3]   # |A| ranks words 0 > 1 > 3 > 2
 B = [0.2, -0.8, 0.4, -0.1]  # |B| ranks words 1 > 2 > 0 > 3

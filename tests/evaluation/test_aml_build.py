@@ -7,8 +7,18 @@ from dataclasses import asdict
 
 import pytest
 
-from evaluation.aml_build import (BUDGET_ENV, CLASSIFIER_PASSES, SELECTION_FORWARDS, TYPICAL_TOKENS, build_cell,
-                                  build_recipe, build_run_id, estimate_build_seconds, start_build, training_data)
+from evaluation.aml_build import (
+    BUDGET_ENV,
+    CLASSIFIER_PASSES,
+    SELECTION_FORWARDS,
+    TYPICAL_TOKENS,
+    build_cell,
+    build_recipe,
+    build_run_id,
+    estimate_build_seconds,
+    start_build,
+    training_data,
+)
 from evaluation.aml_training import AMLRecipe
 from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore

@@ -10,6 +10,8 @@ import json
 
 import pandas as pd
 import pytest
+from roar_fixtures import save_keyword_model
+from tiny_models import FILLER, KEYWORD, keyword_sentences
 
 import cli
 from evaluation.aml_training import AMLRecipe, prepare_aml
@@ -19,8 +21,6 @@ from evaluation.runs.store import ResultStore
 from explainers import create
 from explainers.export import scores_csv, scores_json
 from models import load_classifier
-from roar_fixtures import save_keyword_model
-from tiny_models import FILLER, KEYWORD, keyword_sentences
 
 BADGE = "Comprehensiveness (AOPC)"  # the default selection metric's label, as the heatmap badge shows it
 WARNED = "comprehensiveness-eraser"  # the same metric's id among the faithfulness metrics

@@ -10,17 +10,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from conftest import ROOT
-from models import UserFacingError
-from evaluation.aml_training import AMLRecipe, ValidationSet, prepare_aml, search_lambdas, split_inputs, \
-    train_attribution_model, validation_score
+from tiny_models import keyword_sentences
+
+from evaluation.aml_training import (
+    AMLRecipe,
+    ValidationSet,
+    prepare_aml,
+    search_lambdas,
+    split_inputs,
+    train_attribution_model,
+    validation_score,
+)
+from explainers.aggregate import aggregate_to_words
 from explainers.mask_learning.aml_model import AttributionModel
 from explainers.mask_learning.aml_store import read_manifest
 from explainers.mask_learning.length_groups import length_groups
 from explainers.mask_learning.selection import METRICS, metric_values
-from explainers.aggregate import aggregate_to_words
-from tiny_models import keyword_sentences
+from models import UserFacingError
 
 TINY = AMLRecipe(train_size=80, validation_size=20, epochs=2.0, lr=1e-3, eval_every=0.5)  # 8 steps of batch 20
 

@@ -3,14 +3,13 @@ import random
 
 import numpy as np
 import pytest
+from tiny_models import FILLER, KEYWORD
 
 from corpora.records import SENTIMENT_LABELS, Example
 from evaluation.errors.predictions import predict_dataset
 from evaluation.model_comparison import compare_models
 from evaluation.runs.store import ResultStore
 from models.windows import DocumentEncoding, encode_document
-
-from tiny_models import FILLER, KEYWORD
 
 
 def long_text() -> str:

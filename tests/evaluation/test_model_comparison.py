@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats
+from smooth_models import smooth_classifier
+from tiny_models import tiny_tokenizer
 
 from evaluation.model_comparison import compare_models
 from models import TextClassifier
-from smooth_models import smooth_classifier
-from tiny_models import tiny_tokenizer
 
 TEXT = "a good film with a bad end and a fine cast"
 

@@ -9,6 +9,8 @@ from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
+from report_card_fixtures import write_rationale_csv
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_bert, tiny_tokenizer, train_on
 
 from corpora import load_dataset
 from evaluation import model_comparison_dataset as mcd
@@ -19,8 +21,6 @@ from evaluation.runs.store import ResultStore
 from explainers import create_from_spec
 from models import ModelError, load_classifier
 from models.prepare import base_version
-from report_card_fixtures import write_rationale_csv
-from tiny_models import keyword_sentences, save_tiny_architecture, tiny_bert, tiny_tokenizer, train_on
 
 METHODS = ["saliency", "leave_one_out", "attention"]
 CHECKS = ("known_feature", "sanity", "plausibility")
@@ -168,8 +168,9 @@ def test_the_sanity_cell_runs_the_full_cascade_only(first_and_extended):
 def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, tmp_path):
     """Rank Change, Top-k Sum Change and Probability Change per method, as the attack gives them on each example
     (only the chosen attacked methods run; the others are not applicable, with the reason)."""
-    from evaluation.adversarial.attack import attack, config_for
     from tiny_models import FILLER
+
+    from evaluation.adversarial.attack import attack, config_for
 
     words = list(FILLER)
     path = tmp_path / "long.csv"

@@ -9,6 +9,9 @@ from html import escape
 
 import numpy as np
 import pytest
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
+from tiny_models import keyword_sentences
 
 from corpora import load_dataset
 from evaluation import model_comparison_dataset as mcd
@@ -17,9 +20,6 @@ from evaluation.protocols import PROTOCOLS, check_runs, get_protocol
 from evaluation.report_card_html import card_html
 from evaluation.runs.store import ResultStore
 from models import ModelError, cached_classifier, randomize
-from roar_fixtures import save_keyword_model
-from report_card_fixtures import write_rationale_csv
-from tiny_models import keyword_sentences
 
 METHODS = ["saliency", "input_x_gradient"]  # continuous scores: no ties, so the ranking needs no tie-break
 COMP, SUFF = (0.05, 0.10, 0.20, 0.50), (0.95, 0.90, 0.80, 0.50)  # paper 003 s. 2.2.3.2 (seed-003.md s. 3.2)

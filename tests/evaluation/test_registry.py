@@ -7,12 +7,12 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
+from tolerances import float32_tolerance
+
 from evaluation.metric import EVALUATORS, BatchResult, Evaluator, Metric, MetricValues
 from evaluation.registry import evaluate_batch, resolve_evaluators
 from explainers import create_from_spec
-from tolerances import float32_tolerance
 
 TEXT = "a film with excellent music and a very old plot"
 EVERY_EVALUATOR = {"eraser", "paper-004", "paper-002", "paper-003", "deletion", "deletion-bert", "insertion",

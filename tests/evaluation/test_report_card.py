@@ -8,16 +8,16 @@ from html import escape
 
 import numpy as np
 import pytest
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
 from scipy.stats import spearmanr
+from tiny_models import keyword_sentences
 
 from evaluation import report_card as rc
 from evaluation.report_card_html import card_html, interval_text, reference_text
 from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
 from models import ModelError
-from roar_fixtures import save_keyword_model
-from report_card_fixtures import write_rationale_csv
-from tiny_models import keyword_sentences
 
 METHODS = ["saliency", "leave_one_out", "attention"]
 
@@ -271,10 +271,10 @@ def test_sanity_serves_the_original_models_explanations_from_a_faithfulness_run_
     methods: the sanity cell ("original" sharing) takes those explanations from the cache where the faithfulness
     run stored them for "the predicted class", and writes nothing for the randomized copies. Its values are those of
     a sanity run without any cache."""
+    from evaluation.sanity.one_input import run_sanity
     from explainers import create_from_spec
     from explainers.cache import ExplanationCache
     from explainers.shared_passes import explain_all
-    from evaluation.sanity.one_input import run_sanity
 
     cache = ExplanationCache(directory=isolated_cache)
     encoding = keyword_classifier.encode(keyword_sentences(2, seed=5)[0][1])

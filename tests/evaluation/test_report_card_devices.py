@@ -6,15 +6,15 @@ the study's cells went to GPU workers."""
 from __future__ import annotations
 
 import pytest
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
+from tolerances import float32_tolerance, torch_threads
 
-from commands.common import Parser
 from commands import report_card as report_card_command
+from commands.common import Parser
 from evaluation import report_card as rc
 from evaluation.runs import ray_executor
 from evaluation.runs.store import ResultStore
-from roar_fixtures import save_keyword_model
-from report_card_fixtures import write_rationale_csv
-from tolerances import float32_tolerance, torch_threads
 
 METHODS = ["saliency", "leave_one_out"]
 

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
 from scipy.stats import entropy
 
 import cli
@@ -17,7 +18,6 @@ from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
 from explainers import create
-from roar_fixtures import save_keyword_model, write_keyword_csv
 
 SCORES = np.array([0.5, -2.0, 0.0, 1.0, 0.25, -0.25, 3.0, 0.1, 0.2, -0.3, 0.05, 0.7])
 

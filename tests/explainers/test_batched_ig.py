@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
 from explainers import create
 from explainers.shared_passes import ig_pass, ig_paths, prefill_ig_paths, sharing
 from models.metering import metered
-from tolerances import float32_tolerance
 
 TEXTS = ["the movie was excellent", "a long and dull film about nothing at all , really",
          "excellent", "the music was long and the plot was not excellent"]

@@ -2,14 +2,12 @@
 round whose leave-one-out scores equal word-level leave-one-out's."""
 import numpy as np
 import pytest
-
-from models import InputError
+from tiny_models import KEYWORD
 
 from explainers import create
 from explainers.coarse_rules import RULES, SentenceRule, choose, ranked, second_round, word_budget
 from explainers.coarse_to_fine import coarse_to_fine
-
-from tiny_models import KEYWORD
+from models import InputError
 
 GROUPS = [range(0, 20), range(20, 22), range(22, 30), range(30, 100)]  # 20, 2, 8 and 70 words
 SCORES = np.array([1.0, 0.4, 0.8, 1.4])
@@ -81,8 +79,8 @@ def test_a_row_budget_counts_a_word_in_an_overlap_twice():
 
 
 def test_rows_per_word_are_the_windows_holding_each_word(keyword_classifier):
-    from models.windows import encode_document
     from explainers.coarse_rules import rows_per_word
+    from models.windows import encode_document
     document = encode_document(keyword_classifier, " ".join(["film"] * 150))
     expected = np.zeros(150)
     for window in document.windows:

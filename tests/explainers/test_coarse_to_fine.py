@@ -1,13 +1,11 @@
 """Coarse to fine against the word-level method."""
 import numpy as np
 import pytest
-
-from models import InputError
+from tiny_models import KEYWORD
 
 from explainers import create
 from explainers.coarse_to_fine import coarse_to_fine, top_precision
-
-from tiny_models import KEYWORD
+from models import InputError
 
 SENTENCES = ["the movie was a film .", "this story had some scenes with actors !", f"the music was {KEYWORD} .",
              "it is very quite a plot ?", "the film had music ."]

@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import wide_three_class
 
 from explainers import ParamError, create
 from explainers import contrast as contrast_policy
 from explainers.cache import ExplanationCache, cache_key
 from explainers.embedding_forward import embedding_function
-from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
 

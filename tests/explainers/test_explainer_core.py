@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 from captum.attr import LayerIntegratedGradients
+from tiny_models import KEYWORD
+from tolerances import float32_tolerance
 
 from explainers import aggregate_to_words, create, normalize
 from explainers.cache import ExplanationCache, explain_cached
 from explainers.scores import log_odds
 from models.attention_kernel import eager_attention
-from tiny_models import KEYWORD
-from tolerances import float32_tolerance
 
 TEXT = "the movie was unbelievably excellent"
 

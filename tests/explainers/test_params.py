@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 import settings
-from explainers import ParamError, REGISTRY, create_from_spec, format_spec, is_known_spec, parse_spec, split_spec
+from explainers import REGISTRY, ParamError, create_from_spec, format_spec, is_known_spec, parse_spec, split_spec
 from explainers.params import coerce, options_from, param, schema
 
 

@@ -6,14 +6,28 @@ import time
 
 import numpy as np
 import pytest
+from tiny_models import FILLER
 
 from explainers import Explanation, create
 from explainers.cache import DEFAULT_CACHE, cache_key, cached_only, explain_cached
-from explainers.plan import (DONE, METHOD_JOBS, RUNNING, STOPPED, MethodChoice, MethodJob, MethodJobs, Pending,
-                             Planned, cost_rows, estimate, make_plan, run_now, settled_rows, start_background)
+from explainers.plan import (
+    DONE,
+    RUNNING,
+    STOPPED,
+    MethodChoice,
+    MethodJob,
+    MethodJobs,
+    Pending,
+    Planned,
+    cost_rows,
+    estimate,
+    make_plan,
+    run_now,
+    settled_rows,
+    start_background,
+)
 from models import TextClassifier
 from models.metering import Throughput, base_seconds, work_units
-from tiny_models import FILLER
 
 TEXT = "the movie was a film that this story had excellent scenes with actors and music"
 LONG_TEXT = " ".join(FILLER[i % len(FILLER)] for i in range(50))  # 50 words: 2^50 distinct LIME masks

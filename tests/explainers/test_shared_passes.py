@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 from captum.attr import InputXGradient as CaptumInputXGradient
+from tolerances import float32_tolerance
 
 from explainers import create
 from explainers.cache import ExplanationCache, cached_only
 from explainers.embedding_forward import embedding_function
 from explainers.shared_passes import explain_all, pass_groups, sharing
-from tolerances import float32_tolerance
 
 TEXT = "the movie was a film that this story had excellent scenes with actors and music"
 

@@ -1,13 +1,13 @@
 """The page's cost estimate of a method on a long document counts window passes."""
 import random
 
+from tiny_models import FILLER
+
 from explainers import create
 from explainers.plan import measure_throughput
 from explainers.windowed import estimate_passes, tokens_per_pass
 from models import metered
 from models.windows import encode_document
-
-from tiny_models import FILLER
 
 
 def test_estimates_match_the_passes_run(keyword_classifier):

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import json
 
-import cli
 import numpy as np
 import pytest
 import torch
+from tiny_models import ARCHITECTURE_FAMILIES, family_tokenizer, save_tiny_architecture, tiny_architecture
 from tolerances import float32_tolerance
 from transformers import BertConfig, BertForSequenceClassification, BertModel, GPT2Config, GPT2LMHeadModel
 
-from explainers import REGISTRY, create
+import cli
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
+from explainers import REGISTRY, create
 from models import ModelError, TextClassifier, UserFacingError, load_classifier, perturb, randomize, resolve_operator
 from models.architectures import read_architecture
 from models.errors import ArchitectureError
-from tiny_models import ARCHITECTURE_FAMILIES, family_tokenizer, save_tiny_architecture, tiny_architecture
 
 ARCHITECTURES = list(ARCHITECTURE_FAMILIES)
 DECODERS = ["gpt2", "llama", "qwen2", "mistral", "phi", "gemma"]
@@ -132,7 +132,7 @@ def test_layer_randomization_covers_every_parameter_once_and_leaves_the_model_un
     before = {k: v.clone() for k, v in classifier.model.state_dict().items()}
     encoding = _encoding(classifier)
     last = None
-    for _, last in randomize.cascade(classifier, init="normal", seed=0):
+    for _, last in randomize.cascade(classifier, init="normal", seed=0):  # noqa: B007 (the last stage, read after the loop)
         pass
     assert all(p.data_ptr() != q.data_ptr() for p, q in zip(last.model.parameters(), classifier.model.parameters()))
     assert all(torch.equal(before[k], v) for k, v in classifier.model.state_dict().items())

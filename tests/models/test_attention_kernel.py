@@ -7,12 +7,12 @@ import threading
 import numpy as np
 import pytest
 import torch
+from tiny_models import ARCHITECTURE_FAMILIES, tiny_architecture
 from tolerances import float32_tolerance
 
 from explainers import create
 from models import TextClassifier, perturb
 from models.attention_kernel import attention_implementation, eager_attention
-from tiny_models import ARCHITECTURE_FAMILIES, tiny_architecture
 
 TEXT = "the movie was excellent , not boring and the music was good"
 # the architectures the speed work names (BERT, GPT-2, Llama-style) must run on SDPA; every other one must at least give

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 import torch
+from tiny_models import tiny_bert, tiny_tokenizer
+from tolerances import float32_tolerance, sum_tolerance
 
 from models import InputError, ModelError, ModelNotPrepared, Operator, load_classifier, metered, perturb
 from models.perturb import perturbed_proba
-from tiny_models import tiny_bert, tiny_tokenizer
-from tolerances import float32_tolerance, sum_tolerance
 
 
 def test_words_and_subword_alignment(random_classifier):

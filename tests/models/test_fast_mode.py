@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 
-import cli
 import numpy as np
 import pytest
 import torch
+from tiny_models import save_tiny_architecture, tiny_architecture
 
+import cli
 from explainers import create
 from models import load_classifier, precision
 from models.classifier import TextClassifier
-from tiny_models import save_tiny_architecture, tiny_architecture
 
 TEXT = "the movie was excellent , not boring"
 

@@ -7,11 +7,11 @@ import copy
 import numpy as np
 import pytest
 import torch
+from tiny_models import tiny_architecture
 
 from explainers import create
 from models import first_token, randomize
 from models.classifier import TextClassifier, TokenBatch
-from tiny_models import tiny_architecture
 
 FAMILIES = ["bert", "roberta", "electra"]
 TEXTS = ["the movie was excellent", "boring", "a long film with some scenes that had music and actors , not fun",

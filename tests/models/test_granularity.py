@@ -1,17 +1,15 @@
 """Sentences and user spans as the players of removal methods."""
+import random
+
 import numpy as np
 import pytest
+from tiny_models import FILLER, KEYWORD
 
+from explainers import create
 from models import InputError
 from models.granularity import by_units, sentence_groups
 from models.perturb import perturbed_logits
 from models.windows import encode_document
-
-from explainers import create
-
-from tiny_models import FILLER, KEYWORD
-
-import random
 
 SENTENCES = ["the movie was a film .", "this story had some scenes with actors !", f"the music was {KEYWORD} .",
              "it is very quite a plot ?"]

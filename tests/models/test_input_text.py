@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_prompted import write_spec
+from tiny_models import tiny_architecture
 
 from corpora import DataError, load_user_file
 from corpora.typed_text import normalize_typed_text, typed_words
 from explainers import create
 from models import InputError, TextClassifier, load_classifier
 from models.encoding import check_text
-from test_prompted import write_spec
-from tiny_models import tiny_architecture
 
 INVISIBLE = {"\u200b": "zero width space", "\u200c": "zero width non-joiner", "\u200d": "zero width joiner",
              "\u2060": "word joiner", "\ufeff": "zero width no-break space", "\u00ad": "soft hyphen",
@@ -94,8 +94,9 @@ def test_a_file_row_with_an_empty_pair_is_refused_with_its_row(tmp_path):
 def test_command_line_text_that_was_not_utf8_is_refused_not_replaced(keyword_classifier, tmp_path, capsys):
     """Python makes a lone surrogate of each byte of a non-UTF-8 argument (a Latin-1 terminal's 'très' is
     'tr\\udce8s'); no tokenizer can read it, and no guess is made."""
-    import cli
     from tiny_models import tiny_tokenizer
+
+    import cli
 
     argument = "très bien".encode("latin-1").decode("utf-8", errors="surrogateescape")
     with pytest.raises(InputError, match=r"not UTF-8 \(byte 0xe8\).*iconv"):

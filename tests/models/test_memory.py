@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tiny_models import random_classifier, tiny_bert, tiny_tokenizer
 
 from explainers import registry
 from explainers.shared_passes import ig_pass, ig_paths
 from models import memory
-from tiny_models import random_classifier, tiny_bert, tiny_tokenizer
 
 PROBE = Path(__file__).resolve().parents[1] / "memory_probe.py"
 TOLERANCE = 0.30  # the bound on prediction vs measured peak

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from memory_probe import bert
-from models import memory
 from test_memory import TOLERANCE, probe
+
+from models import memory
 
 
 def test_autocast_counts_mixed_precision_and_half_precision_weights_count_half():

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from memory_probe import LONG_TEXT, bert, letter_tokenizer
 
 from explainers import registry
 from explainers.shared_passes import ig_pass
-from memory_probe import LONG_TEXT, bert, letter_tokenizer
 from models import TextClassifier, memory
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]

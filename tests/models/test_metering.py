@@ -3,11 +3,20 @@ real batches, Stop through the meter, and the time left of running work with inj
 from __future__ import annotations
 
 import pytest
+from tiny_models import tiny_bert, tiny_tokenizer
 
 from models import TextClassifier, WorkStopped, estimate_seconds, metered, metering
-from models.metering import (AUTORUN_SECONDS, Throughput, autorun_budget, cells_left_seconds, cold_cpu_rate, cpu_flops,
-                             learn_method, token_cost, work_left_seconds)
-from tiny_models import tiny_bert, tiny_tokenizer
+from models.metering import (
+    AUTORUN_SECONDS,
+    Throughput,
+    autorun_budget,
+    cells_left_seconds,
+    cold_cpu_rate,
+    cpu_flops,
+    learn_method,
+    token_cost,
+    work_left_seconds,
+)
 
 REL = 1e-12  # float64 arithmetic on a handful of numbers
 

@@ -13,7 +13,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
+from tiny_models import VOCAB, tiny_masked_lm
+from tolerances import float32_tolerance, log2_odds_tolerance
 
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
@@ -21,24 +22,27 @@ from explainers import create
 from explainers.methods.input_marginalization import InputMarginalization, marginal_log2_odds
 from explainers.methods.lime_bert import LimeBert
 from models import ModelNotPrepared, perturb
-from models.mlm import (RECIPE, Candidate, FixedFill, MaskedLMFiller, MaskedLMNotPrepared, clear_loaded, evaluate_filler,
-                        find_prepared_mlm, inspect_candidates, load_filler, prepare_mlm, read_mlm_manifest)
+from models.mlm import (
+    RECIPE,
+    Candidate,
+    FixedFill,
+    MaskedLMFiller,
+    MaskedLMNotPrepared,
+    clear_loaded,
+    evaluate_filler,
+    find_prepared_mlm,
+    inspect_candidates,
+    load_filler,
+    prepare_mlm,
+    read_mlm_manifest,
+)
 from models.mlm.prepare import build_model
-from tiny_models import VOCAB, tiny_tokenizer
-from tolerances import float32_tolerance, log2_odds_tolerance
 
 
 # ----- a tiny masked LM (random weights) and fakes --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_mlm() -> MaskedLMFiller:
-    torch.manual_seed(3)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, type_vocab_size=2,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    model = BertForMaskedLM(config).eval()
-    with torch.no_grad():  # a sharper output distribution than the init gives (more varied probabilities)
-        model.cls.predictions.transform.dense.weight.mul_(8.0)
-    return MaskedLMFiller(model, tiny_tokenizer(), name="tiny-mlm", device="cpu")
+    return tiny_masked_lm(sharpen=8.0)
 
 
 def direct_distribution(filler: MaskedLMFiller, text: str, pair: str | None = None, which: int = 0) -> np.ndarray:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
+from tiny_models import tiny_masked_lm
+from tolerances import float32_tolerance
 
 from models import memory
 from models.mlm import MaskedLMFiller
-from tiny_models import VOCAB, tiny_tokenizer
-from tolerances import float32_tolerance
 
 INPUTS = ["the movie was excellent and fun", ("a long film", "the story was good"),
           "it is very quite rather long short old new", "dull", "the music was long but fun", "a good old film"]
@@ -24,11 +23,7 @@ POSITIONS = [2, 1, 7, 0, 3, 1]
 @pytest.fixture()
 def tiny_mlm():
     memory.forget_limits()
-    torch.manual_seed(3)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, type_vocab_size=2,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    yield MaskedLMFiller(BertForMaskedLM(config).eval(), tiny_tokenizer(), name="tiny-mlm", device="cpu")
+    yield tiny_masked_lm()
     memory.forget_limits()
 
 

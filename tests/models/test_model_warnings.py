@@ -9,15 +9,15 @@ import sys
 
 import pytest
 import torch
+from conftest import ROOT
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture, tiny_bert, tiny_tokenizer
 from transformers import GPT2Config, GPT2ForSequenceClassification
 
-from conftest import ROOT
 from explainers import create
 from explainers.cache import ExplanationCache, explain_cached
 from models import load_classifier
 from models.loading import untrained_head_warning
 from models.untrained_head import HEAD_PREFIXES
-from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture, tiny_bert, tiny_tokenizer
 
 
 def save(model, folder):

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tolerances import EPS32, REORDERED_ULPS
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from explainers import create
 from models import InputError, ModelError, load_classifier
 from models.prompted import PromptedClassifier
-from tolerances import REORDERED_ULPS, EPS32
 
 TEMPLATE = "Review: {text}\nSentiment:"
 CORPUS = ["the film was good", "the film was bad", "Review: a great movie\nSentiment: good",

@@ -10,9 +10,17 @@ import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
-from transformers import (BertConfig, BertForSequenceClassification, DistilBertConfig,
-                          DistilBertForSequenceClassification, GPT2Config, GPT2ForSequenceClassification,
-                          PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification)
+from transformers import (
+    BertConfig,
+    BertForSequenceClassification,
+    DistilBertConfig,
+    DistilBertForSequenceClassification,
+    GPT2Config,
+    GPT2ForSequenceClassification,
+    PreTrainedTokenizerFast,
+    RobertaConfig,
+    RobertaForSequenceClassification,
+)
 
 from models import TextClassifier, randomize
 from models.architectures import get_module, read_architecture
@@ -256,7 +264,7 @@ def test_randomized_models_predict_and_explain(tiny):
     from explainers import create
 
     encoding = tiny.encode(SENTENCE)
-    for stage, model in randomize.cascade(tiny, init="normal", seed=0):
+    for _stage, model in randomize.cascade(tiny, init="normal", seed=0):
         probabilities = model.predict_proba([encoding])[0]
         assert probabilities.shape == (2,) and probabilities.sum() == pytest.approx(1.0)
         explanation = create("input_x_gradient").explain(model, encoding, 0)
@@ -283,9 +291,16 @@ def test_a_model_outside_the_table_is_refused_with_a_message(random_classifier):
 
 
 def _more_types():
-    from transformers import (CamembertConfig, CamembertForSequenceClassification, DebertaV2Config,
-                              DebertaV2ForSequenceClassification, ElectraConfig, ElectraForSequenceClassification,
-                              MPNetConfig, MPNetForSequenceClassification)
+    from transformers import (
+        CamembertConfig,
+        CamembertForSequenceClassification,
+        DebertaV2Config,
+        DebertaV2ForSequenceClassification,
+        ElectraConfig,
+        ElectraForSequenceClassification,
+        MPNetConfig,
+        MPNetForSequenceClassification,
+    )
 
     common = dict(vocab_size=40, hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64)
     return {
@@ -310,7 +325,7 @@ def test_more_model_types_are_fully_covered_by_the_table(model_type):
     owned = [n for s in stages for n in _params_under(classifier.model, s.paths)]
     assert sorted(owned) == sorted(n for n, _ in classifier.model.named_parameters())  # each parameter once
     last = None
-    for _, last in randomize.cascade(classifier, init="model", seed=0):
+    for _, last in randomize.cascade(classifier, init="model", seed=0):  # noqa: B007 (the last stage, read after the loop)
         pass
     assert all(p.data_ptr() != q.data_ptr() for p, q in zip(last.model.parameters(), classifier.model.parameters()))
     assert _same(before, _snapshot(classifier.model))

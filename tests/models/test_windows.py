@@ -1,18 +1,15 @@
 """Documents longer than the window: the windowed classifier against values computed another way."""
+import random
+
 import numpy as np
 import pytest
 import torch
-
-from models import InputError
-from models.perturb import perturb, perturbed_logits
-from models.windows import (DocumentEncoding, WindowConfig, blend_weights, encode_document,
-                            perturbed_document_logits)
-
-from explainers import create
-
 from tiny_models import FILLER, KEYWORD
 
-import random
+from explainers import create
+from models import InputError
+from models.perturb import perturb, perturbed_logits
+from models.windows import DocumentEncoding, WindowConfig, blend_weights, encode_document, perturbed_document_logits
 
 
 def document(n_words: int = 150, seed: int = 0, keyword_at: int | None = None) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import VOCAB, tiny_tokenizer
 
 from explainers import create
 from models import load_classifier
 from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification, last_kept_positions
 from models.prepare import RECIPES, ZOO, base_classifier
 from models.randomize import randomized, stage_names
-from tiny_models import VOCAB, tiny_tokenizer
 
 
 def tiny_causal(seed: int = 0) -> CausalBertForSequenceClassification:

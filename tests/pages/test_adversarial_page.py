@@ -3,9 +3,8 @@ measures and both heatmaps; a bad option and a too-short input get messages, nev
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 

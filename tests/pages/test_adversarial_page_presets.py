@@ -4,12 +4,12 @@ runs a stored attack run whose summary has a bootstrap interval per measure."""
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
+from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from evaluation.adversarial.attack import config_for
 from evaluation.runs.jobs import JOBS
-from roar_fixtures import save_keyword_model
 
 PAGE = "app_pages/10_Adversarial.py"
 TEXT = "the acting is superb but the plot is dull and the ending drags on far too long"

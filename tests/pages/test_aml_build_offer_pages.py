@@ -4,7 +4,6 @@ page goes on with the other methods. AppTest with the real default-quick model, 
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.integration

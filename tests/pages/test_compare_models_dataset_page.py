@@ -4,13 +4,13 @@ downloads; a twin written wrong gets a message."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
-from evaluation.runs.jobs import JOBS
 from report_card_fixtures import write_rationale_csv
 from roar_fixtures import save_keyword_model
+from streamlit.testing.v1 import AppTest
 from tiny_models import keyword_classifier as build_keyword_classifier
+
+from evaluation.runs.jobs import JOBS
 
 PAGE = "app_pages/11_Compare_models.py"
 

@@ -3,10 +3,9 @@ aligned by word, each model's prediction, the agreement between models; one mode
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
 from roar_fixtures import save_keyword_model
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 

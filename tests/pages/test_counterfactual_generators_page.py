@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from test_counterfactuals_page import TEXT, _open, page_cache  # noqa: F401 (the fixture)
 from test_error_analysis_page import open_page, write_file
 from test_error_analysis_page import page_cache as errors_cache  # noqa: F401

@@ -12,9 +12,8 @@ import json
 
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 
@@ -44,8 +43,8 @@ def install_tiny_mlm() -> str:
     """A tiny BertForMaskedLM with MiniLM's vocabulary written where ``load_filler('mlm')`` finds it."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    from models.mlm.filler import MaskedLMFiller
     from models.mlm import evaluate_filler, mlm_folder
+    from models.mlm.filler import MaskedLMFiller
     from models.prepare import base_model_dir, file_sha256
 
     tokenizer = AutoTokenizer.from_pretrained(base_model_dir())

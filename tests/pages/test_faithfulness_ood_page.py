@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
 from test_faithfulness_page import METHODS, TEXT, _open, page_cache  # noqa: F401  (page_cache: a fixture)
 
 pytestmark = pytest.mark.integration
@@ -21,7 +20,7 @@ LIMIT, LIME_SAMPLES = 3, 5
 
 class KeptMediaStorage(MemoryMediaFileStorage):
     """AppTest's in-memory media storage, kept after the run so a test can read what a download button serves."""
-    made: list["KeptMediaStorage"] = []
+    made: list[KeptMediaStorage] = []
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

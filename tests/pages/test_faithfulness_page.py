@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 
@@ -108,11 +107,10 @@ def test_curves_table_and_bias_matrix(monkeypatch, quick_classifier, page_cache)
 
 def test_dataset_run_from_the_page(monkeypatch, quick_classifier, page_cache):
     from evaluation.runs.jobs import JOBS
-    from explainers import label_for
-    from ui.views.faithfulness import RUN_KEY
-
     from evaluation.runs.runner import KIND
     from evaluation.runs.store import ResultStore
+    from explainers import label_for
+    from ui.views.faithfulness import RUN_KEY
 
     # another user's failed run of another model, in the shared store
     other = ResultStore().create_run(KIND, {"model": "someone/else", "evaluators": ["eraser"]}, 5,

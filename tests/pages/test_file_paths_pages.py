@@ -4,15 +4,15 @@ quotes a file's content."""
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from corpora import DataError
 from evaluation import model_comparison_dataset as mcd
 from evaluation import report_card as rc
 from evaluation.runs.store import ResultStore
-from report_card_fixtures import write_rationale_csv
-from roar_fixtures import save_keyword_model
 from ui.views.plausibility import FILE_CHOICE, SHARED_FILE_CHOICE
 
 PLAUSIBILITY = "app_pages/5_Plausibility.py"

@@ -2,12 +2,10 @@
 windows (no cut) and the method step draws every word of the document (strip, folded sentences)."""
 from __future__ import annotations
 
-import time
-
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from page_waits import drawn_after_run
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 
@@ -35,16 +33,6 @@ def test_the_tour_explains_and_draws_the_whole_document(page_env):
     assert any("560 words read whole in" in c.value for c in at.caption), [c.value for c in at.caption]
     assert not any("were cut" in w.value for w in at.warning)
     at.toggle(key="tour-teacher").set_value(True).run()
-    html = ""
-    for attempt in range(60):  # a document's saliency may wait for a Run click on a slow CPU
-        assert not at.exception, at.exception
-        html = " ".join(element.proto.body for element in at.get("html"))
-        if 'class="xw-strip"' in html:
-            break
-        runs = [b for b in at.button if b.label.startswith("Run ")]
-        if runs and attempt == 0:
-            runs[0].click()
-        time.sleep(1 if attempt else 0)
-        at.run()
+    html = drawn_after_run(at)  # a document's saliency may wait for a Run click on a slow CPU
     assert 'class="xw-strip"' in html and html.count("<details") == 40
     assert 'title="39: ' in html and "sentence 40 (words 547-560)" in html  # the last window's words too

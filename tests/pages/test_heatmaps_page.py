@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 from conftest import ROOT
+
 FAMILY_HEADINGS = ["#### Gradient-based", "#### Perturbation-based", "#### Attention-based", "#### Baselines",
                    "#### Ensembles"]
 
@@ -298,7 +298,7 @@ def test_a_long_method_shows_progress_and_a_stop_where_it_was_started(page_env, 
     bars = [n for n in row if n.type == "progress"]
     assert len(bars) == 1, [n.type for n in row]
     n_words = len(LONG_TEXT.split())
-    assert bars[0].text.startswith(f"Leave-one-out: ") and f"of about {n_words} forward passes" in bars[0].text
+    assert bars[0].text.startswith("Leave-one-out: ") and f"of about {n_words} forward passes" in bars[0].text
     assert "left" in bars[0].text and 0 <= bars[0].value < 100
     assert [n.label for n in row if n.type == "button"] == ["Stop"]  # next to its progress, nothing else
     assert not [i for i in at.info if i.value.startswith("Not run yet")]

@@ -4,9 +4,8 @@ computed reads "n/a" with the reason, not None."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 

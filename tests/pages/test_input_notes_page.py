@@ -4,9 +4,8 @@ explanation. AppTest with the tiny keyword model saved in the test, no prepared 
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 from tiny_models import tiny_tokenizer
 
 

@@ -4,10 +4,9 @@ never a traceback."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
 from roar_fixtures import save_keyword_model
+from streamlit.testing.v1 import AppTest
 
 COMPARE = "app_pages/11_Compare_models.py"
 CARD = "app_pages/12_Report_card.py"

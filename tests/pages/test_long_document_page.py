@@ -2,12 +2,10 @@
 drawn as a strip and folded sentences, and sentences as players."""
 from __future__ import annotations
 
-import time
-
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from page_waits import drawn_after_run
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 
@@ -31,16 +29,3 @@ def test_a_long_document_is_read_whole_and_drawn_readably(monkeypatch, quick_cla
     assert "the film number 7 was long and slow but the ending was fine ." in html  # one unit per sentence
 
 
-def drawn_after_run(at, marker: str = 'class="xw-strip"') -> str:
-    """Click the method's Run button (a document's saliency waits for a click on a slow CPU) and wait for its row."""
-    html = ""
-    for attempt in range(60):
-        html = " ".join(element.proto.body for element in at.get("html"))
-        if marker in html:
-            break
-        runs = [b for b in at.button if b.label.startswith("Run ")]
-        if runs and attempt == 0:
-            runs[0].click()
-        time.sleep(1 if attempt else 0)
-        at.run()
-    return html

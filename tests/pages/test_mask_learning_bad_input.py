@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from conftest import ROOT
 
 AML = "AML (attributive masking learning)"
@@ -16,10 +15,11 @@ MARC = "MaRC (mask optimization)"
 @pytest.fixture(scope="module")
 def app_model(keyword_classifier, random_classifier, tmp_path_factory):
     """(folder of the no-[MASK] keyword model, G folder of another model); the app's model is the first."""
+    from tiny_models import keyword_sentences
+
     from evaluation.aml_training import AMLRecipe, prepare_aml
     from explainers import cache
     from models import load_classifier
-    from tiny_models import keyword_sentences
 
     root = tmp_path_factory.mktemp("bad-input")
     folder = root / "keyword-no-mask"

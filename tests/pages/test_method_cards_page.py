@@ -3,9 +3,9 @@ widget shows a card (or a note for a name without one) in one call."""
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from evaluation import cards
 
 PAGE = "app_pages/8_Method_cards.py"

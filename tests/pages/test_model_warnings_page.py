@@ -2,9 +2,8 @@
 (words read as [UNK]). AppTest with a tiny model saved in the test, no prepared model needed."""
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 from tiny_models import tiny_bert, tiny_tokenizer
 
 

@@ -3,12 +3,12 @@ start) gets the same navigation, layout, title and shipped favicon as a page rea
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
 import settings
-from conftest import ROOT
 
 PAGE_TITLES = ["Heatmaps", "Faithfulness", "Sanity checks", "ROAR", "Plausibility", "Counterfactuals",
                "Error analysis", "Method cards", "Guided tour", "Adversarial", "Compare models", "Report card", "Jobs",

@@ -8,9 +8,8 @@ import re
 import shutil
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 SECRET_PATH = "/srv/secret/models/private-weights.bin"
 BOOM = f'''import streamlit as st

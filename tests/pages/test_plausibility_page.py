@@ -5,9 +5,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from explainers import label_for
 
 pytestmark = pytest.mark.integration

@@ -4,14 +4,14 @@ and two models' orderings side by side."""
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
+from report_card_fixtures import write_rationale_csv
+from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from evaluation import report_card as rc
 from evaluation.report_card_html import COLOURS
 from evaluation.runs.jobs import JOBS
-from report_card_fixtures import write_rationale_csv
-from roar_fixtures import save_keyword_model
 
 PAGE = "app_pages/12_Report_card.py"
 CHECKS = ["faithfulness", "adversarial", "plausibility"]

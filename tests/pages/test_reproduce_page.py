@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from evaluation.reproduce import findings_for, results
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore

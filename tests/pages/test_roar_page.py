@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 PAGE = "app_pages/4_ROAR.py"

@@ -11,11 +11,11 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
-from explainers import label_for
 from evaluation.runs.jobs import JOBS
+from explainers import label_for
 from ui.views.sanity_measures import REPEAT_TASK, SMPRT_TASK
 
 pytestmark = pytest.mark.integration

@@ -6,9 +6,8 @@ from __future__ import annotations
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import jsonschema
+from conftest import ROOT
 
 import cli
 import workbench as wb
-from conftest import ROOT
 from explainers.export import read_document, scores_json
 
 SCHEMA = json.loads((ROOT / "assets" / "schema" / "explanation-workbench-1.json").read_text())

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import ROOT
 from matplotlib.figure import Figure
 
 import workbench as wb
-from conftest import ROOT
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.one_input import evaluate_input
 from evaluation.faithfulness.presets import BY_ID

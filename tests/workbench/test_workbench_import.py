@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 PROBE = r"""
@@ -53,6 +52,6 @@ def test_a_figure_from_the_face_leaves_pyplot_alone(keyword_classifier):
                          "e = workbench.explain(keyword_classifier(), 'an excellent film', methods=['saliency'])\n"
                          "figure = e.figure(); png = figure.savefig(__import__('io').BytesIO(), format='png')\n"
                          "print(json.dumps")
-    code = "import sys; sys.path.insert(0, %r)\n" % str(ROOT / "tests") + code
+    code = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n" + code
     seen = run_probe(code)
     assert seen["figures"] == [] and seen["backend"] == "svg" and seen["changed"] == []

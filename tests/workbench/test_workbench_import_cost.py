@@ -13,10 +13,10 @@ import sys
 
 import numpy as np
 import torch
-
 from conftest import ROOT
-from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification, causal_classes
 from tiny_models import VOCAB, tiny_tokenizer
+
+from models.causal_bert import CausalBertConfig, CausalBertForSequenceClassification, causal_classes
 
 DEFERRED = ("captum", "transformers.modeling_utils", "transformers.masking_utils", "torch._dynamo", "sympy", "scipy.stats",
             "sklearn")

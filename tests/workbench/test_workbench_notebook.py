@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import ROOT
+from nbclient import NotebookClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -9,7 +9,6 @@ import sys
 import zipfile
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

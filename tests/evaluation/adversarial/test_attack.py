@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 from captum.attr import InputXGradient, IntegratedGradients, Saliency
+from smooth_models import smooth_classifier
+from tolerances import EPS32
 
 from evaluation.adversarial import measures
-from evaluation.adversarial.attack import (AttackError, attack, config_for, differentiable_attribution, passes)
+from evaluation.adversarial.attack import AttackError, attack, config_for, differentiable_attribution, passes
 from explainers import ParamError
 from explainers.embedding_forward import baseline_embeddings, embedding_function
 from models.attention_kernel import eager_attention
-from smooth_models import smooth_classifier
-from tolerances import EPS32
 
 TEXT = "the movie was great and the actors were fine but the plot was slow"
 

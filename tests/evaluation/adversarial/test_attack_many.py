@@ -17,17 +17,24 @@ import itertools
 
 import numpy as np
 import pytest
-
-from corpora import load_dataset
-from evaluation.adversarial import dataset as adversarial
-from evaluation.adversarial.attack import (BATCH_OVERHEAD_TOKENS, AttackError, attack, attack_groups, attack_many,
-                                           config_for, rows_per_input)
-from evaluation.runs.store import ResultStore
-from models import cached_classifier
-from models.metering import metered
 from roar_fixtures import save_keyword_model, write_keyword_csv
 from smooth_models import smooth_classifier
 from tolerances import EPS32, float32_tolerance
+
+from corpora import load_dataset
+from evaluation.adversarial import dataset as adversarial
+from evaluation.adversarial.attack import (
+    BATCH_OVERHEAD_TOKENS,
+    AttackError,
+    attack,
+    attack_groups,
+    attack_many,
+    config_for,
+    rows_per_input,
+)
+from evaluation.runs.store import ResultStore
+from models import cached_classifier
+from models.metering import metered
 
 TEXTS = ["a fine and moving film , truly",
          "the movie was great and the actors were fine but the plot was slow",

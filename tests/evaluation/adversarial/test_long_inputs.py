@@ -3,11 +3,10 @@ cut; the other inputs of the same batch are attacked as before."""
 import random
 
 import pytest
+from tiny_models import FILLER, KEYWORD
 
 from evaluation.adversarial.attack import AttackError, AttackResult, attack, attack_many, config_for
 from models.windows import DocumentEncoding, encode_document
-
-from tiny_models import FILLER, KEYWORD
 
 SHORT = f"a fine and {KEYWORD} film , truly moving"
 

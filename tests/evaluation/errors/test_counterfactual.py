@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from tiny_models import KEYWORD
 
 from evaluation.errors import minimal_flip, mlm_candidates
 from models import UserFacingError, metered
-from tiny_models import KEYWORD
 
 POSITIVE = f"the movie had some {KEYWORD} scenes with music"
 NEGATIVE = "the movie had some long scenes with music"

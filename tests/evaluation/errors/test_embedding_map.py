@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import torch
 from sklearn.decomposition import PCA
+from tiny_models import keyword_sentences
 
 from corpora import Example
-from evaluation.errors.embedding_map import PCA as PCA_ID, embed_dataset, project, projections, stored_map
+from evaluation.errors.embedding_map import PCA as PCA_ID
+from evaluation.errors.embedding_map import embed_dataset, project, projections, stored_map
 from evaluation.runs.store import ResultStore
 from models import UserFacingError, metered
-from tiny_models import keyword_sentences
 
 LABELS = ("negative", "positive")
 

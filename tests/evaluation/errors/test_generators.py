@@ -5,13 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import KEYWORD, VOCAB, tiny_tokenizer
 from transformers import BertConfig, BertForMaskedLM
 
-from evaluation.errors.generators import (HOTFLIP, MASKED_LM, WORD_REPLACER, _whole_word_tokens, generate,
-                                          hotflip_choices, loss_gradient, parse_rules)
+from evaluation.errors.generators import (
+    HOTFLIP,
+    MASKED_LM,
+    WORD_REPLACER,
+    _whole_word_tokens,
+    generate,
+    hotflip_choices,
+    loss_gradient,
+    parse_rules,
+)
 from models import UserFacingError
 from models.mlm import MaskedLMFiller
-from tiny_models import KEYWORD, VOCAB, tiny_tokenizer
 
 POSITIVE = f"the movie had some {KEYWORD} scenes with music"
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from corpora import Example
-from evaluation.errors import LABELS_NEEDED, dataset_hash, predict_dataset, stored_run
-from evaluation.errors import predictions
-from evaluation.runs.store import ResultStore
-from models import WorkStopped, metered
 from tiny_models import keyword_sentences
 from tolerances import float32_tolerance
+
+from corpora import Example
+from evaluation.errors import LABELS_NEEDED, dataset_hash, predict_dataset, predictions, stored_run
+from evaluation.runs.store import ResultStore
+from models import WorkStopped, metered
 
 LABELS = ("negative", "positive")
 

@@ -6,13 +6,13 @@ import json
 
 import pandas as pd
 import pytest
+from test_filters import table
 
 from evaluation.errors import Filters, apply_filters
 from evaluation.errors.saved_slices import export_slices, load_slice, save_slice, saved_slices, slice_metrics
 from evaluation.errors.slices import SliceSummary
 from evaluation.runs.store import ResultStore
 from models import UserFacingError
-from test_filters import table
 
 
 def test_metrics_of_a_slice_by_hand():

@@ -7,11 +7,11 @@ from collections import Counter
 import numpy as np
 import pytest
 from scipy.stats import fisher_exact
+from tiny_models import KEYWORD, keyword_sentences
 
 from corpora import Example
 from evaluation.errors import compare_words, explain_examples, pushing_words, shortcut_words, summarize_slice
 from models import metered
-from tiny_models import KEYWORD, keyword_sentences
 
 LABELS = ("negative", "positive")
 

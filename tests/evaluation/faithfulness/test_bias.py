@@ -3,14 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
+from evaluation.faithfulness.bias import (
+    OPERATOR_IDS,
+    SWEEP,
+    SWEEP_METRICS,
+    bias_matrix,
+    method_operator,
+    sweep_for_input,
+    sweep_operators,
+)
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
-from evaluation.faithfulness.bias import (OPERATOR_IDS, SWEEP, SWEEP_METRICS, bias_matrix, method_operator,
-                                          sweep_for_input, sweep_operators)
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.metric import EVALUATORS
 from explainers import create
-from tolerances import float32_tolerance
 
 TEXT = "a film with excellent music and a very old plot"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny_models import wide_three_class
 
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, keep_rows, target_class
 from evaluation.faithfulness.presets import BY_ID
 from explainers import create
 from explainers.scores import softmax
 from models.perturb import perturbed_logits
-from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
 

@@ -13,13 +13,13 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from tiny_models import wide_three_class
 
 from evaluation.faithfulness import f_fidelity, naopc, soft
 from evaluation.faithfulness.curves import rank_words
 from explainers import create
 from explainers.scores import softmax
 from models.perturb import perturbed_logits, perturbed_proba
-from tiny_models import wide_three_class
 
 TEXT = "awful music , not great"  # 5 words: NAOPC's bounds are exact and 5! orderings are brute-forced
 # class 1 rather than class 2: the all-masked input lowers p(1) - p(2) by 0.1 on this model (soft's normalizer)

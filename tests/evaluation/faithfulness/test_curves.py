@@ -11,12 +11,13 @@ import math
 import numpy as np
 import pytest
 from sklearn.metrics import auc
+from tolerances import float32_tolerance
 
 from evaluation.faithfulness import curves as F
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, rank_words, steps_limit
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, METRICS, removal_metrics_of
-from evaluation.metric import EVALUATORS, METRICS as REGISTERED
-from tolerances import float32_tolerance
+from evaluation.metric import EVALUATORS
+from evaluation.metric import METRICS as REGISTERED
 
 PROBABILITY = float32_tolerance(1.0)  # metrics of float32 probabilities, batched differently from prob()
 

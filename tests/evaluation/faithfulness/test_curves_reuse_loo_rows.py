@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from explainers import create
 from explainers.shared_passes import sharing
 from models import metered
-from tolerances import float32_tolerance
 
 # 12 words: ERASER's bins (1, 5, 10, 20, 50 %, floor) remove 0, 0, 1, 2 and 6 words; the 10 % bin removes the top
 # word alone, so comprehensiveness has one row without one word (and sufficiency, keeping 1 word, none)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import KEYWORD
 
 from evaluation.faithfulness.deletion_grid import deletion_grid
 from models import UserFacingError
-from tiny_models import KEYWORD
 
 TEXT = f"the movie had some {KEYWORD} scenes with music"
 

@@ -8,18 +8,26 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from roar_fixtures import save_keyword_model, write_keyword_csv
+from tiny_models import KEYWORD
+from tolerances import float32_tolerance
 
 from evaluation.faithfulness import f_fidelity
 from evaluation.faithfulness.f_fidelity import FFidOptions, ffid_values, uniform_draws
-from evaluation.faithfulness.f_fidelity_finetune import (CHECKPOINT, MANIFEST, WEIGHTS, FinetuneConfig, find_finetuned,
-                                                         folder_of, run_finetune, with_fingerprint)
+from evaluation.faithfulness.f_fidelity_finetune import (
+    CHECKPOINT,
+    MANIFEST,
+    WEIGHTS,
+    FinetuneConfig,
+    find_finetuned,
+    folder_of,
+    run_finetune,
+    with_fingerprint,
+)
 from evaluation.faithfulness.random_band import band, random_explanation
 from evaluation.registry import evaluate_batch
 from evaluation.runs.store import ResultStore
 from models import UserFacingError, cached_classifier, perturbed_proba
-from roar_fixtures import save_keyword_model, write_keyword_csv
-from tiny_models import KEYWORD
-from tolerances import float32_tolerance
 
 SENTENCES = ["the movie was excellent and the plot had music", "excellent story with some old actors",
              "this film had long scenes and it is excellent", "rather short story , quite excellent music"]

@@ -7,15 +7,15 @@ import json
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
 from corpora import load_dataset
-from evaluation.runs.runner import RANDOM_METHOD, random_orderings_frame, results_frame, run_evaluation
-from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.bias import SWEEP_METRICS, sweep_values
+from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table
+from evaluation.runs.runner import RANDOM_METHOD, random_orderings_frame, results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
-from tolerances import float32_tolerance
 
 pytestmark = pytest.mark.integration
 METHODS = ["saliency", "leave_one_out"]
@@ -95,9 +95,8 @@ def test_a_finished_run_reopens_without_recomputing(run, quick_classifier):
 
 
 def test_cli_evaluate_writes_the_summary(quick_classifier, isolated_cache, tmp_path, capsys, monkeypatch):
-    from explainers.cache import DEFAULT_CACHE
-
     from cli import main
+    from explainers.cache import DEFAULT_CACHE
 
     monkeypatch.setattr(DEFAULT_CACHE, "directory", tmp_path / "explanations")
     out = tmp_path / "results.csv"

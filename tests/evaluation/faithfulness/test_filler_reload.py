@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 import torch
+from tiny_models import VOCAB, tiny_tokenizer
 from transformers import BertConfig, BertForMaskedLM
 
 from evaluation.faithfulness import curves
@@ -14,7 +15,6 @@ from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from models.mlm import MaskedLMFiller, clear_loaded, mlm_folder
 from models.prepare import file_sha256
-from tiny_models import VOCAB, tiny_tokenizer
 
 METRIC = BY_ID["deletion-bert-auc"]
 

@@ -75,8 +75,9 @@ def test_ground_truth_metrics_by_hand():
 @pytest.fixture(scope="module")
 def known_feature_model():
     """A tiny BERT trained on the known-feature task built from filler sentences (label words from its vocabulary)."""
-    from models import TextClassifier
     from tiny_models import FILLER, tiny_bert, tiny_tokenizer, train_on
+
+    from models import TextClassifier
 
     rng = random.Random(0)
     base = [Example(id=str(i), text=" ".join(rng.choice(FILLER) for _ in range(rng.randint(4, 10))), label=None,
@@ -119,8 +120,12 @@ def _explain(classifier, spec, encoding):
 def test_minilm_known_feature_model_reproduces_the_ordering(isolated_cache):
     """The real pipeline: MiniLM fine-tuned on the task (a reduced recipe), then IG / LIME / KernelSHAP vs the
     gradient and gradient x input of paper 003 (about 2 minutes on a quiet 2-core CPU)."""
-    from evaluation.faithfulness.known_feature import (KnownFeatureRecipe, load_known_feature_classifier,
-                                               prepare_known_feature_model, read_manifest)
+    from evaluation.faithfulness.known_feature import (
+        KnownFeatureRecipe,
+        load_known_feature_classifier,
+        prepare_known_feature_model,
+        read_manifest,
+    )
     from models.training import TrainConfig
 
     recipe = KnownFeatureRecipe(train_limit=480, eval_limit=100,

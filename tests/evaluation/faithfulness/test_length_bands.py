@@ -7,11 +7,11 @@ import itertools
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
 from evaluation.faithfulness.curves import length_bands, length_grouped_logits, score_rows
 from models.metering import metered
 from models.perturb import perturb
-from tolerances import float32_tolerance
 
 
 def split_cost(lengths: np.ndarray, bands: list[tuple[int, int]], overhead: int) -> int:

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
@@ -17,7 +18,6 @@ from evaluation.faithfulness.random_band import random_explanation
 from evaluation.metric import EVALUATORS, METRICS
 from evaluation.registry import evaluate_batch
 from models import metered
-from tolerances import float32_tolerance
 
 WORDS = "the film was excellent fun".split()
 SCORES = np.array([0.1, -0.4, 0.6, 0.3, 0.5])  # "excellent" (the keyword) ranked third
@@ -185,7 +185,6 @@ def test_comprehensiveness_and_sufficiency_share_one_search(keyword_classifier, 
 def test_exact_aopcs_are_read_off_the_subset_table_at_no_extra_pass(clf, enc):
     """Below the exact threshold every ordering's curve is a chain of subsets the search already scored: the AOPCs
     equal the curve engine's (``evaluate_orders``) and NAOPC costs the 2^n - 1 rows of the search alone."""
-    target = int(np.argmax(clf.predict_proba([enc])[0]))
     orders = np.vstack([np.argsort(-SCORES, kind="stable"), random_orders(N, 12, 3)])
     engine = evaluate_orders(clf, enc, list(naopc.METRICS), orders, RemovalOptions())
     naopc._cache.clear()

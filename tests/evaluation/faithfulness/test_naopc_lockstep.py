@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
+from tolerances import float32_tolerance
 
 from corpora import load_dataset
-
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
 from evaluation.runs.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
@@ -14,8 +15,6 @@ from evaluation.runs.store import ResultStore
 from explainers import cache as cache_module
 from explainers.params import options_from
 from models import TextClassifier, cached_classifier, metered
-from roar_fixtures import save_keyword_model, write_keyword_csv
-from tolerances import float32_tolerance
 
 # 4 to 14 words: the default searches the first three exactly (<= 8 words), the others with the beam
 TEXTS = ("the film was excellent", "a movie with some music and actors", "this story had some scenes with old actors",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tolerances import float32_tolerance
 
 from corpora import load_dataset
 from evaluation.faithfulness import naopc, other_measures, soft
@@ -13,7 +14,6 @@ from evaluation.faithfulness.report import run_table
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
-from tolerances import float32_tolerance
 
 pytestmark = pytest.mark.integration
 METHODS = ["saliency", "leave_one_out"]

@@ -7,13 +7,18 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model
 
 import cli
 from corpora import Example
 from corpora.records import DataError
-from evaluation.faithfulness.perturbation_shift import (MAGNITUDE, accuracy_drop, compute_magnitude,
-                                                        mean_abs_attribution, perturbation_keeps)
-from roar_fixtures import save_keyword_model
+from evaluation.faithfulness.perturbation_shift import (
+    MAGNITUDE,
+    accuracy_drop,
+    compute_magnitude,
+    mean_abs_attribution,
+    perturbation_keeps,
+)
 
 POSITIVE = "the movie was excellent"  # label 1: only deleting "excellent" changes the prediction
 NEGATIVE = "a dull long plot"  # label 0: no single deletion adds the keyword

@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
 
 from corpora import load_dataset
 from corpora.records import DataError
 from evaluation.faithfulness.perturbation_shift import accuracy_drop
-from evaluation.faithfulness.perturbation_shift_run import (PAPER_TABLE_4, accuracy_cell, reading,
-                                                            start_accuracy_drop, stored_run_id, stored_table,
-                                                            table_a1_reference, with_paper_figures)
+from evaluation.faithfulness.perturbation_shift_run import (
+    PAPER_TABLE_4,
+    accuracy_cell,
+    reading,
+    start_accuracy_drop,
+    stored_run_id,
+    stored_table,
+    table_a1_reference,
+    with_paper_figures,
+)
 from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore
 from models import cached_classifier
-from roar_fixtures import save_keyword_model, write_keyword_csv
 
 
 @pytest.fixture()

@@ -5,13 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tolerances import float32_tolerance
 
-from evaluation.runs.runner import RANDOM_METHOD, summarize
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, evaluate_scores, random_orders
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.faithfulness.random_band import (MIN_ORDERINGS, NOT_DISTINGUISHABLE, band, compare_with_random,
-                                            orderings_seed, random_baseline)
-from tolerances import float32_tolerance
+from evaluation.faithfulness.random_band import (
+    MIN_ORDERINGS,
+    NOT_DISTINGUISHABLE,
+    band,
+    compare_with_random,
+    orderings_seed,
+    random_baseline,
+)
+from evaluation.runs.runner import RANDOM_METHOD, summarize
 
 WORDS = "a film with excellent music and a very old plot".split()  # the keyword model is reliable at this length
 KEY = WORDS.index("excellent")

@@ -9,15 +9,22 @@ import math
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
-from evaluation.faithfulness.curves import (RemovalOptions, base_logits, evaluate_scores, keep_rows, random_orders,
-                                            rank_words, score_rows)
+from evaluation.faithfulness.curves import (
+    RemovalOptions,
+    base_logits,
+    evaluate_scores,
+    keep_rows,
+    random_orders,
+    rank_words,
+    score_rows,
+)
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
 from evaluation.registry import evaluate_batch
 from models import metered
-from tolerances import float32_tolerance
 
 WORDS = "the movie was excellent and long".split()
 SCORES = np.array([0.1, 0.3, 0.2, 5.0, -1.0, 0.0])

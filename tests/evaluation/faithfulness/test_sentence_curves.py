@@ -1,11 +1,10 @@
 """Removal curves by sentence: the ERASER AOPC with sentences as the removed units, by hand."""
 import pytest
+from tiny_models import KEYWORD
 
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from models.granularity import by_units
-
-from tiny_models import KEYWORD
 
 SENTENCES = ["the movie was a film .", "this story had some scenes with actors !", f"the music was {KEYWORD} .",
              "it is very quite a plot ?"]

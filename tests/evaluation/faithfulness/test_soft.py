@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tolerances import float32_tolerance
 
 from evaluation.faithfulness import soft
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
 from evaluation.registry import evaluate_batch
-from tolerances import float32_tolerance
 
 TEXT = "the film was excellent fun"
 SCORES = np.array([0.1, -0.4, 0.6, 2.0, 0.5])

@@ -6,11 +6,10 @@ import random
 import numpy as np
 import pytest
 import torch
+from tiny_models import FILLER, KEYWORD
 
 from evaluation.faithfulness.soft import mask_draws, soft_scores
 from models.windows import DocumentEncoding, WindowConfig, encode_document
-
-from tiny_models import FILLER, KEYWORD
 
 
 def document_text(n_words: int = 150, keyword_at: int = 70) -> str:

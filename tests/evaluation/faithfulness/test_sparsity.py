@@ -7,11 +7,19 @@ import math
 
 import numpy as np
 import pytest
+from tiny_models import keyword_sentences
 
 from corpora import Example
-from evaluation.faithfulness.sparsity import (KS, PERCENTS, TOP_K, TOP_X, dataset_sparsity, sparsity_frame,
-                                              top_k_curve, top_x_curve)
-from tiny_models import keyword_sentences
+from evaluation.faithfulness.sparsity import (
+    KS,
+    PERCENTS,
+    TOP_K,
+    TOP_X,
+    dataset_sparsity,
+    sparsity_frame,
+    top_k_curve,
+    top_x_curve,
+)
 
 
 def reference(scores, k: int) -> float:

@@ -13,8 +13,14 @@ import pytest
 
 from evaluation.metric import METRICS
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
-from evaluation.plausibility.metrics import (PlausibilityConfig, auprc_trapezoid, average_precision, example_metrics,
-                                             iou_f1_of_means, iou_span_scores)
+from evaluation.plausibility.metrics import (
+    PlausibilityConfig,
+    auprc_trapezoid,
+    average_precision,
+    example_metrics,
+    iou_f1_of_means,
+    iou_span_scores,
+)
 
 # (selected words, human words): the spans and the script's per-example numbers worked out in the comments
 CASES = [

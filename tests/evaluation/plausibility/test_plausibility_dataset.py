@@ -6,16 +6,28 @@ import json
 
 import numpy as np
 import pytest
+from tiny_models import FILLER, KEYWORD
 
 from corpora import SENTIMENT_LABELS, Example
-from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation.faithfulness.random_band import generic_random_values
-from evaluation.plausibility.metrics import PLAUSIBILITY, align, compute_plausibility, example_metrics, kept_word_indices
-from evaluation.plausibility.dataset import (metric_table, paper000_table, run_plausibility, run_report, sweep_curves,
-                                             wide_table)
+from evaluation.plausibility.dataset import (
+    metric_table,
+    paper000_table,
+    run_plausibility,
+    run_report,
+    sweep_curves,
+    wide_table,
+)
+from evaluation.plausibility.metrics import (
+    PLAUSIBILITY,
+    align,
+    compute_plausibility,
+    example_metrics,
+    kept_word_indices,
+)
+from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation.runs.store import ResultStore
 from explainers import create
-from tiny_models import FILLER, KEYWORD
 
 
 def _example(text, rationale, label=1, pair=None):

@@ -11,12 +11,24 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score
 
-from evaluation.plausibility.metrics import (TAUS, PlausibilityConfig, average_precision, binarize_threshold,
-                                             binarize_top_k, example_metrics,
-                                     iou_f1, make_config, rank_scores, set_scores, spans, sweep, sweep_metrics,
-                                     top_k_size)
 from evaluation.metric import RANDOM_METHOD as RANDOM
 from evaluation.plausibility.dataset import metric_table, paper000_table, sweep_curves, wide_table
+from evaluation.plausibility.metrics import (
+    TAUS,
+    PlausibilityConfig,
+    average_precision,
+    binarize_threshold,
+    binarize_top_k,
+    example_metrics,
+    iou_f1,
+    make_config,
+    rank_scores,
+    set_scores,
+    spans,
+    sweep,
+    sweep_metrics,
+    top_k_size,
+)
 
 CONFIG = PlausibilityConfig()  # top-k 20 %, tau 0.5, signed (negatives zeroed), pessimistic ties
 

@@ -6,8 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.plausibility.top_p import (leave_one_out_regression, normalized, optimal_share, select_share,
-                                           share_above, token_f1, top_p_binarize)
+from evaluation.plausibility.top_p import (
+    leave_one_out_regression,
+    normalized,
+    optimal_share,
+    select_share,
+    share_above,
+    token_f1,
+    top_p_binarize,
+)
 
 
 def direct_binarization(scores, humans):

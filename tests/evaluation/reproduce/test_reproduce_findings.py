@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.reproduce import BUDGETS, NOT, NOT_RUN, PARTLY, PAPERS, REPRODUCED, Claim, estimate, findings_for
+from evaluation.reproduce import BUDGETS, NOT, NOT_RUN, PAPERS, PARTLY, REPRODUCED, Claim, estimate, findings_for
 from evaluation.reproduce.findings import interval, verdict
 from evaluation.reproduce.run import paper_module, working_parameters
 from models.metering import nominal_rate

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import cli
 from evaluation.reproduce import BUDGETS, KIND, NOT_RUN, findings_for, results, run_reproduce, write_page
 from evaluation.runs.store import ResultStore
 from models.mlm import find_prepared_mlm
-
-import cli
 
 pytestmark = pytest.mark.slow
 SEEDS = BUDGETS["tiny"].seeds

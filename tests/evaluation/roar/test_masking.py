@@ -5,12 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tolerances import float32_tolerance
 
-from evaluation.roar.masking import (check_operator, eligible_words, masked_batch, masked_encoding, random_scores,
-                                     scores_on_original, select_removed, words_to_remove)
+from evaluation.roar.masking import (
+    check_operator,
+    eligible_words,
+    masked_batch,
+    masked_encoding,
+    random_scores,
+    scores_on_original,
+    select_removed,
+    words_to_remove,
+)
 from evaluation.roar.training import Variant, macro_f1, retrain_and_evaluate, start_model, trainable_names
 from models import ModelError, perturb
-from tolerances import float32_tolerance
 
 
 @pytest.mark.parametrize("n, ratio, rule, expected", [

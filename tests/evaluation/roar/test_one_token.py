@@ -6,12 +6,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 from evaluation.roar.masking import count_at, masked_encoding, scores_on_original, select_removed
 from evaluation.roar.measures import importance_scores, resolve_measure
 from evaluation.roar.study import PRESETS, StudyConfig, build_config, recursive_masks, study_data, trained
 from models import UserFacingError
-from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 
 @pytest.fixture(scope="module")

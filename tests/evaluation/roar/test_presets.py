@@ -3,12 +3,12 @@ the quick versions say so in their names and keep each paper's masking protocol.
 from __future__ import annotations
 
 import pytest
+from roar_fixtures import write_keyword_csv
 
 from corpora import load_dataset
 from evaluation.roar.study import FORWARD_FACTOR, PRESETS, build_config, estimate, sample_examples
 from evaluation.roar.training import EVERY_EXAMPLE, Variant
 from explainers.params import options_from
-from roar_fixtures import write_keyword_csv
 
 MASKING = ("measures", "ratios", "seeds", "mode", "operator", "target", "rank_by", "count_rule", "settings")
 

@@ -8,16 +8,25 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 from evaluation.roar import scores as roar_scores
-from evaluation.runs.jobs import JOBS, run_cells
 from evaluation.roar.measures import resolve_measure
-from evaluation.roar.study import (build_config, cells_of_run, prepare_study, retrain_count, roar_cell, run_study,
-                                   static_masks, study_cells, study_data)
+from evaluation.roar.study import (
+    build_config,
+    cells_of_run,
+    prepare_study,
+    retrain_count,
+    roar_cell,
+    run_study,
+    static_masks,
+    study_cells,
+    study_data,
+)
 from evaluation.roar.training import Variant
+from evaluation.runs.jobs import JOBS, run_cells
 from evaluation.runs.store import ResultStore
 from models import ModelError
-from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 pytestmark = pytest.mark.training  # ROAR retrains the model at every ratio
 
@@ -210,10 +219,10 @@ def test_bad_settings_get_clear_messages(env):
 
 def test_roar_bert_fills_removed_words_with_the_masked_lm(env):
     import torch
+    from tiny_models import VOCAB, tiny_tokenizer
     from transformers import BertConfig, BertForMaskedLM
 
     from evaluation.roar.masking import masked_batch
-    from tiny_models import VOCAB, tiny_tokenizer
 
     torch.manual_seed(3)
     mlm = BertForMaskedLM(BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=1,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
+from tolerances import float32_tolerance
 
-from explainers import cache as cache_module
 from evaluation.runs import jobs
 from evaluation.runs.runner import evaluate_example, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
+from explainers import cache as cache_module
 from models import cached_classifier
 from models.metering import metered
-from roar_fixtures import save_keyword_model, write_keyword_csv
-from tolerances import float32_tolerance
 
 METHODS = ["integrated_gradients", "saliency"]
 
@@ -69,9 +69,9 @@ def test_the_hook_is_entered_per_window_and_a_stop_before_it_runs_nothing(model_
 
 
 def test_a_served_explanation_counts_its_share_of_the_batch(keyword_classifier):
+    from evaluation.runs.runner import _seconds
     from explainers import create
     from explainers.shared_passes import prefill_ig_paths, sharing
-    from evaluation.runs.runner import _seconds
 
     encodings = [keyword_classifier.encode(t) for t in ("the movie was excellent", "a film was dull", "it is so long")]
     assert len({e.n_tokens for e in encodings}) == 1  # one group

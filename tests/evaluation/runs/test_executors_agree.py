@@ -26,6 +26,7 @@ import pytest
 import torch
 from scipy import stats
 from tokenizers.pre_tokenizers import BertPreTokenizer
+from tolerances import torch_threads
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
 import cli
@@ -35,7 +36,6 @@ from evaluation.runs import process_executor, ray_executor
 from evaluation.runs.runner import batched_gradient_passes, evaluate_example, start_evaluation
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
-from tolerances import torch_threads
 
 DATASET, LIMIT, ORDERINGS = "sst2:dev", 8, 10
 METHODS = "saliency,leave_one_out"

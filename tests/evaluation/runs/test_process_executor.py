@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import os
 import threading
-from contextlib import contextmanager
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
 
 from evaluation.runs import process_executor
 from evaluation.runs.jobs import Cell, run_cells
 from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
-from roar_fixtures import save_keyword_model, write_keyword_csv
 
 
 def square_cell(spec: dict) -> dict:

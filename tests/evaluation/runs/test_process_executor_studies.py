@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 import cli
 from evaluation.roar.study import build_config, run_study
 from evaluation.roar.training import Variant
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
-from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
+from tolerances import float32_tolerance
 
 from evaluation.roar.study import build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
@@ -29,8 +31,6 @@ from evaluation.runs import ray_executor
 from evaluation.runs.jobs import run_cells
 from evaluation.runs.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
-from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
-from tolerances import float32_tolerance
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 ray = pytest.importorskip("ray")

@@ -51,6 +51,7 @@ def test_every_dataset_command_with_ray_has_ray_gpus():
 def report_placement(spec: dict) -> dict:
     """A cell's work: what its worker was given (runs in a Ray worker)."""
     import ray
+
     import settings
 
     return {"pid": os.getpid(), "gpus": [str(g) for g in ray.get_gpu_ids()], "device": settings.device_setting(),

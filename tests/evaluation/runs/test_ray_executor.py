@@ -7,15 +7,15 @@ import os
 from types import SimpleNamespace
 
 import pytest
+from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 import settings
 from corpora.locate import find_dataset_dir
-from evaluation.runs import ray_executor
-from evaluation.runs.jobs import Cell, run_cells
 from evaluation.roar.study import build_config, prepare_study, roar_cell, run_study
 from evaluation.roar.training import Variant
+from evaluation.runs import ray_executor
+from evaluation.runs.jobs import Cell, run_cells
 from evaluation.runs.store import ResultStore
-from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 
 def test_worker_environment_imports_the_project_locally_and_uploads_it_to_a_cluster(monkeypatch):

@@ -7,8 +7,8 @@ import json
 
 import jsonschema
 import pytest
-
 from conftest import ROOT
+
 from evaluation.runs.store import ResultStore
 from explainers.export import FormatError, read_document
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from corpora import load_dataset
+from evaluation.runs.runner import evaluate_example
 from explainers import create
 from explainers.cache import DEFAULT_CACHE, cached_only, explain_cached
-from evaluation.runs.runner import evaluate_example
 
 pytestmark = pytest.mark.integration
 

@@ -8,6 +8,8 @@ import csv
 from pathlib import Path
 
 import pytest
+from roar_fixtures import save_keyword_model
+from tiny_models import KEYWORD, keyword_sentences
 
 import cli
 from evaluation.roar.study import build_config, study_data
@@ -15,8 +17,6 @@ from evaluation.roar.training import Variant
 from evaluation.runs.runner import evaluate_example, start_evaluation
 from evaluation.runs.store import ResultStore
 from evaluation.sanity.dataset import sanity_cell, start_sanity
-from roar_fixtures import save_keyword_model
-from tiny_models import KEYWORD, keyword_sentences
 
 NAMES = {0: "negative", 1: "POSITIVE"}  # sorted on their own: POSITIVE = 0, negative = 1
 

@@ -7,14 +7,13 @@ import json
 
 import numpy as np
 import pytest
+from tiny_models import keyword_sentences
 
 import cli
-
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import data_randomization as dr
 from evaluation.sanity.dataset import summarize
 from models import load_classifier
-from tiny_models import keyword_sentences
 
 OPTIONS = dr.BuildOptions(steps=200, batch_size=32, lr=3e-3, seed=1)
 

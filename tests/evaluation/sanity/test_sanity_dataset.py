@@ -7,14 +7,13 @@ import json
 
 import numpy as np
 import pytest
-
-from evaluation.sanity import dataset as sanity_dataset
-from evaluation.sanity.one_input import CHANCE, run_head_check, run_sanity
-from evaluation.runs.store import ResultStore
-from models import load_classifier
 from tiny_models import keyword_sentences
 
 import cli
+from evaluation.runs.store import ResultStore
+from evaluation.sanity import dataset as sanity_dataset
+from evaluation.sanity.one_input import CHANCE, run_head_check, run_sanity
+from models import load_classifier
 
 
 @pytest.fixture(scope="module")

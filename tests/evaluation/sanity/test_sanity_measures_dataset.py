@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from tiny_models import keyword_sentences
 
 import cli
 from corpora import load_dataset
@@ -15,7 +16,6 @@ from evaluation.sanity import dataset as sanity_dataset
 from evaluation.sanity import emprt, repeatability, smprt
 from evaluation.sanity.one_input import CHANCE, run_sanity
 from models import ModelError, load_classifier
-from tiny_models import keyword_sentences
 
 METHODS = ["saliency", "random"]
 SMOOTHING = smprt.SmoothingOptions(samples=2, noise=0.1, seed=0)

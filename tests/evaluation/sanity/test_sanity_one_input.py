@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 import torch
 from scipy import stats
+from tolerances import float32_tolerance
 
 from evaluation.sanity import one_input
 from explainers import REGISTRY, create
 from explainers.base import Attribution, Explainer
 from explainers.cache import ExplanationCache, explain_cached
 from models import randomize
-from tolerances import float32_tolerance
 
 
 # ----- measures against hand / closed-form values ------------------------------------------------------------------

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 from scipy import stats
+from tolerances import float32_tolerance
 
 from evaluation.metric import METRICS
 from evaluation.sanity import one_input, smprt
 from explainers import create
-from tolerances import float32_tolerance
 
 TEXT = "the film was excellent and the music fun"
 

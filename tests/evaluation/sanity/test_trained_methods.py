@@ -2,8 +2,9 @@
 model's G and says so (pAML), or fine-tunes that G on each copy (fAML); never silently, never an error per stage."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from roar_fixtures import save_keyword_model, write_keyword_csv
+from tiny_models import keyword_sentences
 
 from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.runs.store import ResultStore
@@ -12,8 +13,6 @@ from evaluation.sanity.one_input import run_sanity
 from evaluation.sanity.trained_methods import for_randomized_copies, randomization_note
 from explainers import create
 from models import load_classifier
-from roar_fixtures import save_keyword_model, write_keyword_csv
-from tiny_models import keyword_sentences
 
 RECIPE = AMLRecipe(train_size=60, validation_size=12, epochs=1.0, lr=1e-3)  # the flow, not a good G
 TEXT = "the movie was excellent and the music was long"

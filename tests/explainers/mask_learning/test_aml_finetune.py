@@ -156,8 +156,9 @@ def test_candidates_ranking_the_same_words_share_their_perturbed_copies(keyword_
 def test_g_of_a_causal_model_reads_the_prediction_it_explains(architecture, tmp_path):
     """Appended after the last token, z_v is invisible to every token of a causal backbone (G gave the same map
     for every y_v); first, every token reads it."""
-    from models import ModelError, TextClassifier
     from tiny_models import tiny_architecture
+
+    from models import ModelError, TextClassifier
 
     model, tokenizer = tiny_architecture(architecture)
     classifier = TextClassifier(model, tokenizer, name=f"tiny-{architecture}", device="cpu")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from roar_fixtures import save_keyword_model
+from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture
 
 import cli
 from explainers import create
@@ -18,8 +20,6 @@ from explainers.mask_learning.cross_backbone import CrossBackboneAML, load_cross
 from explainers.mask_learning.selection import DEFAULT_METRIC, metric_named
 from explainers.params import ParamError
 from models import InputError, ModelError, TextClassifier, load_classifier
-from roar_fixtures import save_keyword_model
-from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture
 
 TEXT = "the movie was unbelievably excellent!"
 

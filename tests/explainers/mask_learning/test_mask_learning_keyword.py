@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from smooth_models import smooth_keyword_classifier
+from tiny_models import KEYWORD, keyword_sentences
 
 from evaluation.aml_training import AMLRecipe, prepare_aml
 from explainers import create
-from smooth_models import smooth_keyword_classifier
-from tiny_models import KEYWORD, keyword_sentences
 
 
 @pytest.fixture(scope="module")

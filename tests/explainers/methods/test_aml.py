@@ -10,20 +10,26 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from roar_fixtures import save_keyword_model
+from tiny_models import keyword_sentences, tiny_bert, tiny_tokenizer
 
 from evaluation.aml_training import AMLRecipe, prepare_aml, search_lambdas
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from explainers import create
-from explainers.mask_learning.aml_model import (AttributionModel, aml_terms, attribution_loss, inverse_loss,
-                                                mask_token_id, prediction_loss, soft_masked)
 from explainers.cache import cache_key
-from explainers.mask_learning.aml_store import (AMLNotPrepared, load_attribution_model, read_manifest,
-                                               save_checkpoint)
+from explainers.mask_learning.aml_model import (
+    AttributionModel,
+    aml_terms,
+    attribution_loss,
+    inverse_loss,
+    mask_token_id,
+    prediction_loss,
+    soft_masked,
+)
+from explainers.mask_learning.aml_store import AMLNotPrepared, load_attribution_model, read_manifest, save_checkpoint
 from explainers.mask_learning.selection import METRICS, best_index, metric_values
 from models import ModelError, TextClassifier, UserFacingError, load_classifier
-from roar_fixtures import save_keyword_model
-from tiny_models import keyword_sentences, tiny_bert, tiny_tokenizer
 
 LOGITS = torch.tensor([[1.5, -0.5], [0.2, 0.9], [-1.0, 2.0]])
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance, sum_tolerance
 
 from explainers import REGISTRY, ParamError, create, normalize
 from explainers.methods.attention import head_mean_attention
 from explainers.methods.attention_rollout import rollout
 from explainers.methods.ensemble import all_members, parse_members
-from tolerances import float32_tolerance, sum_tolerance
 
 KEYWORD_SENTENCES = ["the movie was excellent and the music was long", "excellent acting",
                      "some scenes with actors were rather short but excellent", "it is a very old story excellent",

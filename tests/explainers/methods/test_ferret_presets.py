@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 from captum.attr._utils.approximation_methods import approximation_parameters
+from tolerances import float32_tolerance
 
 from explainers import create
 from explainers.embedding_forward import baseline_embeddings, embedding_function
-from tolerances import float32_tolerance
 
 TEXT = "the movie was excellent and the music was long"
 

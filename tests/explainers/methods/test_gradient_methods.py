@@ -10,11 +10,11 @@ from captum.attr import DeepLift as CaptumDeepLift
 from captum.attr import GradientShap as CaptumGradientShap
 from captum.attr import NoiseTunnel
 from captum.attr import Saliency as CaptumSaliency
+from tolerances import float32_tolerance
 
 from explainers import create
-from explainers.methods.saliency import VANISHING_SUM
 from explainers.embedding_forward import baseline_embeddings, embedding_function
-from tolerances import float32_tolerance
+from explainers.methods.saliency import VANISHING_SUM
 
 TEXT = "the movie was excellent and the music was long"
 

@@ -13,7 +13,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
+from tiny_models import VOCAB, tiny_masked_lm
+from tolerances import log2_odds_tolerance
 
 from explainers.methods.input_marginalization import InputMarginalization
 from explainers.methods.input_marginalization_phrase import PhraseInputMarginalization, phrase_windows
@@ -21,22 +22,13 @@ from explainers.params import ParamError
 from models.granularity import by_units
 from models.mlm import Candidate, MaskedLMFiller
 from models.mlm.phrases import best_products
-from tiny_models import VOCAB, tiny_tokenizer
-from tolerances import log2_odds_tolerance
 
 TEXT = "the movie was excellent , not dull"
 
 
 @pytest.fixture(scope="module")
 def tiny_mlm() -> MaskedLMFiller:
-    torch.manual_seed(3)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, type_vocab_size=2,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    model = BertForMaskedLM(config).eval()
-    with torch.no_grad():  # a sharper output distribution than the init gives (more varied probabilities)
-        model.cls.predictions.transform.dense.weight.mul_(8.0)
-    return MaskedLMFiller(model, tiny_tokenizer(), name="tiny-mlm", device="cpu")
+    return tiny_masked_lm(sharpen=8.0)
 
 
 def brute_force_phrases(filler: MaskedLMFiller, words: list[str], span: range, k: int) -> list[tuple[tuple, float]]:

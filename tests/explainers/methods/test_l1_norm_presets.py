@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 from captum.attr import IntegratedGradients as CaptumIG
+from tolerances import float32_tolerance
 
 from explainers import create, create_from_spec
 from explainers.embedding_forward import baseline_embeddings, embedding_function
-from tolerances import float32_tolerance
 
 TEXT = "the movie was excellent and the music was long"
 

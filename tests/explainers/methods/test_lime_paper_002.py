@@ -8,11 +8,11 @@ import math
 import numpy as np
 import torch
 from sklearn.linear_model import Ridge
+from tiny_models import KEYWORD
 
 from explainers import create_from_spec
 from explainers.methods.lime import draw_spans, kernel_weights
 from explainers.seeding import seeded
-from tiny_models import KEYWORD
 
 TEXT = f"the movie had some {KEYWORD} scenes with music and the actors were rather long quite old new"
 

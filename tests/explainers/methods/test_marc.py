@@ -11,8 +11,16 @@ import torch
 from explainers import create
 from explainers.mask_learning.kernel import kernel_mask
 from explainers.mask_learning.segments import blend, blend_weights, plan_segments, whole_input
-from explainers.methods.marc import (complement_term, converged, masked_pair, omega_lambda, omega_sigma,
-                                     random_flips, segment_batch, sufficiency_term)
+from explainers.methods.marc import (
+    complement_term,
+    converged,
+    masked_pair,
+    omega_lambda,
+    omega_sigma,
+    random_flips,
+    segment_batch,
+    sufficiency_term,
+)
 from models.encoding import build_encoding
 
 LOGITS = torch.tensor([[2.0, -1.0, 0.5], [0.3, 0.2, -0.4]])  # two segments, three classes

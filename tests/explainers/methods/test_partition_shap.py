@@ -8,15 +8,21 @@ import heapq
 
 import numpy as np
 import pytest
+from tolerances import float32_tolerance
 
 from explainers import create
 from explainers.mask_forward import MaskForward
-from explainers.methods.partition_shap import (full_expansion_evals, heap_front, member_matrix, owen_values,
-                                               partition_tree, tree_leaves)
+from explainers.methods.partition_shap import (
+    full_expansion_evals,
+    heap_front,
+    member_matrix,
+    owen_values,
+    partition_tree,
+    tree_leaves,
+)
 from explainers.scores import class_score
 from models.metering import metered
 from models.perturb import perturbed_logits
-from tolerances import float32_tolerance
 
 NAMES = ["", "it", "'s", "a", "charming", "and", "often", "affecting", "journey", ".", ""]
 WEIGHTS = np.array([0.3, -0.7, 1.1, 0.2, -0.4, 0.9])

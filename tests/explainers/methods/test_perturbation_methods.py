@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 import torch
+from captum_reference import uniform_count_sampler
 from sklearn.linear_model import Ridge
+from tolerances import float32_tolerance
 
 from explainers import create
-from captum_reference import uniform_count_sampler
 from explainers.scores import class_score
 from models.perturb import perturbed_logits
-from tolerances import float32_tolerance
 
 TEXT = "the movie was excellent and the music was long"
 SHORT = "the music was excellent"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import wide_three_class
 
 from explainers import create
 from explainers.embedding_forward import baseline_embeddings, embedding_function
-from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
 
@@ -71,8 +71,9 @@ def test_sig_differs_from_ig(classifier):
 
 
 def test_a_tokenizer_without_mask_falls_back_to_zero_embeddings_and_says_so():
-    from models import TextClassifier
     from tiny_models import tiny_architecture
+
+    from models import TextClassifier
 
     model, tokenizer = tiny_architecture("gpt2", seed=1)
     gpt2 = TextClassifier(model, tokenizer, name="tiny-gpt2", device="cpu", source="tests")

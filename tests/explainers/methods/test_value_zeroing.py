@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 from scipy.spatial.distance import cosine
+from tiny_models import wide_three_class
 
 from explainers import create
 from explainers.methods.value_zeroing import value_zeroing_matrices
-from tiny_models import wide_three_class
 
 TEXT = "the movie was excellent and the music was long"
 

@@ -7,9 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from captum_reference import (
+    captum_kernel_shap,
+    captum_lime,
+    captum_shapley_sampling,
+    kernel_function,
+    uniform_count_sampler,
+)
+from tolerances import float32_tolerance
 
-from captum_reference import (captum_kernel_shap, captum_lime, captum_shapley_sampling, kernel_function,
-                              uniform_count_sampler)
 from explainers import create
 from explainers.mask_forward import MaskForward, target_scores
 from explainers.methods.kernel_shap import draw_coalitions, kernel_shap_values
@@ -17,7 +23,6 @@ from explainers.methods.lime import draw_uniform_count, fit_lime, kernel_weights
 from explainers.methods.shapley_sampling import shapley_sampling_values
 from explainers.seeding import seeded
 from models.perturb import perturbed_logits
-from tolerances import float32_tolerance
 
 TEXT = "the movie was excellent and the music was long"
 SHORT = "excellent music"

@@ -3,11 +3,11 @@ the Heatmaps page draws a document (strip, folded sentences), and a short input 
 import html
 import random
 
+from tiny_models import FILLER, KEYWORD
+
 from explainers import create
 from models.windows import DocumentEncoding, encode_document
 from ui.views import tour
-
-from tiny_models import FILLER, KEYWORD
 
 
 def long_text() -> str:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.widgets import heatmap
 from ui.figures.heatmap_png import cell_colour
+from ui.widgets import heatmap
 from ui.widgets.heatmap import PALETTES
 
 OKABE_ITO = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}

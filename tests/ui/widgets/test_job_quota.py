@@ -3,9 +3,9 @@ traceback), another session's job waits in the queue with its place, and the Job
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 
