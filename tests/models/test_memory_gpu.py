@@ -12,7 +12,7 @@ from explainers import registry
 from explainers.shared_passes import ig_pass
 from models import TextClassifier, memory
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device: bench/gpu_check.sh runs these on a GPU machine")]
 
 
 @pytest.fixture(autouse=True)

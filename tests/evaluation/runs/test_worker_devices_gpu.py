@@ -11,7 +11,7 @@ import torch
 from evaluation.runs.jobs import Cell, run_cells
 from evaluation.runs.store import ResultStore
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device: bench/gpu_check.sh runs these on a GPU machine")]
 
 
 def worker_device(spec: dict) -> dict:
