@@ -51,6 +51,7 @@ from models.metering import (
     CostMeter,
     WorkStopped,
     autorun_budget,
+    autorun_units,
     estimate_seconds,
     learn_method,
     metered,
@@ -577,3 +578,21 @@ class MethodJobs:
 
 
 METHOD_JOBS = MethodJobs()
+
+
+# ----- the gate of a page's other single-input work ---------------------------------------------------------------
+CACHED, RUN_NOW, WAIT = "cached", "run now", "wait for a click"
+
+
+def work_gate(missing: int, units: float, classifier: TextClassifier, approved: bool, stopped: bool = False,
+              budget: float | None = None) -> str:
+    """The table's rule for single-input work that is not one method's explanation (a sanity check: stages x
+    methods): nothing ``missing`` -> CACHED; stopped by the reader -> WAIT (for Run again); its ``units``
+    (models/metering.py's work units) within the auto-run budget at the model's nominal rate, or ``approved`` by a
+    click -> RUN_NOW; else WAIT. ``budget``: seconds, EXWB_AUTORUN_SECONDS unless given."""
+    if missing == 0:
+        return CACHED
+    if stopped:
+        return WAIT
+    fits = units <= autorun_units(classifier.throughput, budget)
+    return RUN_NOW if fits or approved else WAIT

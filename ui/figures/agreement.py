@@ -7,8 +7,9 @@ import plotly.graph_objects as go
 from evaluation.agreement import CORRELATIONS, MEASURES, Agreement
 
 
-def agreement_figure(agreement: Agreement, k: int | None = None) -> go.Figure:
-    """Correlations on a diverging scale from -1 to 1; the shares of Krishna et al.'s measures from 0 to 1."""
+def agreement_figure(agreement: Agreement, k: int | None = None, title: str | None = None) -> go.Figure:
+    """Correlations on a diverging scale from -1 to 1; the shares of Krishna et al.'s measures from 0 to 1.
+    ``title``: in place of the one naming the measure and the ranking (a dataset run's "Mean ... over the examples")."""
     labels = list(agreement.labels)
     values = np.where(np.isnan(agreement.matrix), None, np.round(agreement.matrix, 3))
     text = [["n/a" if v is None else f"{v:.2f}" for v in row] for row in values]
@@ -22,8 +23,8 @@ def agreement_figure(agreement: Agreement, k: int | None = None) -> go.Figure:
     size = 40 + 34 * len(labels)
     ranked = "|score|" if agreement.absolute else "signed scores"
     figure.update_layout(height=max(320, size + 120), margin=dict(l=10, r=10, t=30, b=10),
-                         title=dict(text=f"{name} between methods' word scores ({ranked}"
-                                         f"{', signs of the raw scores' if 'sign' in agreement.measure else ''})",
+                         title=dict(text=title or f"{name} between methods' word scores ({ranked}"
+                                                  f"{', signs of the raw scores' if 'sign' in agreement.measure else ''})",
                                     font=dict(size=13)),
                          yaxis=dict(autorange="reversed"), xaxis=dict(tickangle=-40))
     return figure

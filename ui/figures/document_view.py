@@ -15,7 +15,7 @@ import html
 import numpy as np
 
 from models.granularity import sentence_groups
-from ui.widgets.heatmap import Palette, colour, text_colour
+from ui.figures.heatmap_html import Palette, colour, text_colour
 
 STRIP_CELLS = 200
 TOP_OPEN = 3

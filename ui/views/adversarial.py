@@ -9,7 +9,6 @@ import html
 import json
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from evaluation.adversarial import dataset as adversarial_dataset
@@ -20,6 +19,7 @@ from evaluation.adversarial.long_inputs import long_input_refusal
 from evaluation.runs.store import ResultStore
 from explainers import ParamError
 from models import Encoding, TextClassifier
+from ui.figures.adversarial_bars import measure_bars
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_picker
 from ui.widgets.heatmap import CSS, heatmap_html
@@ -161,16 +161,7 @@ def summary_view(store: ResultStore, run_id: str, key: str) -> None:
     if skipped:
         st.caption("Inputs too short for k >= 1, skipped (as the thesis did): " +
                    ", ".join(f"{ATTACKED_METHODS[m]}: {n}" for m, n in skipped.items()))
-    figure = go.Figure()
-    for metric in ("rank_change", "top_k_sum_change", "probability_change"):
-        part = table[table["metric"] == metric]
-        figure.add_bar(name=MEASURE_LABELS[metric], x=[ATTACKED_METHODS[m] for m in part["method"]],
-                       y=part["mean"], error_y={"type": "data", "symmetric": False,
-                                                "array": part["high"] - part["mean"],
-                                                "arrayminus": part["mean"] - part["low"]})
-    figure.update_layout(barmode="group", height=380, yaxis_title="mean [95 % bootstrap CI]",
-                         margin={"t": 30, "b": 10})
-    st.plotly_chart(figure, key=f"{key}-bars")
+    st.plotly_chart(measure_bars(table, MEASURE_LABELS, ATTACKED_METHODS), key=f"{key}-bars")
     shown = table.assign(measure=table["metric"].map(MEASURE_LABELS)).drop(columns=["metric"])
     st.dataframe(shown, hide_index=True, key=f"{key}-table")
     st.download_button("Download the summary (CSV)", shown.to_csv(index=False), file_name="adversarial.csv",

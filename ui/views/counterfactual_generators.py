@@ -24,7 +24,7 @@ from explainers import create
 from explainers.cache import explain_cached
 from models import Encoding, TextClassifier, UserFacingError, WorkStopped
 from models.mlm import BUILT_IN_MLM, MaskedLMFiller, find_prepared_mlm, load_filler
-from ui.views.counterfactuals import flip_diff_html
+from ui.figures.flip_diff import flip_diff_html
 from ui.widgets import sidebar
 from ui.widgets.tables import show_table
 

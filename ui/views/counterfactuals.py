@@ -32,6 +32,8 @@ from models.mlm import (
     prepare_mlm,
 )
 from settings import shared_mode
+from ui.figures.candidate_cards import candidate_cards_html
+from ui.figures.flip_diff import flip_diff_html
 from ui.widgets.heatmap import CSS, explanation_row_html
 
 OTHER = "other: a folder or hub id"
@@ -155,18 +157,6 @@ def inspector_frame(rows: list[WordCandidates], k: int, threshold: float) -> pd.
     return frame
 
 
-def _word_card(row: WordCandidates, threshold: float) -> str:
-    flagged = row.predictable(threshold)
-    border = "2px solid #d95f02" if flagged else "1px solid rgba(0,0,0,0.12)"
-    lines = "".join(f'<div style="font-size:12px;color:#333">{html.escape(c.word)} '
-                    f'<span style="color:#777">{c.probability:.4f}</span></div>' for c in row.candidates)
-    mark = ' <span title="predicted as itself with high confidence" style="color:#d95f02">&#9888;</span>' \
-        if flagged else ""
-    return (f'<div style="display:inline-block;vertical-align:top;margin:3px;padding:4px 6px;border:{border};'
-            f'border-radius:6px;min-width:70px"><div style="font-weight:600">{html.escape(row.word)}{mark}</div>'
-            f"{lines}</div>")
-
-
 def inspector(filler: MaskedLMFiller, encoding: Encoding, key: str = "cf") -> tuple[list[WordCandidates], float]:
     """Top-3 replacements and likelihoods of every word, the predictable words flagged; CSV/JSON export."""
     c1, c2 = st.columns([1, 3])
@@ -178,7 +168,7 @@ def inspector(filler: MaskedLMFiller, encoding: Encoding, key: str = "cf") -> tu
     c2.metric("Words predicted as themselves (top-1, p ≥ threshold)", f"{len(flagged)} / {len(rows)}")
     st.caption(f"One [MASK] per word, the rest of the input (both segments) visible; candidates from "
                f"'{filler.name}' ({filler.fingerprint}); sub-word pieces and special tokens are not proposed.")
-    st.html(CSS + '<div style="line-height:1.3">' + "".join(_word_card(r, threshold) for r in rows) + "</div>")
+    st.html(CSS + candidate_cards_html(rows, threshold))
     if flagged:
         words = ", ".join(f"'{r.word}' ({r.original_probability:.2f})" for r in flagged[:12])
         st.warning(f"The masked LM predicts {len(flagged)} word(s) as themselves with high confidence: {words}"
@@ -254,21 +244,6 @@ def _flip(_classifier: TextClassifier, fingerprint: str, _encoding: Encoding, en
           budget: int, _filler: MaskedLMFiller | None, filler_key: str | None) -> Flip:
     candidates = mlm_candidates(_filler, _encoding) if mode == REPLACE else None
     return minimal_flip(_classifier, _encoding, mode=mode, candidates=candidates, budget=budget)
-
-
-def flip_diff_html(flip: Flip) -> str:
-    """The input as a diff: removed words struck through, replacements after the word they replace (escaped)."""
-    parts = []
-    for status, word, replacement in flip.diff():
-        if status == "kept":
-            parts.append(html.escape(word))
-        elif status == "removed":
-            parts.append(f'<del style="color:#b2182b;background:#fddbc7">{html.escape(word)}</del>')
-        else:
-            parts.append(f'<del style="color:#b2182b;background:#fddbc7">{html.escape(word)}</del> '
-                         f'<ins style="color:#1b7837;background:#d9f0d3;text-decoration:none">'
-                         f'{html.escape(replacement)}</ins>')
-    return f'<div class="xw-flip" style="font-size:1.05em;line-height:1.8">{" ".join(parts)}</div>'
 
 
 def minimal_flip_panel(classifier: TextClassifier, encoding: Encoding, filler: MaskedLMFiller | None) -> Flip | None:

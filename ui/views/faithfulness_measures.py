@@ -90,8 +90,8 @@ def agreement_run_section(table: pd.DataFrame, run: dict, key: str = "faith") ->
     methods = [m for m in run["config"].get("methods", []) if m in set(pairs["method A"]) | set(pairs["method B"])]
     matrix = agreement_dataset.mean_matrix(pairs, measure, methods)
     figure = agreement_figure(Agreement(tuple(methods), tuple(map(label_for, methods)), measure, absolute, matrix),
-                              k if measure in TOP_K else None)
-    figure.update_layout(title_text=f"Mean {MEASURES[measure][0].replace('@k', f'@{k}')} over the examples")
+                              k if measure in TOP_K else None,
+                              title=f"Mean {MEASURES[measure][0].replace('@k', f'@{k}')} over the examples")
     st.plotly_chart(figure, key=f"{key}-agreement-chart-{run_id}-{measure}", width="stretch")
     chosen = agreement_dataset.pair_rows(pairs, measure)
     show_table(labelled(chosen, columns=("method A", "method B")), f"{key}-agreement-table-{run_id}",

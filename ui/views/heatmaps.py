@@ -1,7 +1,6 @@
 """Heatmap-page building blocks: the input check, the prediction, method settings, rows with provenance."""
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,11 +15,13 @@ from models.documents import read_input
 from models.metering import autorun_budget
 from models.precision import dtype_name, fast_dtype, unavailable_note
 from models.windows import AGGREGATE_HELP, is_document
+from ui.figures import document_view
 from ui.figures.common import probability_bars
 from ui.figures.heatmap_matrix import EXPORT_FORMATS, export_config, heatmap_matrix
-from ui.widgets import document_view, loaders, method_run, state
+from ui.figures.row_header import row_header, row_title
+from ui.widgets import loaders, method_run, state
 from ui.widgets.controls import method_controls
-from ui.widgets.heatmap import CSS, badge_of, explanation_row_html, legend_html, provenance_line
+from ui.widgets.heatmap import CSS, explanation_row_html, legend_html, provenance_line
 from ui.widgets.method_card import method_card
 from ui.widgets.state import Selection
 
@@ -384,18 +385,9 @@ def render_rows(results: dict[str, Explanation | Pending | str], level: str, nor
     Rows(list(results), level, normalization, absolute, human, model, classifier).finish(results)
 
 
-def row_title(explanation: Explanation) -> str:
-    """The method's label, and the badge of a method selected on a metric (AML: "tuned for ...")."""
-    badge = badge_of(explanation)
-    style = "background:#efe7f7;color:#4b2a7a;border-radius:8px;padding:1px 7px;font-size:12px;font-weight:500"
-    return html.escape(explanation.method_label, quote=False) + (
-        f" <span class='xw-badge' style='{style}'>{html.escape(badge)}</span>" if badge else "")
-
-
 def explanation_row(explanation: Explanation, level: str, normalization: str, absolute: bool,
                     human: list[int] | None) -> None:
-    st.markdown(f"**{row_title(explanation)}** <span style='color:#777;font-size:13px'>"
-                f"{cost_caption(explanation)}</span>", unsafe_allow_html=True)
+    st.markdown(row_header(row_title(explanation), cost_caption(explanation)), unsafe_allow_html=True)
     if document_view.is_long(explanation.words):  # a long document: strip, sentences folded
         st.html(document_view.document_html(explanation.words, explanation.scores("word", normalization, absolute),
                                             explanation.signed and not absolute and normalization != "abs-sum",

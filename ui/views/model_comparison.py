@@ -15,8 +15,9 @@ from explainers import format_spec, label_for
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES
 from settings import shared_mode
+from ui.figures.labelled_rows import titled_row_html
 from ui.widgets import loaders
-from ui.widgets.heatmap import CSS, explanation_row_html
+from ui.widgets.heatmap import CSS
 
 DEFAULT_METHODS = ("saliency", "input_x_gradient", "leave_one_out", "attention_rollout")
 
@@ -87,8 +88,8 @@ def rows(comparison: ModelComparison, level: str, key: str = "cmp") -> None:
                 st.warning(run.errors[method])
                 continue
             explanation = run.explanations[method]
-            st.markdown(f"<div><b>{html.escape(run.name)}</b> · explains {html.escape(run.prediction)}</div>"
-                        + explanation_row_html(explanation, level), unsafe_allow_html=True)
+            st.markdown(titled_row_html(run.name, f"explains {run.prediction}", explanation, level),
+                        unsafe_allow_html=True)
             for warning in explanation.warnings:
                 st.caption(f"⚠ {warning}")
         agreement = comparison.agreement(method)

@@ -13,7 +13,6 @@ import logging
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 import settings
@@ -29,10 +28,13 @@ from evaluation.plausibility.metrics import (
     make_config,
 )
 from evaluation.plausibility.one_input import score_example
-from evaluation.runs.runner import RANDOM_METHOD, results_frame
+from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
+from ui.figures.binarized_rows import binarized_rows_html
+from ui.figures.plausibility_sweep import sweep_figure
+from ui.figures.row_header import row_header
 from ui.views import heatmaps
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import file_field
@@ -139,14 +141,10 @@ def example_section(selection, classifier, encoding, choices, config, preset: st
             st.error(f"{label}: {error}")
             continue
         words, segments, human = list(scored.words), list(scored.segments), list(scored.human)
-        st.markdown(f"**{label}** <span style='color:#777;font-size:13px'>{provenance_line(result)}</span>",
-                    unsafe_allow_html=True)
+        st.markdown(row_header(html.escape(label), provenance_line(result)), unsafe_allow_html=True)
         st.html(heatmap_html(words, np.nan_to_num(scored.scores, nan=0.0), result.signed, segments=segments,
                              human=human))
-        st.html(f"<div class='xw-legend'>top-k (k = {scored.k:d})</div>"
-                + heatmap_html(words, scored.top_k.astype(float), False, segments=segments, human=human)
-                + f"<div class='xw-legend'>threshold tau = {config.tau:g}</div>"
-                + heatmap_html(words, scored.threshold.astype(float), False, segments=segments, human=human))
+        st.html(binarized_rows_html(words, scored.top_k, scored.threshold, scored.k, config.tau, segments, human))
         if scored.human_cut:
             st.warning(f"{scored.human_cut} human word(s) lie beyond the model's length limit and were "
                        f"{'left out' if config.truncation == 'drop' else 'counted as missed'}.")
@@ -216,22 +214,6 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
 def _run_view(store: ResultStore, run_id: str) -> None:
     run_progress(store, run_id)
     report_view(store, run_id)
-
-
-def sweep_figure(curves: pd.DataFrame, quantity: str = "f1") -> go.Figure:
-    figure = go.Figure()
-    for method, group in curves.groupby("method", sort=False):
-        dash = "dot" if method == RANDOM_METHOD else "solid"
-        name = label_for(method)
-        figure.add_trace(go.Scatter(x=group["tau"].tolist(), y=group[quantity].tolist(), mode="lines+markers",
-                                    name=name, line={"dash": dash},
-                                    hovertemplate=f"{html.escape(name)}<br>tau %{{x:.2f}}<br>{quantity} %{{y:.3f}}"
-                                                  "<extra></extra>"))
-    figure.update_layout(height=360, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="threshold tau",
-                         yaxis_title=quantity + (" (of the averaged P and R)" if quantity == "f1" else " (mean)"),
-                         yaxis_range=[0, 1.02], legend_title="method",
-                         title="Paper 000 threshold sweep (plausibility, not faithfulness)")
-    return figure
 
 
 def report_view(store: ResultStore, run_id: str) -> None:

@@ -2,7 +2,8 @@
 
 The numbers come from ``evaluation/sanity/one_input.py`` and ``evaluation/sanity/dataset.py``; randomized models from
 ``models/randomize.py`` (copy-on-write: the model every session shares is never modified). This module only
-lays out controls, heatmaps, grids and plotly figures.
+lays out controls, heatmaps, grids and figures (drawn by ``ui/figures/``); whether to compute now is the plan's
+rule (``explainers/plan.py``'s ``work_gate``).
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from evaluation import targets
@@ -22,27 +22,26 @@ from evaluation.sanity import one_input, repeatability, smprt
 from evaluation.sanity.one_input import SanityOptions
 from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.seeds import parse_seeds
-from explainers import Explainer, ParamError, create, format_spec, label_for
+from explainers import Explainer, ParamError, create, format_spec, label_for, plan
 from explainers.choices import MethodChoice
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, randomize
-from models.metering import autorun_units, work_units
-from ui.figures.common import band_trace, probability_bars, rgba
+from models.metering import work_units
+from ui.figures.common import probability_bars
+from ui.figures.degradation_grid import grid_html
+from ui.figures.labelled_rows import labelled_rows_html
+from ui.figures.sanity_curves import MEASURE_LABELS, accuracy_figure, curve_figure
 from ui.views import sanity_measures
 from ui.widgets.bands import band_picker
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_picker
-from ui.widgets.heatmap import CSS, colour, explanation_row_html, legend_html, text_colour
+from ui.widgets.heatmap import CSS, legend_html
 from ui.widgets.method_card import method_card
 from ui.widgets.run_control import start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 
 DEFAULT_METHODS = ("saliency", "input_x_gradient", "attention", "leave_one_out", "random")
-MEASURE_LABELS = {"spearman": "Spearman ρ (signed)", "spearman_abs": "Spearman ρ (absolute values)",
-                  "top_k": "top-k overlap"}
 RUN_KEY = "sanity_run"
-COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf"]
 # verdict badges in text and Material icons (shipped with Streamlit): emoji render as boxes without an emoji font
 BADGES = {"fails": ":red[:material/cancel: fails the check]", "passes": ":green[:material/check_circle: passes]",
           "inconclusive": ":gray[:material/help: inconclusive]", "n/a": ":gray[n/a]"}
@@ -98,20 +97,18 @@ def chosen_explainers(choices: list[MethodChoice], classifier: TextClassifier | 
     return explainers
 
 
-def _run_gate(label: str, key: str, missing: int, seconds: float, runs_at_once: bool) -> bool:
-    """Whether to compute now: cheap work (``runs_at_once``: its work units, not the measured speed) runs at once;
-    costly or stopped work waits for a click."""
+def _run_gate(label: str, key: str, missing: int, seconds: float, units: float, classifier: TextClassifier) -> bool:
+    """Whether to compute now, by the plan's rule (``plan.work_gate``: cached, within the auto-run budget in work
+    units, approved, stopped); costly or stopped work waits for a click, which approves it."""
     approved = st.session_state.setdefault("sanity-approved", set())
     paused = st.session_state.setdefault("sanity-paused", set())
-    if missing == 0:
+    if plan.work_gate(missing, units, classifier, key in approved, stopped=key in paused) != plan.WAIT:
         return True
     if key in paused:
         st.info(f"Stopped. {missing} explanations are still missing (about {seconds:.0f} s); finished ones are "
                 f"kept in the cache.")
-    elif not runs_at_once and key not in approved:
-        st.info(f"{label}: {missing} explanations to compute, estimated {seconds:.0f} s on this machine.")
     else:
-        return True
+        st.info(f"{label}: {missing} explanations to compute, estimated {seconds:.0f} s on this machine.")
     if st.button(f"Run {label.lower()} (~{seconds:.0f} s)", key=f"go-{key}", type="primary"):
         approved.add(key)
         paused.discard(key)
@@ -137,81 +134,6 @@ def _digest(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-# ----- figures ----------------------------------------------------------------------------------------------------
-def curve_figure(curves: pd.DataFrame, stage_names: list[str], measure: str, chance: dict | None = None,
-                 title: str = "", bands: list[str] | None = None) -> go.Figure:
-    """One line per method (by its label) over the stages; ``curves`` has stage_index, method, mean and optional
-    low/high, shaded for the methods in ``bands`` (all when None). ``chance`` (mean/low/high) draws the random
-    baseline as a dotted line with a band."""
-    figure = go.Figure()
-    x = list(range(len(stage_names)))
-    if chance is not None and np.isfinite(chance.get("mean", np.nan)):
-        figure.add_trace(band_trace(x, [chance["low"]] * len(x), [chance["high"]] * len(x), "rgba(120,120,120,0.15)",
-                                    f"{one_input.CHANCE}, 95 % range", legend=True))
-        figure.add_trace(go.Scatter(x=x, y=[chance["mean"]] * len(x), mode="lines", name=one_input.CHANCE,
-                                    line={"dash": "dot", "color": "#555"}))
-    for i, (method, group) in enumerate(curves.groupby("method", sort=False)):
-        group = group.sort_values("stage_index")
-        colour_ = COLOURS[i % len(COLOURS)]
-        label = label_for(method)
-        if {"low", "high"} <= set(group.columns) and group["low"].notna().any() and (bands is None or method in bands):
-            figure.add_trace(band_trace(group["stage_index"], group["low"], group["high"], rgba(colour_, 0.15),
-                                        f"{label} CI", method))
-        figure.add_trace(go.Scatter(x=group["stage_index"], y=group["mean"], mode="lines+markers", name=label,
-                                    line={"color": colour_}, legendgroup=method,
-                                    hovertemplate=f"{html.escape(label)}<br>%{{text}}<br>{measure} "
-                                                  f"%{{y:.3f}}<extra></extra>",
-                                    text=[stage_names[int(i)] for i in group["stage_index"]]))
-    low = -1.05 if measure.startswith("spearman") else -0.02
-    figure.update_layout(height=380, margin=dict(l=10, r=10, t=40 if title else 10, b=10), title=title or None,
-                         xaxis=dict(tickmode="array", tickvals=x, ticktext=stage_names, title="randomization stage"),
-                         yaxis=dict(range=[low, 1.05], title=MEASURE_LABELS.get(measure, measure)),
-                         legend_title="method")
-    return figure
-
-
-def accuracy_figure(accuracy: pd.DataFrame, stage_names: list[str], majority: float | None,
-                    num_labels: int) -> go.Figure:
-    figure = go.Figure()
-    x = list(accuracy["stage_index"])
-    figure.add_trace(band_trace(x, accuracy["low"], accuracy["high"], "rgba(33,102,172,0.15)", "accuracy 95 % CI"))
-    figure.add_trace(go.Scatter(x=x, y=accuracy["mean"], mode="lines+markers", name="accuracy",
-                                line={"color": "#2166ac"}, hovertemplate="%{y:.1%}<extra></extra>"))
-    if majority is not None:
-        figure.add_hline(y=majority, line_dash="dot", annotation_text=f"majority class {majority:.0%}")
-    figure.add_hline(y=1 / max(1, num_labels), line_dash="dash", line_color="#999",
-                     annotation_text=f"uniform chance {1 / max(1, num_labels):.0%}", annotation_position="bottom right")
-    figure.update_layout(height=300, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, 1.02],
-                         title="accuracy", tickformat=".0%"),
-                         xaxis=dict(tickmode="array", tickvals=list(range(len(stage_names))), ticktext=stage_names,
-                                    title="randomization stage"))
-    return figure
-
-
-def grid_html(stage_names: list[str], words: list[str], matrix: np.ndarray, signed: bool,
-              similarity: list[float] | None = None) -> str:
-    """Degradation grid: one heatmap row per stage (each row on its own colour scale), words escaped."""
-    head = "".join(f"<th style='font-weight:400;color:#666;padding:0 4px'>{html.escape(w)}</th>" for w in words)
-    rows = []
-    for r, stage in enumerate(stage_names):
-        values = matrix[r]
-        finite = np.abs(values[np.isfinite(values)])
-        scale = float(finite.max()) if finite.size else 0.0
-        cells = []
-        for word, value in zip(words, values):
-            if not np.isfinite(value):
-                cells.append("<td style='color:#bbb;text-align:center'>·</td>")
-                continue
-            cells.append(f"<td title='{html.escape(word)}: {value:+.3g}' style='background:"
-                         f"{colour(value, scale, signed)};color:{text_colour(value, scale)};padding:2px 4px;"
-                         f"border-radius:3px;text-align:center'>{html.escape(word)}</td>")
-        extra = "" if similarity is None or not np.isfinite(similarity[r]) else f" ({similarity[r]:+.2f})"
-        rows.append(f"<tr><td style='white-space:nowrap;color:#444;padding-right:8px'>{html.escape(stage)}"
-                    f"{extra}</td>{''.join(cells)}</tr>")
-    return (f"<div style='overflow-x:auto'><table class='xw-grid' style='border-collapse:separate;border-spacing:2px;"
-            f"font-size:13px'><tr><th></th>{head}</tr>{''.join(rows)}</table></div>")
-
-
 # ----- one input: layer randomization -----------------------------------------------------------------------------
 def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[MethodChoice], target: int,
                   config: dict, level: str) -> one_input.SanityResult | None:
@@ -227,7 +149,7 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
     key = _digest("layers", classifier.fingerprint, encoding.key, list(explainers),
                   [e.cache_identity() for e in explainers.values()], config["mode"], config["init"], config["seed"],
                   target)
-    if not _run_gate("Layer randomization", key, missing, seconds, units <= autorun_units(classifier.throughput)):
+    if not _run_gate("Layer randomization", key, missing, seconds, units, classifier):
         return None
     stop = _stop_button(key) if missing else None  # a click reruns the page; the gate then says "Stopped"
     bar = st.progress(0.0, text="Randomizing and explaining ...") if missing else None
@@ -251,7 +173,7 @@ def layer_section(classifier: TextClassifier, encoding: Encoding, choices: list[
     st.session_state.get("sanity-paused", set()).discard(key)
     _show_layers(result, config, level)
     sanity_measures.emprt_block(result)
-    sanity_measures.smprt_block(classifier, encoding, explainers, target, config, curve_figure)
+    sanity_measures.smprt_block(classifier, encoding, explainers, target, config)
     return result
 
 
@@ -293,10 +215,8 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
         st.markdown(f"**{html.escape(label_for(method))}** · ρ {_fmt(row['spearman'])} · "
                     f"ρ(|·|) {_fmt(row['spearman_abs'])} "
                     f"· top-k {_fmt(row['top_k'])} · {badge}")
-        st.html("<div style='font-size:12px;color:#666'>original</div>"
-                + explanation_row_html(original.explanations[method], level)
-                + f"<div style='font-size:12px;color:#666'>randomized: {html.escape(chosen)}</div>"
-                + explanation_row_html(stage.explanations[method], level))
+        st.html(labelled_rows_html([("original", original.explanations[method]),
+                                    (f"randomized: {chosen}", stage.explanations[method])], level))
         with st.expander(f"Provenance: {label_for(method)} at {chosen}"):
             st.json({"randomization": result.provenance(), "stage": chosen, "stage_fingerprint": stage.fingerprint,
                      "explanation": stage.explanations[method].provenance}, expanded=False)
@@ -363,8 +283,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
     units = sum(work_units(*e.estimate_passes(encoding), encoding.n_tokens) for e in explainers.values()) * \
         (len(seeds) + 1)
     key = _digest("head", classifier.fingerprint, encoding.key, list(explainers), seeds, target)
-    if not _run_gate("Head randomization", key, len(explainers) * (len(seeds) + 1), seconds,
-                     units <= autorun_units(classifier.throughput)):
+    if not _run_gate("Head randomization", key, len(explainers) * (len(seeds) + 1), seconds, units, classifier):
         return None
     with st.spinner("Randomizing the head and explaining ..."):
         try:
@@ -391,13 +310,10 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
         if method not in result.original:
             continue
         st.markdown(f"**{html.escape(label_for(method))}**")
-        body = "<div style='font-size:12px;color:#666'>original</div>" + \
-            explanation_row_html(result.original[method], level)
-        for seed in result.seeds:
-            if method in result.randomized.get(seed, {}):
-                body += (f"<div style='font-size:12px;color:#666'>head seed {seed}</div>"
-                         + explanation_row_html(result.randomized[seed][method], level))
-        st.html(body)
+        rows = [("original", result.original[method])] + [
+            (f"head seed {seed}", result.randomized[seed][method]) for seed in result.seeds
+            if method in result.randomized.get(seed, {})]
+        st.html(labelled_rows_html(rows, level))
     _downloads(result.frame(), result.provenance(), "head")
     return result
 
@@ -446,8 +362,6 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     report_view(store, chosen, config, num_labels)
 
 
-
-
 def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) -> None:
     run = store.get_run(run_id)
     if run is None:
@@ -486,7 +400,7 @@ def report_view(store: ResultStore, run_id: str, config: dict, num_labels: int) 
         show_table(pd.DataFrame([{"method": label_for(m), "verdict": v["status"], measure: v["value"],
                                   "why": v["reason"]} for m, v in flags.items()]), f"sanity-run-flags-{run_id}",
                    why_missing=NO_VALUE)
-        sanity_measures.dataset_measures(summary, names, rc, run_id, curve_figure)
+        sanity_measures.dataset_measures(summary, names, rc, run_id)
     else:
         st.markdown("##### Paper 000 Table A5 layout (pooled over examples and head seeds)")
         show_table(labelled(sanity_dataset.head_table(frame)), f"sanity-run-head-{run_id}",

@@ -3,7 +3,7 @@ the data-randomization test (build the permuted-label model as a background job,
 rows in dataset runs. Every value is shown with the random band it is read against.
 
 The numbers come from ``evaluation/sanity/{emprt,smprt,repeatability,data_randomization}.py``; this module only lays
-out controls, tables and figures.
+out controls, tables and the figures ``ui/figures/`` draws.
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from corpora import DataError
@@ -23,7 +22,8 @@ from evaluation.sanity import data_randomization, emprt, one_input, repeatabilit
 from evaluation.sanity import dataset as sanity_dataset
 from explainers import Explainer, ParamError, label_for
 from models import Encoding, TextClassifier, UserFacingError, estimate_seconds, load_classifier, randomize
-from ui.figures.common import band_trace
+from ui.figures.interval import interval_figure
+from ui.figures.sanity_curves import curve_figure
 from ui.widgets.background_task import start_task, task_id, task_panel
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_field
@@ -52,27 +52,6 @@ def value_table(values: dict[str, float], band: dict | None, metric_id: str) -> 
     return pd.DataFrame(rows)
 
 
-def interval_figure(rows: pd.DataFrame, band: dict | None, metric_id: str) -> go.Figure:
-    """Each method's mean with its 95 % CI as a point with error bars, the random band shaded behind."""
-    metric = METRICS[metric_id]
-    figure = go.Figure()
-    labels = [label_for(m) for m in rows["method"]]
-    if band is not None and np.isfinite(band["mean"]):
-        x = [-0.5, len(labels) - 0.5]
-        figure.add_trace(band_trace(x, [band["low"]] * 2, [band["high"]] * 2, "rgba(120,120,120,0.15)",
-                                    f"{one_input.CHANCE}, 95 % range", legend=True))
-        figure.add_trace(go.Scatter(x=x, y=[band["mean"]] * 2, mode="lines", name=one_input.CHANCE,
-                                    line={"dash": "dot", "color": "#555"}))
-    figure.add_trace(go.Scatter(x=list(range(len(labels))), y=rows["mean"], mode="markers", name=metric.label,
-                                error_y={"type": "data", "symmetric": False,
-                                         "array": (rows["high"] - rows["mean"]).tolist(),
-                                         "arrayminus": (rows["mean"] - rows["low"]).tolist()}))
-    figure.update_layout(height=320, margin=dict(l=10, r=10, t=10, b=10),
-                         xaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels),
-                         yaxis=dict(title=f"{metric.label} {metric.arrow}"))
-    return figure
-
-
 def _download(frame: pd.DataFrame, extra: dict, key: str) -> None:
     c1, c2 = st.columns(2)
     c1.download_button("Download (CSV)", frame.to_csv(index=False), f"sanity-{key}.csv", "text/csv",
@@ -98,7 +77,7 @@ def emprt_block(result: one_input.SanityResult) -> None:
 
 
 def smprt_block(classifier: TextClassifier, encoding: Encoding, explainers: dict[str, Explainer], target: int,
-                config: dict, curve_figure) -> None:
+                config: dict) -> None:
     """sMPRT for the current input: its own controls and a button (N times MPRT's work)."""
     st.markdown("##### sMPRT: the same curves on denoised maps (Hedström et al. 2023, sec. 3.1)")
     if config["mode"] != "cascading":
@@ -301,7 +280,7 @@ def _data_randomization_run(model: str, folder: str, methods: list[str], store: 
 
 
 # ----- dataset runs ---------------------------------------------------------------------------------------------
-def dataset_measures(summary: pd.DataFrame, names: list[str], run_config: dict, run_id: str, curve_figure) -> None:
+def dataset_measures(summary: pd.DataFrame, names: list[str], run_config: dict, run_id: str) -> None:
     """The extra measures a layers run stored: sMPRT's curves, eMPRT's and repeatability's intervals."""
     measures = run_config.get("measures", [])
     if "smprt" in measures:

@@ -19,9 +19,12 @@ from evaluation.sanity.one_input import PAPER_000_SEEDS, run_head_check
 from explainers import REGISTRY, Explanation
 from explainers.plan import MethodChoice, Pending
 from models import Encoding, TextClassifier, UserFacingError
+from ui.figures import document_view
 from ui.figures.heatmap_matrix import export_config, heatmap_matrix
+from ui.figures.labelled_rows import labelled_rows_html
+from ui.figures.tour_input import input_html
 from ui.views import heatmaps
-from ui.widgets import document_view, method_run
+from ui.widgets import method_run
 from ui.widgets.heatmap import CSS, explanation_row_html, legend_html
 from ui.widgets.method_card import method_card
 from ui.widgets.state import Selection
@@ -186,14 +189,11 @@ def step_sanity(classifier: TextClassifier, encoding: Encoding, selection: Selec
             return
         summary = result.summary().iloc[0]
         signed = result.signed[method]
-        body = (CSS + legend_html(signed=signed, unsigned=not signed)
-                + "<div style='font-size:12px;color:#666'>trained model</div>"
-                + row_html(result.original[method], selection.level))
-        for seed in result.seeds:
-            if method in result.randomized.get(seed, {}):
-                body += (f"<div style='font-size:12px;color:#666'>randomized head, seed {seed}</div>"
-                         + row_html(result.randomized[seed][method], selection.level))
-        st.html(body)
+        rows = [("trained model", result.original[method])] + [
+            (f"randomized head, seed {seed}", result.randomized[seed][method]) for seed in result.seeds
+            if method in result.randomized.get(seed, {})]
+        st.html(CSS + legend_html(signed=signed, unsigned=not signed)
+                + labelled_rows_html(rows, selection.level, draw=row_html))
         changed = summary["sign_change_mean"]
         st.markdown(f"Rank correlation with the trained model's explanation: **{summary['spearman_mean']:+.2f}** "
                     f"(0 = unrelated)" + ("" if not np.isfinite(changed) else
@@ -230,17 +230,9 @@ SHOW = {"prediction": step_prediction, "method": step_method, "compare": step_co
         "faithfulness": step_faithfulness}
 
 
-def input_html(selection: Selection) -> str:
-    """The sentence the tour is about (and its second segment), escaped: each step starts by showing it."""
-    pair = f' <span class="xw-sep">&#8214;</span> {html.escape(selection.pair)}' if selection.pair else ""
-    return (f'<div class="xw-tour-input" style="font-size:1.15rem;padding:0.5rem 0.8rem;border-left:4px solid '
-            f'#888;margin:0.2rem 0 0.6rem 0"><span style="opacity:0.7">The input: </span>'
-            f'{html.escape(selection.text)}{pair}</div>')
-
-
 def show_step(step: str, method: str, classifier: TextClassifier, encoding: Encoding, selection: Selection) -> None:
     st.subheader(STEPS[step])
-    st.html(input_html(selection))
+    st.html(input_html(selection.text, selection.pair))
     st.markdown(f"**{QUESTIONS[step]}**")
     SHOW[step](classifier, encoding, selection, method)
     _next(step)

@@ -3,7 +3,7 @@ import re
 
 import numpy as np
 
-from ui.widgets.document_view import STRIP_CELLS, document_html, is_long
+from ui.figures.document_view import STRIP_CELLS, document_html, is_long
 
 
 def test_strip_locates_the_strong_word_and_top_sentences_open():

@@ -89,8 +89,8 @@ def test_the_colour_legend_shows_the_scales_in_use(signed, unsigned):
 def test_sanity_and_roar_curves_label_methods_and_shade_only_the_picked_bands():
     import pandas as pd
 
-    from ui.views.roar import curve_figure as roar_figure
-    from ui.views.sanity import curve_figure as sanity_figure
+    from ui.figures.roar_curves import curve_figure as roar_figure
+    from ui.figures.sanity_curves import curve_figure as sanity_figure
 
     stages = pd.DataFrame([{"stage_index": i, "method": m, "mean": 0.5, "low": 0.4, "high": 0.6}
                            for m in ("saliency", "leave_one_out") for i in range(3)])
