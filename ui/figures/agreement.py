@@ -11,7 +11,8 @@ def agreement_figure(agreement: Agreement, k: int | None = None, title: str | No
     """Correlations on a diverging scale from -1 to 1; the shares of Krishna et al.'s measures from 0 to 1.
     ``title``: in place of the one naming the measure and the ranking (a dataset run's "Mean ... over the examples")."""
     labels = list(agreement.labels)
-    values = np.where(np.isnan(agreement.matrix), None, np.round(agreement.matrix, 3))
+    values = np.round(agreement.matrix, 3).astype(object)
+    values[np.isnan(agreement.matrix)] = None  # undefined (constant scores): "n/a" in the cell
     text = [["n/a" if v is None else f"{v:.2f}" for v in row] for row in values]
     correlation = agreement.measure in CORRELATIONS
     name = MEASURES[agreement.measure][0].replace("@k", f"@{k}" if k else "@k")

@@ -19,5 +19,5 @@ def flip_diff_html(flip: Flip) -> str:
             parts.append(f'<del style="{REMOVED}">{html.escape(word)}</del>')
         else:
             parts.append(f'<del style="{REMOVED}">{html.escape(word)}</del> '
-                         f'<ins style="{INSERTED}">{html.escape(replacement)}</ins>')
+                         f'<ins style="{INSERTED}">{html.escape(replacement or "")}</ins>')
     return f'<div class="xw-flip" style="font-size:1.05em;line-height:1.8">{" ".join(parts)}</div>'

@@ -182,8 +182,9 @@ def provenance_line(explanation, normalization: str = "none") -> str:
     parts = [f"target: {p['target']['label']} ({p['target']['how']})", f"baseline: {p['baseline']}"]
     if p["target"].get("contrast"):  # a contrastive target: the score of the target minus that of this class
         parts.insert(1, f"rather than: {p['target']['contrast']['label']}")
-    if badge_of(explanation):
-        parts.insert(0, badge_of(explanation))
+    badge = badge_of(explanation)
+    if badge:
+        parts.insert(0, badge)
     if p.get("removal_operator"):
         parts.append(f"operator: {p['removal_operator']}")
     parts.append(p["sign"].split(":")[0])

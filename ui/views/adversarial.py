@@ -18,7 +18,7 @@ from evaluation.adversarial.live import LiveAttack
 from evaluation.adversarial.long_inputs import long_input_refusal
 from evaluation.runs.store import ResultStore
 from explainers import ParamError
-from models import Encoding, TextClassifier
+from models import Encoding, TextClassifier, UserFacingError
 from ui.figures.adversarial_bars import measure_bars
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_picker
@@ -92,7 +92,7 @@ def single_input(classifier: TextClassifier, encoding: Encoding, methods: list[s
             if st.button("Attack again", key=f"{key}-again-{job.key}"):
                 jobs.pop(job.key, None)
                 st.rerun()
-        else:
+        elif job.result is not None:
             result_view(job.result, encoding, classifier, key=f"{key}-{method}")
 
 
@@ -141,9 +141,13 @@ def dataset_section(model: str, methods: list[str], config: AttackConfig, key: s
     dataset = dataset_picker(key, columns=(c1, c2), name_key=f"{key}-name")  # built-in, shared file, upload
     limit = int(c3.number_input("Examples", 1, 100_000, 16, key=f"{key}-limit", help="paper 003 attacked 16"))
     store = ResultStore()
-    run_id = start_stop(key, RUN_KEY, lambda: adversarial_dataset.start_attacks(model, dataset, methods, limit, config,
-                                                                                store),
-                        work=adversarial_dataset.attack_cell, disabled=not (methods and dataset))
+
+    def start():
+        if not dataset:  # (the Start button is disabled without one)
+            raise UserFacingError("Choose a dataset first.")
+        return adversarial_dataset.start_attacks(model, dataset, methods, limit, config, store)
+
+    run_id = start_stop(key, RUN_KEY, start, work=adversarial_dataset.attack_cell, disabled=not (methods and dataset))
     runs = store.list_runs(adversarial_dataset.KIND)
     chosen = pick_run(store, runs, run_id, f"{key}-show", model, "adversarial runs")
     if chosen is None:

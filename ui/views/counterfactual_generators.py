@@ -37,7 +37,7 @@ SOURCE = ("Generators after LIT 1.3's Datapoint Generator (word replacer, HotFli
 def options(filler: MaskedLMFiller | None, key: str) -> tuple[str, dict] | None:
     """The generator and its options; None (with a message) when it cannot run here."""
     generator = st.radio("Generator", list(GENERATORS), key=f"{key}-generator", format_func=GENERATORS.get,
-                         horizontal=True)
+                         horizontal=True) or WORD_REPLACER
     if generator == WORD_REPLACER:
         return generator, {"rules": st.text_area("Rules", DEFAULT_RULES, key=f"{key}-rules", help=RULES_HELP)}
     c1, c2 = st.columns(2)

@@ -81,7 +81,7 @@ def masked_lm_picker(key: str = "cf") -> tuple[MaskedLMFiller | None, str | None
                             format_func=lambda o: {BUILT_IN_MLM: "mlm: offline stand-in for BERT (built here)",
                                                    "bert-base-uncased": "bert-base-uncased (paper 000; needs the hub "
                                                                         "or a local copy)"}.get(o, o))
-    name = choice
+    name = choice or BUILT_IN_MLM
     if choice == OTHER:
         name = left.text_input("Folder or hub id of a masked LM", key=f"{key}-mlm-path",
                                placeholder="/path/to/a/ForMaskedLM/model").strip()
@@ -242,7 +242,7 @@ FLIP_MODES = {REMOVE: "remove words (deleted, the rest re-tokenized)",
 @st.cache_data(show_spinner=False, max_entries=64)
 def _flip(_classifier: TextClassifier, fingerprint: str, _encoding: Encoding, encoding_key: str, mode: str,
           budget: int, _filler: MaskedLMFiller | None, filler_key: str | None) -> Flip:
-    candidates = mlm_candidates(_filler, _encoding) if mode == REPLACE else None
+    candidates = mlm_candidates(_filler, _encoding) if mode == REPLACE and _filler is not None else None
     return minimal_flip(_classifier, _encoding, mode=mode, candidates=candidates, budget=budget)
 
 
@@ -250,7 +250,7 @@ def minimal_flip_panel(classifier: TextClassifier, encoding: Encoding, filler: M
     """Search for the fewest words to remove (or replace) so that the prediction changes; show it as a diff."""
     c1, c2 = st.columns([3, 1])
     modes = [REMOVE, REPLACE] if filler is not None else [REMOVE]
-    mode = c1.radio("Change words by", modes, key="cf-flip-mode", format_func=FLIP_MODES.get, horizontal=True)
+    mode = c1.radio("Change words by", modes, key="cf-flip-mode", format_func=FLIP_MODES.get, horizontal=True) or REMOVE
     budget = int(c2.number_input("Budget (inputs classified)", 10, 5000, BUDGET, step=50, key="cf-flip-budget"))
     if filler is None:
         c1.caption("Replacing words needs a masked LM (above).")

@@ -84,8 +84,10 @@ def agreement_run_section(table: pd.DataFrame, run: dict, key: str = "faith") ->
     run_id = run["id"]
     st.markdown("##### Agreement between methods (Krishna et al. 2022)")
     present = [m for m in agreement_dataset.ORDER if m in set(pairs["measure"])]
+    if not present:
+        return
     measure = st.selectbox("Agreement measure", present, key=f"{key}-agreement-measure-{run_id}",
-                           format_func=lambda m: MEASURES[m][0])
+                           format_func=lambda m: MEASURES[m][0]) or present[0]
     k, absolute = agreement_dataset.settings(run["config"].get("options", {}))
     methods = [m for m in run["config"].get("methods", []) if m in set(pairs["method A"]) | set(pairs["method B"])]
     matrix = agreement_dataset.mean_matrix(pairs, measure, methods)

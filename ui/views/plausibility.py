@@ -32,6 +32,7 @@ from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
+from models import UserFacingError
 from ui.figures.binarized_rows import binarized_rows_html
 from ui.figures.plausibility_sweep import sweep_figure
 from ui.figures.row_header import row_header
@@ -180,7 +181,7 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
     names = [n for n, info in DATASETS.items() if info.has_rationales] + [file_choice]
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
     name = c1.selectbox("Dataset with human rationales", names, key="plaus-ds",
-                        format_func=lambda n: n if n == file_choice else f"{n}: {DATASETS[n].title}")
+                        format_func=lambda n: n if n == file_choice else f"{n}: {DATASETS[n].title}") or names[0]
     if name == file_choice:
         # checked before the run can start; shared mode's choice and uploader take the page's width
         dataset_id = file_field("plaus-file", st if settings.shared_mode() else c2)
@@ -200,9 +201,13 @@ def dataset_section(selection, choices, options: dict, config, preset: str) -> N
     # "predicted" is the runner's default: left out, so the run is the one `cli.py evaluate` makes by default
     run_options = {**options, "random_orderings": draws, **({"target": target} if target != targets.PREDICTED else {})}
     store = ResultStore()
-    run_id = start_stop("plaus", RUN_KEY, lambda: start_plausibility(selection.model, dataset_id, methods, limit,
-                                                                     run_options, store),
-                        disabled=not methods or dataset_id is None)
+
+    def start():
+        if dataset_id is None:  # (the Start button is disabled without one)
+            raise UserFacingError("Choose a dataset first.")
+        return start_plausibility(selection.model, dataset_id, methods, limit, run_options, store)
+
+    run_id = start_stop("plaus", RUN_KEY, start, disabled=not methods or dataset_id is None)
     runs = [r for r in store.list_runs("evaluation") if set(EVALUATORS) <= set(r["config"].get("evaluators", []))]
     chosen = run_picker(runs, run_id, key="plaus-show-run", model=selection.model)
     if chosen is not None:
@@ -258,7 +263,7 @@ def report_view(store: ResultStore, run_id: str) -> None:
                    "documents (long documents weigh more). Paper 004 reports both at the top 25 tokens: the "
                    "aml-top25 preset.")
     quantity = st.radio("Sweep curve", ("f1", "iou", "precision", "recall", "coverage"), horizontal=True,
-                        key=f"plaus-quantity-{run_id}")
+                        key=f"plaus-quantity-{run_id}") or "f1"
     curves = pd.DataFrame(report["sweep"])
     st.plotly_chart(sweep_figure(curves, quantity), key=f"plaus-sweep-{run_id}-{quantity}", width="stretch")
     c1, c2, c3, c4 = st.columns(4)

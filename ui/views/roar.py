@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,13 +52,13 @@ log = logging.getLogger(__name__)
 
 RUN_KEY = "roar:run"
 DEFAULT_MEASURES = ("integrated_gradients", "lime", "leave_one_out", "attention")
-RATIO_CHOICES = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS,
+RATIO_CHOICES: dict[str, tuple[float, ...] | None] = {"paper 000: 10 / 20 / 30 %": (10, 20, 30), "paper 001: 10 ... 90 %": FULL_RATIOS,
                  "paper 001 App. F: 1 ... 10 words (count rule 'tokens')": tuple(range(1, 11)), "custom": None}
 OPERATOR_CHOICES = {"mask": "[MASK] (paper 001)", "delete": "delete (paper 000)", "mlm": "masked-LM fill (ROAR-BERT)",
                     "unk": "[UNK]", "pad": "[PAD]"}
-STUDY_LABELS = {"mode": MODES, "target": TARGETS, "count_rule": COUNT_RULES, "rank_by": RANKINGS, "segments": SEGMENTS,
+STUDY_LABELS: dict[str, dict | Callable] = {"mode": MODES, "target": TARGETS, "count_rule": COUNT_RULES, "rank_by": RANKINGS, "segments": SEGMENTS,
                 "operator": OPERATOR_CHOICES}
-VARIANT_LABELS = {"trainable": TRAINABLE, "init": INITS}
+VARIANT_LABELS: dict[str, dict | Callable] = {"trainable": TRAINABLE, "init": INITS}
 
 
 def banner() -> None:
@@ -77,8 +79,9 @@ def settings_controls(model: str) -> dict | None:
     """The study's settings as build_config keyword arguments (None when something is missing)."""
     with st.form("roar-settings", border=True):
         preset = st.selectbox("Start from", ["(choose below)"] + list(PRESETS), key="roar-preset",
-                              format_func=lambda p: p if p not in PRESETS else f"{p}: {PRESETS[p]['description']}")
-        chosen = PRESETS.get(preset, PRESETS["cpu-small"])
+                              format_func=lambda p: p if p not in PRESETS else f"{p}: {PRESETS[p]['description']}"
+                              ) or "(choose below)"
+        chosen: dict[str, Any] = PRESETS.get(preset, PRESETS["cpu-small"])
         c1, c2 = st.columns([3, 2])
         ids = [m for m in REGISTRY if m != "random" and REGISTRY[m].family != "ensemble"]
         preset_methods = [ALIASES.get(m, m) for m in chosen["measures"]]
@@ -91,7 +94,8 @@ def settings_controls(model: str) -> dict | None:
         c1, c2 = st.columns(2)
         ratio_names = list(RATIO_CHOICES)
         default_ratio = next((i for i, r in enumerate(RATIO_CHOICES.values()) if r == tuple(chosen["ratios"])), 1)
-        ratio_choice = c1.selectbox("Masking ratios", ratio_names, index=default_ratio, key=f"roar-ratios-{preset}")
+        ratio_choice = c1.selectbox("Masking ratios", ratio_names, index=default_ratio,
+                                    key=f"roar-ratios-{preset}") or ratio_names[default_ratio]
         custom = c1.text_input("Custom ratios (%)", "10, 20, 30", key="roar-ratios-custom",
                                help="used when 'custom' is chosen; 0 % and 100 % are added as shared anchors; with "
                                     "the count rule 'tokens' the values are numbers of words")
@@ -275,7 +279,7 @@ def results(store: ResultStore, run_id: str) -> None:
     st.caption("Measures: " + "; ".join(f"**{k}** = {v}" for k, v in labels.items()) +
                "; **random** = uniform random word scores from (seed, sentence) (the ROAR baseline).")
     metric = st.radio("Performance", list(roar_scores.METRICS), key=f"roar-metric-{run_id}", horizontal=True,
-                      format_func=lambda m: roar_scores.METRICS[m])
+                      format_func=lambda m: roar_scores.METRICS[m]) or "accuracy"
     curves = roar_scores.curves(frame, metric)
     anchors = frame[(frame["kind"] == "anchor") & (frame["ratio"] == 100.0)][metric]
     floor = float(anchors.mean()) if len(anchors) else None

@@ -211,7 +211,7 @@ def _show_layers(result: one_input.SanityResult, config: dict, level: str) -> No
             continue
         row = frame[(frame["stage"] == chosen) & (frame["method"] == method)].iloc[0]
         verdict = verdicts.get(method, {})
-        badge = BADGES.get(verdict.get("status"), "")
+        badge = BADGES.get(str(verdict.get("status")), "")
         st.markdown(f"**{html.escape(label_for(method))}** · ρ {_fmt(row['spearman'])} · "
                     f"ρ(|·|) {_fmt(row['spearman_abs'])} "
                     f"· top-k {_fmt(row['top_k'])} · {badge}")
@@ -333,7 +333,7 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     measures = []
     if check == "layers":
         measures = st.multiselect("Also measure", list(sanity_dataset.EXTRA_MEASURES), key="sanity-measures",
-                                  format_func=sanity_dataset.EXTRA_MEASURES.get,
+                                  format_func=lambda m: sanity_dataset.EXTRA_MEASURES[m],
                                   help="eMPRT and sMPRT need the cascading mode; sMPRT uses the preset chosen in the "
                                        "layer tab (N noisy samples per stage and method); repeatability the seeds "
                                        "of the repeatability tab")

@@ -84,7 +84,7 @@ def smprt_block(classifier: TextClassifier, encoding: Encoding, explainers: dict
         st.caption("sMPRT compares with the fully randomized model: choose the cascading mode.")
         return
     preset = st.selectbox("sMPRT preset", list(smprt.PRESETS), key="sanity-smprt-preset",
-                          help="quantus-2023: Quantus's defaults (N = 50, noise 0.1); quick: N = 10")
+                          help="quantus-2023: Quantus's defaults (N = 50, noise 0.1); quick: N = 10") or "quantus-2023"
     values = schema_controls(smprt.SmoothingOptions, f"sanity-smprt-{preset}", base=smprt.PRESETS[preset], columns=3)
     options = smprt.SmoothingOptions(**values)
     stages = len(randomize.stages(classifier)) + 1
@@ -187,15 +187,15 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
                                      f"trained to convergence: fewer steps change the model less)"))
     options = data_randomization.BuildOptions(steps=steps)
     store = ResultStore()
-    if not usable:  # refused with its message, or empty: nothing to build from
+    if not usable or not data:  # refused with its message, or empty: nothing to build from
         return
     try:
         folder = data_randomization.find_built(model, data, options)
     except (UserFacingError, DataError) as error:
         st.error(str(error))
         return
-    run_id = st.session_state.get("sanity-dr-run")
-    running = bool(run_id) and JOBS.is_running(run_id)
+    run_id: str | None = st.session_state.get("sanity-dr-run")
+    running = run_id is not None and JOBS.is_running(run_id)
     if folder is None and not running:
         if st.button(f"Build the permuted-label model ({steps} steps)", key="sanity-dr-build", type="primary"):
             try:
@@ -206,16 +206,16 @@ def data_randomization_section(model: str, classifier: TextClassifier, encoding:
                 return
             st.session_state["sanity-dr-run"] = run_id
             running = True
-    if running:
+    if running and run_id is not None:
         run_progress(store, run_id, unit="builds")
         if st.button("Stop building", key="sanity-dr-stop"):
             JOBS.stop(run_id)
             st.toast("Stopping at the next training step; nothing is saved.")
         return
     if folder is None:
-        errors = [c["error"] for c in store.cells(run_id).values() if "error" in c] if run_id else []
-        if errors:
-            st.error(f"Building the permuted-label model failed: {errors[-1]}")
+        failures = [c["error"] for c in store.cells(run_id).values() if "error" in c] if run_id else []
+        if failures:
+            st.error(f"Building the permuted-label model failed: {failures[-1]}")
         return
     manifest = json.loads((folder / "manifest.json").read_text())
     training = manifest["training"]
@@ -251,7 +251,8 @@ def _data_randomization_run(model: str, folder: str, methods: list[str], store: 
     c1, c2 = st.columns([3, 1])
     dataset, usable = dataset_field("Dataset", "sst2:dev", "sanity-dr-dataset", container=c1)
     limit = int(c2.number_input("Examples", 1, 100_000, 20, key="sanity-dr-limit"))
-    if st.button("Start (or resume) the dataset run", key="sanity-dr-start", disabled=not usable):
+    run_id: str | None = None
+    if st.button("Start (or resume) the dataset run", key="sanity-dr-start", disabled=not usable) and dataset:
         try:
             store, run_id, cells = data_randomization.start_study(model, folder, dataset, methods, limit, store=store)
             JOBS.start(store, run_id, cells, data_randomization.comparison_cell)  # a quota refusal: UserFacingError

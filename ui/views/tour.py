@@ -70,7 +70,7 @@ def header() -> tuple[str, str]:
     method = left.selectbox("The method the tour follows", TOUR_METHODS, key="tour-method",
                             format_func=lambda m: REGISTRY[m].label)
     right.toggle("Show every answer (teacher)", key="tour-teacher")
-    return step, method
+    return step or next(iter(STEPS)), method or TOUR_METHODS[0]  # (a radio with options always has one)
 
 
 def _revealed(step: str, encoding: Encoding, method: str) -> bool:

@@ -12,6 +12,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import streamlit as st
 
@@ -29,7 +30,7 @@ class Task:
     done: int = 0
     total: int = 1
     label: str = ""
-    result: object = None
+    result: Any = None  # whatever the work returned
     error: str | None = None
     stopped: bool = False
     finished: threading.Event = field(default_factory=threading.Event)

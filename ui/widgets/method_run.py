@@ -32,7 +32,7 @@ POLL_SECONDS = 1.0
 STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
 
 
-def pending_row(pending: Pending, key: str = "run") -> None:
+def pending_row(pending: Pending | MethodJob | NeedsTraining, key: str = "run") -> None:
     """The estimate and a Run button; a click approves the method for this session and reruns the page."""
     if not isinstance(pending, Pending):  # views that poll no jobs still meet a method that needs training
         status_row(pending, key=key)
