@@ -376,8 +376,8 @@ class Rows:
             self.show(method_id, result)
 
 
-def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
-                human: list[int] | None = None, key: str = "rows", model: str | None = None,
+def render_rows(results: dict[str, Explanation | Pending | MethodJob | str], level: str, normalization: str,
+                absolute: bool, human: list[int] | None = None, key: str = "rows", model: str | None = None,
                 classifier: TextClassifier | None = None) -> None:
     """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
     the scales in use above the rows (``Rows`` at once, for results computed already)."""
