@@ -11,8 +11,9 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from explainers.base import Explainer
 from explainers.cache import explain_cached, is_partial
@@ -90,7 +91,7 @@ class MethodJob:
     ends it at its next batch, and a stopped job keeps nothing (the methods that finished are in the cache)."""
 
     def __init__(self, planned: Planned, classifier: TextClassifier, encoding: Encoding, target: int | None,
-                 wait_for: list[MethodJob] = (), clock: Callable[[], float] = time.perf_counter):
+                 wait_for: Sequence[MethodJob] = (), clock: Callable[[], float] = time.perf_counter):
         self.planned = planned
         self.classifier, self.encoding, self.target = classifier, encoding, target
         self.status = RUNNING
@@ -129,7 +130,7 @@ class MethodJob:
         explainer = self.planned.explainer
         if not getattr(explainer, "live_progress", False):
             return explainer
-        hooked = copy.copy(explainer)
+        hooked: Any = copy.copy(explainer)  # a method with live progress has these two hooks
         hooked.progress = self._record
         hooked.should_stop = self._stop.is_set
         return hooked
@@ -203,7 +204,7 @@ class MethodJobs:
     """The background jobs of this process by cache key: sessions asking for the same explanation share one job
     (and its Stop)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._jobs: dict[str, MethodJob] = {}
         self._lock = threading.Lock()
 

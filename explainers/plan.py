@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from explainers.base import FAMILIES, Explainer
 from explainers.cache import cache_key, cached_only
@@ -146,7 +147,8 @@ class RunBook:
         if members is None:
             return estimate(explainer, self.classifier, self.encoding)
         forward = backward = 0
-        member_target = explainer.member_target(self.classifier, self.encoding, self.target)
+        ensemble: Any = explainer  # an ensemble: its members explain the target it gives them
+        member_target = ensemble.member_target(self.classifier, self.encoding, self.target)
         passes: set[SharedPass] = set()
         for member in members():
             key = cache_key(self.classifier, self.encoding, member, member_target)
@@ -165,6 +167,14 @@ class RunBook:
 def _is_ensemble(method_id: str) -> bool:
     cls = REGISTRY.get(method_id)
     return cls is not None and cls.family == "ensemble"
+
+
+def _made(ready: Prepared) -> tuple[Explainer, str]:
+    """The explainer and cache key of a prepared method, or the error that kept it from being made (raised)."""
+    if ready.error is not None:
+        raise ready.error
+    assert ready.explainer is not None and ready.key is not None  # ``prepare_one`` sets both or the error
+    return ready.explainer, ready.key
 
 
 def missing_training(explainer: Explainer, classifier: TextClassifier) -> NeedsTraining | None:
@@ -195,13 +205,12 @@ def make_plan(choices: list[MethodChoice], classifier: TextClassifier, encoding:
         method_id = choice.method_id
         try:
             ready = prepared_for(choice, prepared, classifier, encoding, target)
-            if ready.error is not None:
-                raise ready.error
-            explainer, key = ready.explainer, ready.key
+            explainer, key = _made(ready)
             job = jobs.get(key) if background else None
             finished = jobs.take(key) if job is not None and job.status == DONE else None
-            if finished is not None or (job is not None and job.running):
-                plan.results[method_id] = finished if finished is not None else job
+            shown = finished if finished is not None else job if job is not None and job.running else None
+            if shown is not None:
+                plan.results[method_id] = shown
                 book.claim(explainer, key, runs_now=False)
                 continue
             hit = ready.hit
@@ -254,13 +263,11 @@ def cost_rows(choices: list[MethodChoice], classifier: TextClassifier, encoding:
     for index, choice in sorted(enumerate(choices), key=lambda pair: _is_ensemble(pair[1].method_id)):
         label = REGISTRY[choice.method_id].label
         ready = prepared_for(choice, prepared, classifier, encoding, target)
-        explainer, key = ready.explainer, ready.key
-        if explainer is None:  # a parameter the method refuses
+        if ready.explainer is None:  # a parameter the method refuses
             rows[index] = {"method": label, "status": str(ready.error)}
             continue
         try:
-            if ready.error is not None:
-                raise ready.error
+            explainer, key = _made(ready)
             measure_throughput(classifier, encoding)
             cached = ready.hit is not None
             forward, backward, seconds = estimate(explainer, classifier, encoding) if cached else book.cost(explainer)

@@ -277,7 +277,7 @@ class TextClassifier:
         return TokenBatch(input_ids=enc["input_ids"], token_type_ids=types)
 
     def batch_of(self, encodings: list[Encoding]) -> TokenBatch:
-        types = [list(e.token_type_ids) for e in encodings] if self._uses_token_types and encodings \
+        types = [list(e.token_type_ids or ()) for e in encodings] if self._uses_token_types and encodings \
             and encodings[0].token_type_ids is not None else None
         return TokenBatch(input_ids=[list(e.input_ids) for e in encodings], token_type_ids=types)
 
@@ -316,7 +316,7 @@ class TextClassifier:
     def _encoder_logits(self, **kwargs) -> torch.Tensor:
         """An encoder's logits: the first-token path where this model supports it, else the model's own forward.
         Only for callers that need logits (never hidden states or attention weights of other positions)."""
-        if self.first_token.enabled:
+        if self.first_token.enabled and self.architecture is not None:
             return first_token_logits(self.model, self.architecture.head, **kwargs)
         return self.model(**kwargs).logits
 

@@ -166,7 +166,7 @@ class MaskedLMFiller:
         unk = self.tokenizer.unk_token or ""
         out = []
         for (words, segments), chosen in zip(rows, masked):
-            parts = ([], [])
+            parts: tuple[list[str], list[str]] = ([], [])
             for index, (word, segment) in enumerate(zip(words, segments)):
                 # a literal mask token typed by a user would be taken for one of ours: make it unknown
                 parts[segment].append(mask if index in chosen else word.replace(mask, unk))
@@ -242,7 +242,7 @@ class MaskedLMFiller:
                 hidden = self.model(**kwargs).logits[where]
                 project = None
             self.forward_passes += len(chunk)
-            owners = []
+            owners: list[tuple[int, int] | None] = []
             for row, i in enumerate(chunk):
                 found = int(where[row].sum())  # fewer than asked when truncation cut some masks off
                 owners += [(i, order[i][j]) if j < len(order[i]) else None for j in range(found)]
@@ -251,10 +251,9 @@ class MaskedLMFiller:
                 logits = project(part) if project is not None else part
                 probabilities = torch.softmax(logits.double(), dim=-1)
                 mine = owners[start:start + head_batch]
-                keep = [j for j, owner in enumerate(mine) if owner is not None]
-                values = reduce(probabilities[keep], [mine[j] for j in keep]) if keep else []
-                for j, value in zip(keep, values):
-                    i, word = mine[j]
+                kept = [(j, owner) for j, owner in enumerate(mine) if owner is not None]
+                values = reduce(probabilities[[j for j, _ in kept]], [owner for _, owner in kept]) if kept else []
+                for (_, (i, word)), value in zip(kept, values):
                     results[i][order[i].index(word)] = value
 
         for chunk in self._chunks(lengths):
