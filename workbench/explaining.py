@@ -10,8 +10,9 @@ import numpy as np
 from corpora import normalize_typed_text
 from explainers import REGISTRY, create, parse_spec
 from explainers.cache import cache_key
+from explainers.choices import MethodChoice
 from explainers.explanation import Explanation
-from explainers.plan import MethodChoice, NeedsTraining, make_plan, run_now
+from explainers.plan import NeedsTraining, make_plan, run_now
 from models import TextClassifier, UserFacingError, cached_classifier
 from models.documents import read_input
 from workbench.explanations import Explanations
