@@ -142,6 +142,8 @@ def roar_cell(spec: dict) -> dict:
     started = time.perf_counter()
     if kind == ANCHOR:
         masks, info = anchor_masks(data, ratio), {"importance_seconds": 0.0, "reused": False}
+    elif measure is None:
+        raise UserFacingError(f"The ROAR cell '{kind}' at {ratio:g} % names no measure; only anchor cells have none.")
     elif kind == "recursive":
         masks, info = recursive_masks(config, data, measure, step, seed)
     else:
@@ -174,7 +176,7 @@ def prepare_study(config: StudyConfig, store: ResultStore | None = None,
     (from ``estimate``) gives the time left before the first cell finishes."""
     store = store or ResultStore()
     cells = study_cells(config)
-    meta = {"provenance": config.provenance(), "retrains": retrain_count(config)}
+    meta: dict = {"provenance": config.provenance(), "retrains": retrain_count(config)}
     if estimated_seconds is not None and cells:
         meta["estimated_cell_seconds"] = estimated_seconds / len(cells)
     run_id = store.create_run(KIND, config.to_dict(), total=len(cells), title=config.title(), meta=meta)
