@@ -27,7 +27,8 @@ from commands.common import (
     write_out,
 )
 from evaluation.adversarial import dataset as adversarial_dataset
-from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, attack, config_for
+from evaluation.adversarial.attack import attack
+from evaluation.adversarial.config import ATTACKED_METHODS, PRESETS, AttackConfig, config_for
 from explainers import ParamError
 from models import load_classifier
 

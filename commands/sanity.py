@@ -30,7 +30,7 @@ from commands.common import (
 )
 from evaluation import targets
 from evaluation.metric import METRICS
-from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt
+from evaluation.sanity import data_randomization, emprt, head_check, one_input, repeatability, smprt
 from evaluation.sanity import dataset as sanity_dataset
 from evaluation.seeds import parse_seeds
 from explainers import REGISTRY, ParamError
@@ -331,7 +331,7 @@ def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat
     if args.check == "head":
         if measures:
             raise ParamError("--measures run with the layer check: use --check layers.")
-        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args), target=target,
+        result = head_check.run_head_check(classifier, encoding, methods, seeds=_seeds(args), target=target,
                                           cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()

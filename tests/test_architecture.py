@@ -17,7 +17,7 @@ ALLOWED_LOCAL: set[str] = set()
 # must not pay them; tests/workbench/test_workbench_import_cost.py checks the result in a fresh interpreter)
 LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
               "transformers.masking_utils": {"models.first_token"},
-              "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.metrics", "evaluation.errors.embedding_map",
+              "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.rationale_scores", "evaluation.errors.embedding_map",
                           "explainers.methods.lime"},
               "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement",
                         "evaluation.roar.scores", "evaluation.statistics", "evaluation.sanity.one_input",
