@@ -206,7 +206,8 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
 
     from corpora import load_dataset
     from evaluation.faithfulness import naopc
-    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, load_filler, random_orders, rank_words
+    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
+    from evaluation.faithfulness.mlm_filler import load_filler
     from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS
     from evaluation.faithfulness.random_band import orderings_seed
     from evaluation.registry import evaluate_batch

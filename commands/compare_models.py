@@ -31,7 +31,7 @@ from commands.common import (
 )
 from corpora import check_dataset_id, normalize_typed_text
 from evaluation import model_comparison_dataset as mcd
-from evaluation.adversarial.attack import ATTACKED_METHODS
+from evaluation.adversarial.config import ATTACKED_METHODS
 from evaluation.model_comparison import ModelComparison, compare_models
 from evaluation.protocols import PROTOCOLS
 from evaluation.report_card import default_methods

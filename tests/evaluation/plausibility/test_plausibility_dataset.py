@@ -10,6 +10,7 @@ from tiny_models import FILLER, KEYWORD
 
 from corpora import SENTIMENT_LABELS, Example
 from evaluation.faithfulness.random_band import generic_random_values
+from evaluation.plausibility.alignment import align, kept_word_indices
 from evaluation.plausibility.dataset import (
     metric_table,
     paper000_table,
@@ -18,13 +19,7 @@ from evaluation.plausibility.dataset import (
     sweep_curves,
     wide_table,
 )
-from evaluation.plausibility.metrics import (
-    PLAUSIBILITY,
-    align,
-    compute_plausibility,
-    example_metrics,
-    kept_word_indices,
-)
+from evaluation.plausibility.metrics import PLAUSIBILITY, compute_plausibility, example_metrics
 from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation.runs.store import ResultStore
 from explainers import create
