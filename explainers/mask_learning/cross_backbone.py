@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -122,9 +123,13 @@ class CrossBackboneAML:
         return terms
 
     def train(self, encodings: list[Encoding], lambdas: tuple[float, float, float] = (1.0, 10.0, 0.0),
-              epochs: int = 1, lr: float = 4e-5, seed: int = 0) -> list[float]:
+              epochs: int = 1, lr: float = 4e-5, seed: int = 0,
+              on_step: Callable[[float], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> list[float]:
         """pAML (s. 3.1): AdamW on the mean loss over the inputs, one input per step, F's predicted class as y_v;
-        returns each step's loss. Defaults: the reference code's lambdas before its search and rate."""
+        returns each step's loss. Defaults: the reference code's lambdas before its search and rate. ``on_step``
+        hears each step's loss (progress); ``should_stop`` is asked before each step (a Stop raises ModelError,
+        as the own-backbone training does, so nothing half-trained is saved)."""
         torch.manual_seed(seed)
         self.model.train()
         trainable = [p for p in self.model.parameters() if p.requires_grad]
@@ -132,24 +137,30 @@ class CrossBackboneAML:
         losses = []
         for _ in range(epochs):
             for encoding in encodings:
+                if should_stop is not None and should_stop():
+                    self.model.eval()
+                    raise ModelError("Building the AML attribution model was stopped; nothing was saved.")
                 target = int(self.classifier.proba_of(encoding).argmax())
                 loss = functools.reduce(torch.add, self.terms(encoding, target, lambdas).values())
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 losses.append(float(loss.detach()))
+                if on_step is not None:
+                    on_step(losses[-1])
         self.model.eval()
         return losses
 
     @torch.no_grad()
-    def word_scores(self, encoding: Encoding, target: int | None = None) -> torch.Tensor:
+    def word_scores(self, encoding: Encoding, target: int | None = None,
+                    prediction_target: str = "soft") -> torch.Tensor:
         """pAML's map of one input as word scores in [0, 1] (one forward of G, one of F for y_v)."""
         probabilities = torch.as_tensor(self.classifier.proba_of(encoding)[None], dtype=torch.float32,
                                         device=self.classifier.device)
         predicted = int(probabilities.argmax())
         target = predicted if target is None else target
         label = torch.tensor([target], device=self.classifier.device)
-        y = conditioning(probabilities, label, "soft" if target == predicted else "argmax")
+        y = conditioning(probabilities, label, prediction_target if target == predicted else "argmax")
         self.model.eval()
         return self.token_scores(encoding, y)[2]
 
