@@ -36,7 +36,7 @@ from explainers.mask_learning.aml_model import (
     mask_token_id,
     prediction_loss,
 )
-from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, model_argument, read_manifest
+from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, AMLNotPrepared, model_argument, read_manifest
 from explainers.mask_learning.selection import SelectionMetric
 from models import InputError, ModelError, TextClassifier, cached_classifier
 from models.encoding import Encoding
@@ -191,9 +191,8 @@ def cross_folder(fingerprint: str, metric: SelectionMetric, generator: str) -> P
 def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str) -> tuple[Path, dict]:
     """(folder, manifest) of the G on ``generator``'s backbone trained for this classifier, or a clear refusal."""
     folder = cross_folder(classifier.fingerprint, metric, generator)
-    # a ModelError, not AMLNotPrepared: the app's build button builds a G on the model's own backbone
-    if not (folder / MANIFEST).is_file():
-        raise ModelError(
+    if not (folder / MANIFEST).is_file():  # the pages offer to build it (evaluation/aml_cross_build.py)
+        raise AMLNotPrepared(
             f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}'. Build "
             f"it once with `python cli.py prepare-aml --model {model_argument(classifier)} --generator {generator} "
             f"--tune {metric.name}`.")

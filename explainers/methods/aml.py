@@ -87,6 +87,9 @@ class AML(Explainer):
     presets = {
         "pAML": {"finetune_steps": 0},
         "fAML": {"finetune_steps": 5, "finetune_lr": 4e-5},
+        # paper 004 s. 3.3's decoder setting (a RoBERTa G for Llama-2 / Mistral) with this project's default encoder
+        "pAML-encoder-G": {"finetune_steps": 0, "generator": "default"},
+        "fAML-encoder-G": {"finetune_steps": 5, "finetune_lr": 4e-5, "generator": "default"},
     }
 
     def lambdas(self, manifest: dict) -> tuple[float, float, float]:
