@@ -62,7 +62,9 @@ def prepare_cross_aml(classifier: TextClassifier, generator: str, inputs: list[t
     if search_trials:  # the paper's lambda search first (App. A.2), trained with the best lambdas after
         search = search_cross_lambdas(classifier, source, train_encodings, held_out, metric, search_trials,
                                       recipe.lr, recipe.dropout, recipe.seed, recipe.mask_token, log)
-        recipe = replace(recipe, **{k: float(v) for k, v in search["best"].items()})
+        best_lambdas = search["best"]
+        recipe = replace(recipe, lambda_p=float(best_lambdas["lambda_p"]), lambda_a=float(best_lambdas["lambda_a"]),
+                         lambda_inv=float(best_lambdas["lambda_inv"]))
     aml = CrossBackboneAML(classifier, source, dropout=recipe.dropout, seed=recipe.seed, mask_token=recipe.mask_token)
     log(f"Training the AML attribution model of '{classifier.name}' on '{generator}' ({len(train_encodings)} inputs, "
         f"{recipe.epochs:g} epochs, lambdas {recipe.lambdas}); selecting on {metric.label}.")

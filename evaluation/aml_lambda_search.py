@@ -52,7 +52,8 @@ def cross_trial_score(classifier: TextClassifier, source: TextClassifier, train:
     """One trial with G on ``source``'s encoder: a fresh G, one epoch on ``train``, the mean metric of its maps of
     ``validation`` (what ``prepare_cross_aml`` selects on after its first epoch)."""
     aml = CrossBackboneAML(classifier, source, dropout=dropout, seed=seed, mask_token=mask_token)
-    aml.train(train, tuple(lambdas[name] for name in LAMBDA_NAMES), epochs=1, lr=lr, seed=seed)
+    weights = (lambdas["lambda_p"], lambdas["lambda_a"], lambdas["lambda_inv"])
+    aml.train(train, weights, epochs=1, lr=lr, seed=seed)
     maps = [aml.word_scores(e).cpu().double().numpy() for e in validation]
     return float(np.mean(metric_of_inputs(classifier, validation, maps, metric)))
 
