@@ -188,19 +188,27 @@ def cross_folder(fingerprint: str, metric: SelectionMetric, generator: str) -> P
     return models_dir() / f"aml-{fingerprint}-{metric.name}-g-{slug}"
 
 
-def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str) -> tuple[Path, dict]:
-    """(folder, manifest) of the G on ``generator``'s backbone trained for this classifier, or a clear refusal."""
-    folder = cross_folder(classifier.fingerprint, metric, generator)
+def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str,
+                             source_fingerprint: str = "") -> tuple[Path, dict, list[str]]:
+    """(folder, manifest, warnings) of the G on ``generator``'s backbone trained for this classifier (or, named by
+    ``source_fingerprint``, for its original: a randomized copy in a sanity check), or a clear refusal."""
+    wanted = source_fingerprint or classifier.fingerprint
+    folder = cross_folder(wanted, metric, generator)
     if not (folder / MANIFEST).is_file():  # the pages offer to build it (evaluation/aml_cross_build.py)
         raise AMLNotPrepared(
-            f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}'. Build "
-            f"it once with `python cli.py prepare-aml --model {model_argument(classifier)} --generator {generator} "
-            f"--tune {metric.name}`.")
+            f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}' "
+            f"(fingerprint {wanted}). Build it once with `python cli.py prepare-aml --model "
+            f"{model_argument(classifier)} --generator {generator} --tune {metric.name}`.")
     manifest = read_manifest(folder)
-    if manifest.get("explained_model", {}).get("fingerprint") != classifier.fingerprint:
+    trained_for = manifest.get("explained_model", {}).get("fingerprint")
+    if trained_for != wanted:
         raise ModelError(f"The AML checkpoint in {folder} was trained for another model; rebuild it with "
                          f"`python cli.py prepare-aml --generator {generator} --force`.")
-    return folder, manifest
+    warnings = []
+    if trained_for != classifier.fingerprint:
+        warnings.append(f"Explained with the AML attribution model on '{generator}' trained for the model with "
+                        f"fingerprint {trained_for}, not for this one ({classifier.fingerprint}).")
+    return folder, manifest, warnings
 
 
 _loaded: dict[str, tuple[float, CrossBackboneAML]] = {}

@@ -106,7 +106,7 @@ class AML(Explainer):
         of another model."""
         p = self.params
         if p.generator:  # G on another backbone: its own checkpoint, beside the own-backbone one
-            return (*resolve_cross_checkpoint(classifier, metric_named(p.tuned_for), p.generator), [])
+            return resolve_cross_checkpoint(classifier, metric_named(p.tuned_for), p.generator, p.source_fingerprint)
         return resolve_checkpoint(classifier, metric_named(p.tuned_for), p.checkpoint, p.source_fingerprint)
 
     def cache_salt(self, classifier) -> dict:

@@ -106,7 +106,8 @@ def test_prepare_aml_with_a_generator_then_explain(keyword_classifier, tmp_path,
     explanation = create("aml", generator=generator).explain(classifier, encoding)
     assert explanation.provenance["details"]["generator"]["spec"] == generator
     # the same scores straight from the trained G: the max of its token scores per word, y_v = F's probabilities
-    folder, manifest = resolve_cross_checkpoint(classifier, metric_named(DEFAULT_METRIC), generator)
+    folder, manifest, warnings = resolve_cross_checkpoint(classifier, metric_named(DEFAULT_METRIC), generator)
+    assert warnings == []
     trained = load_cross(classifier, folder, manifest)
     source = trained.source.encode(TEXT)
     tensors = trained.source.tensors(source)
@@ -129,3 +130,18 @@ def test_prepare_aml_with_a_generator_then_explain(keyword_classifier, tmp_path,
     assert details["selected_step"] == int(np.argmax(values))  # AOPC comprehensiveness: higher is better
     np.testing.assert_allclose(faml.word_scores, candidates[details["selected_step"]], rtol=0, atol=1e-6)
     np.testing.assert_allclose(candidates[0], expected, rtol=0, atol=1e-6)  # step 0 is pAML's map
+    # a copy with other weights (a sanity check's randomized model) explained with the original's G, and saying so
+    other = load_classifier(save_tiny_architecture("llama", tmp_path / "llama-other", seed=3))
+    assert other.fingerprint != classifier.fingerprint
+    with pytest.raises(ModelError, match="No AML attribution model"):
+        create("aml", generator=generator).explain(other, other.encode(TEXT))
+    borrowed = create("aml", generator=generator, source_fingerprint=classifier.fingerprint).explain(
+        other, other.encode(TEXT))
+    assert any(f"trained for the model with fingerprint {classifier.fingerprint}" in w
+               for w in borrowed.warnings)
+    y_other = torch.as_tensor(other.proba_of(other.encode(TEXT))[None], dtype=torch.float32)
+    with torch.no_grad():
+        g_other = torch.sigmoid(trained.model(tensors["input_ids"], tensors["attention_mask"], y_other,
+                                              tensors.get("token_type_ids"))[0]).numpy()
+    np.testing.assert_allclose(borrowed.word_scores, [g_other[source.token_word_array == j].max()
+                                                      for j in range(encoding.n_words)], rtol=0, atol=1e-6)
