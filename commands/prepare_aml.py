@@ -89,10 +89,8 @@ def handle(args) -> int:
     bar, progress = training_progress("prepare-aml")
 
     if args.generator:
-        if args.search_trials:
-            raise UserFacingError("--search-trials is not available with --generator yet: give --lambdas P,A,INV.")
         folder = prepare_cross_aml(classifier, args.generator, inputs, recipe, data_id=data, force=True,
-                                   log=tqdm.write)
+                                   log=tqdm.write, progress=progress, search_trials=args.search_trials)
     else:
         folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress, force=True,
                              search_trials=args.search_trials, log=tqdm.write)

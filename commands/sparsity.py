@@ -14,7 +14,7 @@ from models import cached_classifier
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("sparsity", help="paper 001's sparsity curves: importance share of the top-k "
-                                                    "words and the top-x %")
+                                                    "words and the top-x %%")
     parser.add_argument("--model", default="default", help="built-in name, folder or hub id")
     parser.add_argument("--dataset", default="sst2:dev", help="name:split or file:PATH")
     parser.add_argument("--limit", type=int, default=100, help="first N examples (0 = all)")

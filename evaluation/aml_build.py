@@ -13,7 +13,7 @@ from dataclasses import asdict, fields, replace
 
 import settings
 from corpora import load_dataset
-from evaluation.aml_training import AMLRecipe, prepare_aml
+from evaluation.aml_training import AMLRecipe, Progress, prepare_aml
 from evaluation.runs.jobs import Cell, CellStopped, stop_requested
 from evaluation.runs.store import ResultStore, run_id_for
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
@@ -105,14 +105,9 @@ def start_build(model: str, classifier: TextClassifier, tune: str,
     return store, run_id, [cell]
 
 
-def build_cell(spec: dict) -> dict:
-    """Train (or find) the attribution model; progress into the run's meta; a Stop ends it, nothing saved."""
-    classifier = cached_classifier(spec["model"])
-    if classifier.fingerprint != spec["model_fingerprint"]:
-        raise ModelError(f"The model '{spec['model']}' changed since the build was started; start it again.")
-    store, run_id = ResultStore(spec["store"]), spec["run_id"]
-    recipe = AMLRecipe(**spec["recipe"])
-    data, inputs = training_data(classifier, spec["data"])
+def progress_writer(store: ResultStore, run_id: str) -> Progress:
+    """The training loop's ``progress`` callback: step, total, loss and validation into the run's meta (which the
+    run's progress bar shows), at most every ``PROGRESS_EVERY`` seconds."""
     meta = dict(store.get_run(run_id)["meta"])
     last = [0.0]
 
@@ -125,9 +120,20 @@ def build_cell(spec: dict) -> dict:
                             "validation": info.get("best", info.get("validation"))}
         store.set_status(run_id, "running", meta=meta)
 
+    return progress
+
+
+def build_cell(spec: dict) -> dict:
+    """Train (or find) the attribution model; progress into the run's meta; a Stop ends it, nothing saved."""
+    classifier = cached_classifier(spec["model"])
+    if classifier.fingerprint != spec["model_fingerprint"]:
+        raise ModelError(f"The model '{spec['model']}' changed since the build was started; start it again.")
+    store, run_id = ResultStore(spec["store"]), spec["run_id"]
+    recipe = AMLRecipe(**spec["recipe"])
+    data, inputs = training_data(classifier, spec["data"])
     try:
-        folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress, should_stop=stop_requested,
-                             log=lambda _: None)
+        folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress_writer(store, run_id),
+                             should_stop=stop_requested, log=lambda _: None)
     except ModelError:
         if stop_requested():
             raise CellStopped() from None

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 
-from evaluation.aml_training import AMLRecipe, _hash, split_inputs
+from evaluation.aml_lambda_search import search_cross_lambdas
+from evaluation.aml_training import AMLRecipe, Progress, _hash, split_inputs
 from explainers.mask_learning.aml_store import save_checkpoint
 from explainers.mask_learning.cross_backbone import CROSS_REFERENCE, CrossBackboneAML, cross_folder
 from explainers.mask_learning.selection import metric_named, metric_of_inputs
@@ -41,8 +42,10 @@ def usable(classifier: TextClassifier, source: TextClassifier, inputs: list) -> 
 
 def prepare_cross_aml(classifier: TextClassifier, generator: str, inputs: list[tuple[str, str | None]],
                       recipe: AMLRecipe | None = None, data_id: str = "", force: bool = False,
-                      log: Callable[[str], None] = print):
-    """Build (or find) the G on ``generator``'s backbone that explains ``classifier``; returns its folder."""
+                      log: Callable[[str], None] = print, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None, search_trials: int = 0):
+    """Build (or find) the G on ``generator``'s backbone that explains ``classifier``; returns its folder.
+    ``progress(step, total, info)`` as ``prepare_aml``'s; a Stop raises ModelError and saves nothing."""
     recipe = recipe or AMLRecipe()
     metric = metric_named(recipe.tune)
     folder = cross_folder(classifier.fingerprint, metric, generator)
@@ -55,17 +58,35 @@ def prepare_cross_aml(classifier: TextClassifier, generator: str, inputs: list[t
     if len(train_encodings) < 2 or not held_out:
         raise UserFacingError(f"Too few inputs that both '{classifier.name}' and '{generator}' read whole: "
                               f"{len(train_encodings)} to train on, {len(held_out)} to validate on.")
+    search = None
+    if search_trials:  # the paper's lambda search first (App. A.2), trained with the best lambdas after
+        search = search_cross_lambdas(classifier, source, train_encodings, held_out, metric, search_trials,
+                                      recipe.lr, recipe.dropout, recipe.seed, recipe.mask_token, log)
+        best_lambdas = search["best"]
+        recipe = replace(recipe, lambda_p=float(best_lambdas["lambda_p"]), lambda_a=float(best_lambdas["lambda_a"]),
+                         lambda_inv=float(best_lambdas["lambda_inv"]))
     aml = CrossBackboneAML(classifier, source, dropout=recipe.dropout, seed=recipe.seed, mask_token=recipe.mask_token)
     log(f"Training the AML attribution model of '{classifier.name}' on '{generator}' ({len(train_encodings)} inputs, "
         f"{recipe.epochs:g} epochs, lambdas {recipe.lambdas}); selecting on {metric.label}.")
     history, best, losses = [], None, []
-    for epoch in range(max(1, int(np.ceil(recipe.epochs)))):
-        losses += aml.train(train_encodings, recipe.lambdas, epochs=1, lr=recipe.lr, seed=recipe.seed + epoch)
+    epochs = max(1, int(np.ceil(recipe.epochs)))
+    total = epochs * len(train_encodings)
+
+    def on_step(loss: float) -> None:
+        losses.append(loss)
+        if progress is not None:
+            progress(len(losses), total, {"loss": loss, **({"best": best[0]} if best else {})})
+
+    for epoch in range(epochs):
+        aml.train(train_encodings, recipe.lambdas, epochs=1, lr=recipe.lr, seed=recipe.seed + epoch,
+                  on_step=on_step, should_stop=should_stop)
         maps = [aml.word_scores(e).cpu().double().numpy() for e in held_out]
         score = float(np.mean(metric_of_inputs(classifier, held_out, maps, metric)))
         history.append((epoch + 1, round(score, 6)))
         if best is None or (score > best[0] if metric.higher_is_better else score < best[0]):
             best = (score, epoch + 1, {k: v.detach().clone() for k, v in aml.model.state_dict().items()})
+        if progress is not None:
+            progress(len(losses), total, {"loss": losses[-1], "validation": score, "best": best[0]})
     assert best is not None  # at least one epoch ran
     aml.model.load_state_dict(best[2])
     manifest = {
@@ -77,7 +98,7 @@ def prepare_cross_aml(classifier: TextClassifier, generator: str, inputs: list[t
                       "higher_is_better": metric.higher_is_better},
         "validation_score": best[0], "validation_history": history, "best_epoch": best[1],
         "lambdas": {"lambda_p": recipe.lambda_p, "lambda_a": recipe.lambda_a, "lambda_inv": recipe.lambda_inv},
-        "data": data_id, "train_inputs": len(train_encodings), "train_data_sha256": _hash(train),
+        "lambda_search": search, "data": data_id, "train_inputs": len(train_encodings), "train_data_sha256": _hash(train),
         "left_out": len(train) + len(validation) - len(train_encodings) - len(held_out),
         "validation_inputs": len(held_out), "validation_data_sha256": _hash(validation), "recipe": asdict(recipe),
         "training": {"steps": len(losses), "last_losses": [round(v, 6) for v in losses[-5:]],

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch  # noqa: E402
 
+from evaluation.aml_lambda_search import SEARCH_INPUTS, tpe_search
 from explainers.aggregate import aggregate_to_words
 from explainers.mask_learning.aml_model import (
     PREDICTION_TARGETS,
@@ -192,31 +193,13 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
 
 def search_lambdas(classifier: TextClassifier, train: list, validation: list, recipe: AMLRecipe, trials: int,
                    log: Callable[[str], None] = print) -> dict:
-    """Paper 004's lambda search: Optuna TPE (seed 42), integers 1-100, each trial 1 epoch on 400 inputs."""
-    try:
-        import optuna  # deferred: a heavy import only this search needs (requirements.txt pins it)
-    except ImportError:
-        raise UserFacingError("The lambda search (--search-trials) needs Optuna, which requirements.txt pins but this "
-                              "Python environment lacks: run `make run` again or `pip install -r requirements.txt` "
-                              "(or `pip install optuna`). Without --search-trials, prepare-aml uses the fixed "
-                              "lambdas (--lambdas P,A,INV sets them).") from None
-    metric = metric_named(recipe.tune)
-
-    def objective(trial) -> float:
-        trial_recipe = replace(recipe, epochs=1.0, lambda_p=trial.suggest_int("lambda_p", 1, 100),
-                               lambda_a=trial.suggest_int("lambda_a", 1, 100),
-                               lambda_inv=trial.suggest_int("lambda_inv", 1, 100))
-        _, record = train_attribution_model(classifier, train[:400], validation, trial_recipe)
-        log(f"trial {trial.number}: lambdas {trial_recipe.lambdas} -> {metric.name} {record['validation_score']:.4f}")
+    """Paper 004's lambda search (``aml_lambda_search.tpe_search``), each trial 1 epoch on 400 inputs."""
+    def score(lambdas: dict[str, float]) -> float:
+        _, record = train_attribution_model(classifier, train[:SEARCH_INPUTS], validation,
+                                            replace(recipe, epochs=1.0, **lambdas))
         return record["validation_score"]
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # each trial is logged once, by ``log`` above
-    study = optuna.create_study(direction="maximize" if metric.higher_is_better else "minimize",
-                                sampler=optuna.samplers.TPESampler(seed=42))
-    study.optimize(objective, n_trials=trials)
-    history = [{"trial": t.number, **t.params, "value": t.value} for t in study.trials]
-    return {"trials": len(study.trials), "best_value": study.best_value, "best": study.best_params,
-            "history": history}
+    return tpe_search(score, metric_named(recipe.tune), trials, log)
 
 
 def prepare_aml(classifier: TextClassifier, inputs: list[tuple[str, str | None]], recipe: AMLRecipe = AMLRecipe(),

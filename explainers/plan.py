@@ -76,6 +76,7 @@ class NeedsTraining:
     method_id: str
     message: str
     tune: str  # the metric the model to build is selected on
+    generator: str = ""  # G on this encoder instead of the model's own backbone (paper 004 s. 3.3)
 
 
 Result = Explanation | Pending | NeedsTraining | MethodJob | str
@@ -186,7 +187,8 @@ def missing_training(explainer: Explainer, classifier: TextClassifier) -> NeedsT
     try:
         check(classifier)
     except AMLNotPrepared as error:
-        return NeedsTraining(explainer.id, str(error), explainer.params.tuned_for)
+        return NeedsTraining(explainer.id, str(error), explainer.params.tuned_for,
+                             getattr(explainer.params, "generator", ""))
     return None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -35,7 +36,7 @@ from explainers.mask_learning.aml_model import (
     mask_token_id,
     prediction_loss,
 )
-from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, model_argument, read_manifest
+from explainers.mask_learning.aml_store import MANIFEST, WEIGHTS, AMLNotPrepared, model_argument, read_manifest
 from explainers.mask_learning.selection import SelectionMetric
 from models import InputError, ModelError, TextClassifier, cached_classifier
 from models.encoding import Encoding
@@ -122,9 +123,13 @@ class CrossBackboneAML:
         return terms
 
     def train(self, encodings: list[Encoding], lambdas: tuple[float, float, float] = (1.0, 10.0, 0.0),
-              epochs: int = 1, lr: float = 4e-5, seed: int = 0) -> list[float]:
+              epochs: int = 1, lr: float = 4e-5, seed: int = 0,
+              on_step: Callable[[float], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> list[float]:
         """pAML (s. 3.1): AdamW on the mean loss over the inputs, one input per step, F's predicted class as y_v;
-        returns each step's loss. Defaults: the reference code's lambdas before its search and rate."""
+        returns each step's loss. Defaults: the reference code's lambdas before its search and rate. ``on_step``
+        hears each step's loss (progress); ``should_stop`` is asked before each step (a Stop raises ModelError,
+        as the own-backbone training does, so nothing half-trained is saved)."""
         torch.manual_seed(seed)
         self.model.train()
         trainable = [p for p in self.model.parameters() if p.requires_grad]
@@ -132,24 +137,30 @@ class CrossBackboneAML:
         losses = []
         for _ in range(epochs):
             for encoding in encodings:
+                if should_stop is not None and should_stop():
+                    self.model.eval()
+                    raise ModelError("Building the AML attribution model was stopped; nothing was saved.")
                 target = int(self.classifier.proba_of(encoding).argmax())
                 loss = functools.reduce(torch.add, self.terms(encoding, target, lambdas).values())
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 losses.append(float(loss.detach()))
+                if on_step is not None:
+                    on_step(losses[-1])
         self.model.eval()
         return losses
 
     @torch.no_grad()
-    def word_scores(self, encoding: Encoding, target: int | None = None) -> torch.Tensor:
+    def word_scores(self, encoding: Encoding, target: int | None = None,
+                    prediction_target: str = "soft") -> torch.Tensor:
         """pAML's map of one input as word scores in [0, 1] (one forward of G, one of F for y_v)."""
         probabilities = torch.as_tensor(self.classifier.proba_of(encoding)[None], dtype=torch.float32,
                                         device=self.classifier.device)
         predicted = int(probabilities.argmax())
         target = predicted if target is None else target
         label = torch.tensor([target], device=self.classifier.device)
-        y = conditioning(probabilities, label, "soft" if target == predicted else "argmax")
+        y = conditioning(probabilities, label, prediction_target if target == predicted else "argmax")
         self.model.eval()
         return self.token_scores(encoding, y)[2]
 
@@ -177,20 +188,27 @@ def cross_folder(fingerprint: str, metric: SelectionMetric, generator: str) -> P
     return models_dir() / f"aml-{fingerprint}-{metric.name}-g-{slug}"
 
 
-def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str) -> tuple[Path, dict]:
-    """(folder, manifest) of the G on ``generator``'s backbone trained for this classifier, or a clear refusal."""
-    folder = cross_folder(classifier.fingerprint, metric, generator)
-    # a ModelError, not AMLNotPrepared: the app's build button builds a G on the model's own backbone
-    if not (folder / MANIFEST).is_file():
-        raise ModelError(
-            f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}'. Build "
-            f"it once with `python cli.py prepare-aml --model {model_argument(classifier)} --generator {generator} "
-            f"--tune {metric.name}`.")
+def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric, generator: str,
+                             source_fingerprint: str = "") -> tuple[Path, dict, list[str]]:
+    """(folder, manifest, warnings) of the G on ``generator``'s backbone trained for this classifier (or, named by
+    ``source_fingerprint``, for its original: a randomized copy in a sanity check), or a clear refusal."""
+    wanted = source_fingerprint or classifier.fingerprint
+    folder = cross_folder(wanted, metric, generator)
+    if not (folder / MANIFEST).is_file():  # the pages offer to build it (evaluation/aml_cross_build.py)
+        raise AMLNotPrepared(
+            f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}' "
+            f"(fingerprint {wanted}). Build it once with `python cli.py prepare-aml --model "
+            f"{model_argument(classifier)} --generator {generator} --tune {metric.name}`.")
     manifest = read_manifest(folder)
-    if manifest.get("explained_model", {}).get("fingerprint") != classifier.fingerprint:
+    trained_for = manifest.get("explained_model", {}).get("fingerprint")
+    if trained_for != wanted:
         raise ModelError(f"The AML checkpoint in {folder} was trained for another model; rebuild it with "
                          f"`python cli.py prepare-aml --generator {generator} --force`.")
-    return folder, manifest
+    warnings = []
+    if trained_for != classifier.fingerprint:
+        warnings.append(f"Explained with the AML attribution model on '{generator}' trained for the model with "
+                        f"fingerprint {trained_for}, not for this one ({classifier.fingerprint}).")
+    return folder, manifest, warnings
 
 
 _loaded: dict[str, tuple[float, CrossBackboneAML]] = {}

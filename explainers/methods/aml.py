@@ -8,6 +8,8 @@ fine-tuned for a few steps on the input itself (fAML), selected on the metric of
   eval mode, z_0 and the class embeddings frozen, as coded), keeping the map that scores best on the same
   metric. The reference code builds its per-input schedule with zero total steps, which leaves the learning
   rate at 0 (the map never changes); here the rate is constant.
+- ``generator``: G on another encoder (s. 3.3's decoder setting, ``mask_learning/cross_backbone.py``); pAML and
+  fAML alike (``mask_learning/cross_finetune.py``), its scores reaching the model's tokens through the words.
 
 The attribution model and its loss: ``explainers/mask_learning/aml_model.py``. Token scores are in [0, 1]
 (G's sigmoid; special tokens get scores too) and a word gets its largest sub-word score (the paper's rule for
@@ -25,6 +27,7 @@ from explainers.base import Attribution, Explainer
 from explainers.mask_learning.aml_model import MASK_TOKENS, PREDICTION_TARGETS, conditioning, mask_token_id
 from explainers.mask_learning.aml_store import load_attribution_model, resolve_checkpoint
 from explainers.mask_learning.cross_backbone import load_cross, resolve_cross_checkpoint
+from explainers.mask_learning.cross_finetune import cross_finetune_maps
 from explainers.mask_learning.finetune import finetune_maps
 from explainers.mask_learning.selection import (
     DEFAULT_METRIC,
@@ -34,7 +37,7 @@ from explainers.mask_learning.selection import (
     metric_named,
     metric_values,
 )
-from explainers.params import ParamError, param
+from explainers.params import param
 from explainers.registry import register
 from models import InputError, ModelError
 
@@ -84,6 +87,9 @@ class AML(Explainer):
     presets = {
         "pAML": {"finetune_steps": 0},
         "fAML": {"finetune_steps": 5, "finetune_lr": 4e-5},
+        # paper 004 s. 3.3's decoder setting (a RoBERTa G for Llama-2 / Mistral) with this project's default encoder
+        "pAML-encoder-G": {"finetune_steps": 0, "generator": "default"},
+        "fAML-encoder-G": {"finetune_steps": 5, "finetune_lr": 4e-5, "generator": "default"},
     }
 
     def lambdas(self, manifest: dict) -> tuple[float, float, float]:
@@ -100,7 +106,7 @@ class AML(Explainer):
         of another model."""
         p = self.params
         if p.generator:  # G on another backbone: its own checkpoint, beside the own-backbone one
-            return (*resolve_cross_checkpoint(classifier, metric_named(p.tuned_for), p.generator), [])
+            return resolve_cross_checkpoint(classifier, metric_named(p.tuned_for), p.generator, p.source_fingerprint)
         return resolve_checkpoint(classifier, metric_named(p.tuned_for), p.checkpoint, p.source_fingerprint)
 
     def cache_salt(self, classifier) -> dict:
@@ -188,19 +194,33 @@ class AML(Explainer):
                                     f"embedding")
 
     def _attribute_cross(self, classifier, encoding, target, folder, manifest, warnings) -> Attribution:
-        """pAML with G on another backbone (``mask_learning/cross_backbone.py``): word scores, max over G's tokens."""
-        if self.params.finetune_steps:
-            raise ParamError("fAML (finetune_steps > 0) is not available for an attribution model on another "
-                             "backbone yet: use pAML (finetune_steps 0), or G on the model's own backbone.")
+        """pAML or fAML with G on another backbone (``mask_learning/cross_backbone.py``, ``cross_finetune.py``):
+        word scores, max over G's tokens of a word; fAML keeps the step's map best on the selection metric."""
+        p = self.params
         aml = load_cross(classifier, folder, manifest)
-        scores = aml.word_scores(encoding, target).cpu().double().numpy()
+        steps_note: dict = {}
+        if p.finetune_steps:
+            lambdas = self.lambdas(manifest)
+            maps, losses = cross_finetune_maps(aml, encoding, target, lambdas, p.finetune_steps, p.finetune_lr,
+                                               p.prediction_target)
+            candidates = [m.detach().cpu().double().numpy() for m in maps]
+            metric = metric_named(p.tuned_for)
+            values = metric_values(classifier, encoding, candidates, metric, target)
+            chosen = best_index(values, metric)
+            steps_note = {"finetune_losses": [round(loss, 6) for loss in losses], "finetune_lambdas": list(lambdas),
+                          "finetune_map_change": [round(float(np.abs(c - candidates[0]).max()), 8)
+                                                  for c in candidates[1:]],
+                          "selected_step": chosen, "selection_values": [round(float(v), 6) for v in values]}
+            scores = candidates[chosen]
+        else:
+            scores = aml.word_scores(encoding, target, p.prediction_target).cpu().double().numpy()
         generator = manifest["generator"]
         details = {"tuned_for": manifest["tuned_for"]["id"], "badge": f"tuned for {manifest['tuned_for']['label']}",
                    "checkpoint": str(folder), "checkpoint_validation_score": manifest.get("validation_score"),
-                   "lambdas": manifest.get("lambdas"), "mode": "pAML",
+                   "lambdas": manifest.get("lambdas"), "mode": "fAML" if p.finetune_steps else "pAML",
                    "generator": {"spec": generator["spec"], "fingerprint": generator["fingerprint"]},
                    "alignment": "by words: max over G's tokens of a word, replicated to the model's tokens "
-                                "(paper 004 s. 3.3)"}
+                                "(paper 004 s. 3.3)", **steps_note}
         if aml.mask_note:
             warnings = [*warnings, aml.mask_note]
         mask = classifier.tokenizer.convert_ids_to_tokens(aml.mask_id)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from corpora import DataError
 from evaluation import aml_build
+from evaluation.aml_cross_build import DEFAULT_GENERATOR, offers_encoder_generator
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from explainers import REGISTRY, ParamError, create, create_from_spec, split_spec
@@ -18,8 +19,8 @@ from explainers.mask_learning.selection import metric_named
 from explainers.method_jobs import FAILED, METHOD_JOBS, STOPPED, MethodJob
 from explainers.plan import NeedsTraining, Pending, missing_training
 from models import ModelError, TextClassifier, UserFacingError
+from ui.widgets.cross_build import build_status, cross_build_offer
 from ui.widgets.heatmap import CSS, heatmap_html
-from ui.widgets.run_progress import run_progress
 
 POLL_SECONDS = 1.0
 STOP_WAIT_SECONDS = 2.0  # a Stop waits this long for the method's current batch to end; then the row says "stopping"
@@ -101,7 +102,11 @@ def live_mask(job: MethodJob) -> None:
 
 def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key: str = "build") -> None:
     """AML without an attribution model for this classifier: say so, offer to build it (a background run with
-    progress and Stop, evaluation/aml_build.py); the method runs once it exists."""
+    progress and Stop, evaluation/aml_build.py); the method runs once it exists. G on another encoder where the
+    choice names one, and offered beside the own build for a decoder (ui/widgets/cross_build.py)."""
+    if needs.generator:
+        cross_build_offer(needs.method_id, needs.tune, needs.generator, model, classifier, key=f"{key}-cross")
+        return
     st.info(f"{REGISTRY[needs.method_id].label} needs an attribution model trained for this model "
             f"({classifier.name}), selected on {metric_named(needs.tune).label}; none exists yet.")
     try:
@@ -111,30 +116,21 @@ def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key:
     except UserFacingError as error:
         st.error(str(error))
         return
-    store = ResultStore()
-    running = JOBS.is_running(run_id)
-    if not running and st.button(f"Build the attribution model (about {minutes} min)", key=f"{key}-{run_id}",
-                                 help=f"Trains it on {recipe.train_size} inputs for {recipe.epochs:g} epochs, once "
-                                      f"for this model (like `python cli.py prepare-aml`)."):
+    store, started = ResultStore(), False
+    if not JOBS.is_running(run_id) and st.button(
+            f"Build the attribution model (about {minutes} min)", key=f"{key}-{run_id}",
+            help=f"Trains it on {recipe.train_size} inputs for {recipe.epochs:g} epochs, once for this model (like "
+                 f"`python cli.py prepare-aml`)."):
         try:
             store, run_id, cells = aml_build.start_build(model, classifier, needs.tune, store)
             JOBS.start(store, run_id, cells, aml_build.build_cell)  # a quota refusal is a UserFacingError
         except (UserFacingError, DataError) as error:
             st.error(str(error))
             return
-        running = True
-    if running:
-        run_progress(store, run_id, unit="builds")
-        if st.button("Stop building", key=f"{key}-stop-{run_id}"):
-            JOBS.stop(run_id)
-            st.toast("Stopping at the next training step; nothing is saved.")
-        return
-    run = store.get_run(run_id)
-    errors = [c["error"] for c in store.cells(run_id).values() if "error" in c] if run is not None else []
-    if errors:
-        st.error(f"Building the attribution model failed: {errors[-1]}")
-    elif run is not None and run["status"] == "cancelled":
-        st.info("The last build was stopped before it finished; nothing was saved.")
+        started = True
+    if not build_status(store, run_id, key, started) and offers_encoder_generator(classifier):
+        cross_build_offer(needs.method_id, needs.tune, DEFAULT_GENERATOR, model, classifier, key=f"{key}-cross",
+                          alternative=True)
 
 
 def status_row(result, key: str = "run", model: str | None = None, classifier: TextClassifier | None = None) -> None:

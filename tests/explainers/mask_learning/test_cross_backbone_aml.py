@@ -11,14 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from cross_backbone_reference import eq_4_to_7
 from roar_fixtures import save_keyword_model
 from tiny_models import keyword_sentences, save_tiny_architecture, tiny_architecture
 
 import cli
 from explainers import create
 from explainers.mask_learning.cross_backbone import CrossBackboneAML, load_cross, resolve_cross_checkpoint
-from explainers.mask_learning.selection import DEFAULT_METRIC, metric_named
-from explainers.params import ParamError
+from explainers.mask_learning.cross_finetune import cross_finetune_maps
+from explainers.mask_learning.selection import DEFAULT_METRIC, metric_named, metric_values
 from models import InputError, ModelError, TextClassifier, load_classifier
 
 TEXT = "the movie was unbelievably excellent!"
@@ -62,25 +63,10 @@ def test_the_loss_terms_equal_eq_4_to_7(decoder, keyword_classifier, aml):
     lambdas = (2.0, 3.0, 5.0)
     with torch.no_grad():
         terms = aml.terms(encoding, target, lambdas)
-        y = torch.as_tensor(decoder.proba_of(encoding)[None], dtype=torch.float32)
-        a, g_tokens, _ = aml.token_scores(encoding, y)
-        ids = decoder.tensors(encoding)["input_ids"]
-        x = decoder.word_embeddings(ids)[0]
-        m = decoder.word_embeddings(torch.tensor(aml.mask_id))
-        kept, removed = x.clone(), x.clone()
-        for t, word in enumerate(encoding.token_word_array):
-            if word >= 0:  # Eq. 3 on v's tokens only
-                kept[t] = a[t] * x[t] + (1 - a[t]) * m
-                removed[t] = (1 - a[t]) * x[t] + a[t] * m
-        mask = decoder.tensors(encoding)["attention_mask"]
-        p_kept = torch.softmax(decoder.forward_embeds(kept[None], mask).double(), -1)[0]
-        p_removed = torch.softmax(decoder.forward_embeds(removed[None], mask).double(), -1)[0]
-    expected_p = -(y[0].double() * torch.log(p_kept)).sum()  # Eq. 5, y_v = F's probabilities
-    expected_inv = -torch.log(1 - p_removed[target])  # Eq. 6
-    expected_a = -torch.log(1 - g_tokens.double()).mean()  # Eq. 7 over G's tokens of v
-    assert float(terms["prediction"]) == pytest.approx(2.0 * float(expected_p), rel=1e-4)
-    assert float(terms["inverse"]) == pytest.approx(5.0 * float(expected_inv), rel=1e-4)
-    assert float(terms["attribution"]) == pytest.approx(3.0 * float(expected_a), rel=1e-5)
+        expected = eq_4_to_7(decoder, aml, encoding, target, lambdas)
+    assert float(terms["prediction"]) == pytest.approx(float(expected["prediction"]), rel=1e-4)
+    assert float(terms["inverse"]) == pytest.approx(float(expected["inverse"]), rel=1e-4)
+    assert float(terms["attribution"]) == pytest.approx(float(expected["attribution"]), rel=1e-5)
     assert aml.mask_id == decoder.tokenizer.unk_token_id
 
 
@@ -120,7 +106,8 @@ def test_prepare_aml_with_a_generator_then_explain(keyword_classifier, tmp_path,
     explanation = create("aml", generator=generator).explain(classifier, encoding)
     assert explanation.provenance["details"]["generator"]["spec"] == generator
     # the same scores straight from the trained G: the max of its token scores per word, y_v = F's probabilities
-    folder, manifest = resolve_cross_checkpoint(classifier, metric_named(DEFAULT_METRIC), generator)
+    folder, manifest, warnings = resolve_cross_checkpoint(classifier, metric_named(DEFAULT_METRIC), generator)
+    assert warnings == []
     trained = load_cross(classifier, folder, manifest)
     source = trained.source.encode(TEXT)
     tensors = trained.source.tensors(source)
@@ -130,5 +117,31 @@ def test_prepare_aml_with_a_generator_then_explain(keyword_classifier, tmp_path,
                                         tensors.get("token_type_ids"))[0]).numpy()
     expected = [g[source.token_word_array == j].max() for j in range(encoding.n_words)]
     np.testing.assert_allclose(explanation.word_scores, expected, rtol=0, atol=1e-6)
-    with pytest.raises(ParamError, match="fAML"):
-        create("aml", generator=generator, finetune_steps=2).explain(classifier, encoding)
+    # fAML on the same G: the map kept is the step's map best on the selection metric, each candidate re-scored here
+    faml = create("aml", generator=generator, finetune_steps=2, finetune_lr=1e-2).explain(classifier, encoding)
+    details = faml.provenance["details"]
+    assert details["mode"] == "fAML" and len(details["finetune_losses"]) == 2
+    maps, _ = cross_finetune_maps(trained, encoding, int(classifier.proba_of(encoding).argmax()),
+                                  tuple(manifest["lambdas"].values()), 2, 1e-2)
+    candidates = [m.double().numpy() for m in maps]
+    metric = metric_named(DEFAULT_METRIC)
+    values = [metric_values(classifier, encoding, [c], metric)[0] for c in candidates]  # one candidate per call
+    np.testing.assert_allclose(details["selection_values"], values, rtol=0, atol=1e-5)
+    assert details["selected_step"] == int(np.argmax(values))  # AOPC comprehensiveness: higher is better
+    np.testing.assert_allclose(faml.word_scores, candidates[details["selected_step"]], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(candidates[0], expected, rtol=0, atol=1e-6)  # step 0 is pAML's map
+    # a copy with other weights (a sanity check's randomized model) explained with the original's G, and saying so
+    other = load_classifier(save_tiny_architecture("llama", tmp_path / "llama-other", seed=3))
+    assert other.fingerprint != classifier.fingerprint
+    with pytest.raises(ModelError, match="No AML attribution model"):
+        create("aml", generator=generator).explain(other, other.encode(TEXT))
+    borrowed = create("aml", generator=generator, source_fingerprint=classifier.fingerprint).explain(
+        other, other.encode(TEXT))
+    assert any(f"trained for the model with fingerprint {classifier.fingerprint}" in w
+               for w in borrowed.warnings)
+    y_other = torch.as_tensor(other.proba_of(other.encode(TEXT))[None], dtype=torch.float32)
+    with torch.no_grad():
+        g_other = torch.sigmoid(trained.model(tensors["input_ids"], tensors["attention_mask"], y_other,
+                                              tensors.get("token_type_ids"))[0]).numpy()
+    np.testing.assert_allclose(borrowed.word_scores, [g_other[source.token_word_array == j].max()
+                                                      for j in range(encoding.n_words)], rtol=0, atol=1e-6)
