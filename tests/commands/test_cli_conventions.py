@@ -37,6 +37,15 @@ def test_help_of_every_sub_command(command, capsys):
     assert out.startswith(f"usage: cli.py {command}") and "--out FILE" in out and "--json" in out
 
 
+def test_top_level_help_lists_every_sub_command(capsys):
+    # a sub-command's one-line help is formatted by argparse here: a bare "%" in it broke `cli.py --help`
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert all(command in out for command in SUB_COMMANDS) and "top-x %" in out
+
+
 @pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_help_in_a_real_process_has_no_traceback():
     result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "roar", "--help"], capture_output=True, text=True,
