@@ -27,7 +27,11 @@ def test_the_page_starts_a_reproduce_run_and_shows_its_findings(isolated_cache):
     at.button(key="reproduce-start").click().run()
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     run_id = at.session_state["reproduce_run"]
-    JOBS.wait(run_id, timeout=120)
+    try:  # training three tiny models: minutes on a loaded 2-core machine
+        JOBS.wait(run_id, timeout=600)
+    finally:  # a run left going would hold the job slot of the tests after this one
+        JOBS.stop(run_id)
+        JOBS.wait(run_id, timeout=120)
     at.run()
     assert not at.exception, at.exception
     report = results(ResultStore(), run_id)
