@@ -37,7 +37,7 @@ import torch  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
 from evaluation.adversarial.attack import attack, attack_groups, attack_many, config_for, rows_per_input  # noqa: E402
-from evaluation.report_card import CardConfig  # noqa: E402
+from evaluation.suite.report_card import CardConfig  # noqa: E402
 from explainers.embedding_forward import embedding_function  # noqa: E402
 from models import load_classifier  # noqa: E402
 from models.attention_kernel import eager_attention  # noqa: E402

@@ -95,8 +95,8 @@ def main() -> int:
     from evaluation.faithfulness.curves import RemovalOptions, keep_rows, rank_words
     from evaluation.faithfulness.presets import BY_ID
     from evaluation.faithfulness.random_band import methods_and_random
-    from evaluation.runs.runner import run_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import run_evaluation
     from explainers import REGISTRY, create
     from explainers.cache import explain_cached
     from models import load_classifier, metered
@@ -209,7 +209,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, load_filler, random_orders, rank_words
     from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS
     from evaluation.faithfulness.random_band import orderings_seed
-    from evaluation.registry import evaluate_batch
+    from evaluation.suite.registry import evaluate_batch
     from explainers import create
     from explainers.cache import explain_cached
     from models import UserFacingError, metered
@@ -401,8 +401,8 @@ def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_ran
     from evaluation.faithfulness.presets import register_removal
     from evaluation.metric import EVALUATORS
     from evaluation.runs.jobs import run_cells
-    from evaluation.runs.runner import evaluate_example, run_evaluation, start_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import evaluate_example, run_evaluation, start_evaluation
     from explainers import create
     from explainers.cache import explain_cached
     from models import metered
@@ -467,8 +467,8 @@ def compare_executors(model: str, methods: list[str], limit: int, n_random: int,
 
     import numpy as np
 
-    from evaluation.runs.runner import results_frame, run_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import results_frame, run_evaluation
 
     def cpu() -> float:
         own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -116,7 +116,7 @@ class Evaluator:
     every method's explanation of one example (``explanations``: method spec -> Explanation) and ``n_random``
     draws of the random baseline. The dataset runner hands every chosen evaluator that shares a batch hook to
     one call (so all removal metrics of a run share one engine call per operator); None = the default hook
-    (``evaluation.registry.each_explanation``: ``compute`` per explanation, random word scores as baseline).
+    (``evaluation.suite.registry.each_explanation``: ``compute`` per explanation, random word scores as baseline).
     """
 
     id: str

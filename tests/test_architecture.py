@@ -19,7 +19,7 @@ LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
               "transformers.masking_utils": {"models.first_token"},
               "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.metrics", "evaluation.errors.embedding_map",
                           "explainers.methods.lime"},
-              "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement",
+              "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement.measures",
                         "evaluation.roar.scores", "evaluation.statistics", "evaluation.sanity.one_input",
                         "evaluation.sanity.repeatability", "evaluation.errors.slices"}}
 

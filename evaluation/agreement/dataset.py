@@ -2,7 +2,7 @@
 disagreement measures in dataset runs, with intervals and the random band.
 
 Agreement is a property of a pair of methods, so the group has its own batch hook: for each example it takes every
-method's explanation at once and scores every pair with ``evaluation.agreement.agreement_matrix`` (the same numbers
+method's explanation at once and scores every pair with ``evaluation.agreement.measures.agreement_matrix`` (the same numbers
 as the Heatmaps page's panel). It stores two kinds of rows:
 
 - one row per pair, named ``"A vs B"`` (``pair_name``) in the method column, per measure: the pair table. The
@@ -20,7 +20,7 @@ Settings (``AgreementOptions``): k of the top-k measures (default 5, capped at t
 (by |score|, the default: methods differ in sign conventions; or by signed score). Sign agreement always reads the
 raw scores' signs.
 
-Caveat: agreement is not faithfulness (``evaluation.agreement.CAVEAT``).
+Caveat: agreement is not faithfulness (``evaluation.agreement.measures.CAVEAT``).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evaluation.agreement import CAVEAT, DEFAULT_K, MEASURES, agreement_matrix
+from evaluation.agreement.measures import CAVEAT, DEFAULT_K, MEASURES, agreement_matrix
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 from explainers.params import options_from, param

@@ -14,7 +14,7 @@ feature agreement (words in both top-k), rank agreement (the same word at the sa
 top-k with the same sign of the raw score), signed rank agreement (same rank and same sign); pairwise rank
 agreement is the share of all word pairs that both methods order the same way (sign of the score difference,
 a tie matches only a tie). Every measure is also a metric group for dataset runs (evaluator ``agreement`` in
-``evaluation/agreement_dataset.py``: a pair table with intervals and a random band, ``cli.py evaluate --metrics
+``evaluation/agreement/dataset.py``: a pair table with intervals and a random band, ``cli.py evaluate --metrics
 agreement``).
 
 Shape of one explanation, on |score| (``shape_table``): complexity = entropy of |a| / sum |a| divided by log n

@@ -1,7 +1,7 @@
 """Plausibility over a dataset: method x metric tables with bootstrap CIs, a random baseline, paper 000's sweep.
 
 Plausibility is agreement with people, not faithfulness. A run is an ordinary dataset evaluation of the
-shared runner (``evaluation/runs/runner.py``, kind ``evaluation``) with the ``plausibility`` and
+shared runner (``evaluation/suite/runner.py``, kind ``evaluation``) with the ``plausibility`` and
 ``plausibility-sweep`` evaluators of ``evaluation/plausibility/metrics.py``, exactly what
 ``cli.py evaluate --metrics plausibility,plausibility-sweep`` runs, so the app and the command line share
 results. Each cell is one example: every method's explanation (through the explanation cache), the
@@ -43,8 +43,8 @@ from evaluation.plausibility.metrics import (
 from evaluation.plausibility.micro_f1 import micro_macro_table
 from evaluation.plausibility.top_p import top_p_binarize
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
-from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from explainers.params import options_from
 from models import cached_classifier
 from models.documents import read_input
@@ -85,7 +85,7 @@ def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def metric_table(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.DataFrame:
     """Method x metric means with 95 % bootstrap CIs and the comparison with the random baseline
-    (``evaluation.runs.runner.summarize``), plus the metric labels."""
+    (``evaluation.suite.runner.summarize``), plus the metric labels."""
     metrics, _sweep = split_frame(frame)
     metrics = metrics[metrics["metric"].str.startswith("plaus_")]
     if metrics.empty:

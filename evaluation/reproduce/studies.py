@@ -7,12 +7,12 @@ from dataclasses import fields
 
 import pandas as pd
 
-from evaluation.report_card import run_study
 from evaluation.roar import scores as roar_scores
 from evaluation.roar.study import PRESETS, build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
-from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
+from evaluation.suite import runner
+from evaluation.suite.report_card import run_study
 from models import UserFacingError
 from models.mlm import load_filler
 

@@ -1,4 +1,4 @@
-"""Building AML's attribution model from the app: pAML training (``evaluation/aml_training.py``) as a one-cell run of
+"""Building AML's attribution model from the app: pAML training (``explainers/mask_learning/aml_training.py``) as a one-cell run of
 the job runner (``evaluation/runs/jobs.py``), so the page shows its progress and can stop it like any long run.
 
 The cell writes its training progress (step, total, loss, validation score) into the run's ``meta["training"]``,
@@ -13,10 +13,10 @@ from dataclasses import asdict, fields, replace
 
 import settings
 from corpora import load_dataset
-from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.runs.jobs import Cell, CellStopped, stop_requested
 from evaluation.runs.store import ResultStore, run_id_for
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
 from explainers.mask_learning.selection import metric_named
 from models import ModelError, TextClassifier, UserFacingError, cached_classifier, estimate_seconds
 

@@ -18,9 +18,9 @@ from functools import cache
 from pathlib import Path
 
 import settings
-from evaluation import registry  # noqa: F401  (imports every module that registers evaluators)
 from evaluation.metric import EVALUATORS, METRICS
 from evaluation.sanity import one_input as sanity_one_input  # noqa: F401  (registers the sanity measures)
+from evaluation.suite import registry  # noqa: F401  (imports every module that registers evaluators)
 from explainers import REGISTRY, split_spec
 
 CARDS_DIR = settings.ROOT / "assets" / "cards"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from evaluation.agreement import Agreement, agreement_matrix
+from evaluation.agreement.measures import Agreement, agreement_matrix
 from explainers import Explanation, create_from_spec, label_for
 from explainers.cache import DEFAULT_CACHE, ExplanationCache, explain_cached
 from models import TextClassifier, UserFacingError

@@ -1,7 +1,7 @@
 """Several models at dataset level: the project's checks per model, as paper 003 compares sizes and architectures.
 
 A comparison is a run (kind ``model-comparison``) whose cells are (model, check) pairs. A cell is the report card's
-cell for that check (``evaluation.report_card.check_cell``): it runs or reopens the check's own study in the result
+cell for that check (``evaluation.suite.report_card.check_cell``): it runs or reopens the check's own study in the result
 store, so the studies stay resumable and Ray-capable, and nothing is computed twice. The comparison's run id does
 not depend on the list of models (cells are keyed by model name and weights fingerprint), so adding a model to a
 finished comparison runs only that model's cells.
@@ -13,7 +13,7 @@ Checks (paper 003 s. 3.1, 2.2.3.2, 3.3; its figures in s. 4.1 and 4.2):
   needs its twin named in ``known_feature_models``;
 - ``faithfulness``: comprehensiveness and sufficiency with the random orderings' band: ERASER AOPC with deleted words
   on the comparison's dataset (protocol ``default``), or paper 003's Def. 2.1 / 2.2 (5/10/20/50 %, ceil, [MASK],
-  mean |delta p|) on each model's known-feature twin (protocol ``paper-003``; ``evaluation/protocols.py``);
+  mean |delta p|) on each model's known-feature twin (protocol ``paper-003``; ``evaluation/suite/protocols.py``);
 - ``sanity``: Spearman rho with the original explanation under cascading layer randomization (the model's own
   initializer, or N(0, 1) under ``paper-003``), the whole curve and its chance band;
 - ``plausibility``: AUPRC against human rationales (datasets that have them);
@@ -33,13 +33,21 @@ import pandas as pd
 from corpora import check_dataset_id
 from evaluation.adversarial import dataset as adversarial
 from evaluation.faithfulness import known_feature
-from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL
-from evaluation.protocols import get_protocol
-from evaluation.report_card import CardConfig, check_cell, check_name, default_methods, rule_for, run_study, sanity_rows
-from evaluation.runs import runner
 from evaluation.runs.jobs import Cell, Progress, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
+from evaluation.suite import runner
+from evaluation.suite.protocols import DEFAULT as DEFAULT_PROTOCOL
+from evaluation.suite.protocols import get_protocol
+from evaluation.suite.report_card import (
+    CardConfig,
+    check_cell,
+    check_name,
+    default_methods,
+    rule_for,
+    run_study,
+    sanity_rows,
+)
 from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
@@ -92,7 +100,7 @@ class ComparisonConfig:
     known_feature_dataset: str | None = None  # None: the known-feature task's dev split
     random_orderings: int = 10
     seed: int = 0
-    protocol: str = DEFAULT_PROTOCOL          # evaluation/protocols.py: "default" or "paper-003"
+    protocol: str = DEFAULT_PROTOCOL          # evaluation/suite/protocols.py: "default" or "paper-003"
 
     @classmethod
     def quick(cls, **overrides) -> ComparisonConfig:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from corpora import DataError
 from evaluation import targets
 from evaluation.metric import EVALUATORS
-from evaluation.registry import resolve_evaluators
+from evaluation.suite.registry import resolve_evaluators
 
 
 def paper_targets(names: list[str]) -> dict[str, str]:

@@ -9,9 +9,9 @@ hooks (``Evaluator.batch``), so the runner needs no knowledge of any metric fami
 """
 from __future__ import annotations
 
-from evaluation import (
-    agreement,  # noqa: F401  (registers the shape measures: complexity, Gini, top-10 share)
-    agreement_dataset,  # noqa: F401  (registers agreement between methods, a pairwise group)
+from evaluation.agreement import (
+    dataset,  # noqa: F401  (registers agreement between methods, a pairwise group)
+    measures,  # noqa: F401  (registers the shape measures: complexity, Gini, top-10 share)
 )
 
 # these modules register their evaluators when imported

@@ -4,15 +4,15 @@ The card composes the dataset-level studies the project already has, each stored
 (a second build recomputes nothing):
 
 - ``known_feature``: the known feature's mean rank % on the known-feature task (paper 003 s. 3.1) vs random word scores;
-- ``faithfulness``: comprehensiveness vs the random orderings' band (``evaluation/runs/runner.py``): ERASER AOPC with
+- ``faithfulness``: comprehensiveness vs the random orderings' band (``evaluation/suite/runner.py``): ERASER AOPC with
   deleted words on the card's dataset (protocol ``default``), or paper 003's Def. 2.2 on the known-feature task
-  (protocol ``paper-003``, ``evaluation/protocols.py``);
+  (protocol ``paper-003``, ``evaluation/suite/protocols.py``);
 - ``sanity``: rank correlation with the original explanation after cascading randomization of every layer,
   vs a random permutation's (``evaluation/sanity/dataset.py``, paper 003 s. 3.3); the layers re-initialized with
   the model's initializer (``default``) or N(0, 1) (``paper-003``);
 - ``adversarial``: Rank Change of the top-k words under the class-keeping attack (``evaluation/adversarial``);
 - ``plausibility``: AUPRC against human rationales vs random word scores (datasets with rationales only);
-- ``agreement``: mean Spearman rho with the other methods' word scores (``evaluation/agreement.py``); shown,
+- ``agreement``: mean Spearman rho with the other methods' word scores (``evaluation/agreement/measures.py``); shown,
   never counted in the ordering: agreement is not faithfulness.
 
 Each check is displayed by what it runs under the card's protocol (``check_name``). The card itself is a run
@@ -30,15 +30,15 @@ import numpy as np
 from corpora import check_dataset_id, load_dataset
 from evaluation.adversarial import dataset as adversarial
 from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
-from evaluation.agreement import cosine_matrix, spearman_features
+from evaluation.agreement.measures import cosine_matrix, spearman_features
 from evaluation.faithfulness import known_feature
-from evaluation.protocols import DEFAULT as DEFAULT_PROTOCOL
-from evaluation.protocols import check_runs, get_protocol
-from evaluation.runs import runner
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 from evaluation.statistics import bootstrap_ci
+from evaluation.suite import runner
+from evaluation.suite.protocols import DEFAULT as DEFAULT_PROTOCOL
+from evaluation.suite.protocols import check_runs, get_protocol
 from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 
@@ -154,7 +154,7 @@ class CardConfig:
     plausibility_dataset: str | None = None   # None: the card's dataset, when it has human rationales
     random_orderings: int = 10
     seed: int = 0
-    protocol: str = DEFAULT_PROTOCOL          # evaluation/protocols.py: "default" or "paper-003"
+    protocol: str = DEFAULT_PROTOCOL          # evaluation/suite/protocols.py: "default" or "paper-003"
 
     @classmethod
     def quick(cls, **overrides) -> CardConfig:

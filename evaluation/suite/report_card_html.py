@@ -1,10 +1,10 @@
-"""The report card (``evaluation/report_card.py``) as one self-contained HTML file: inline CSS, no scripts, no
+"""The report card (``evaluation/suite/report_card.py``) as one self-contained HTML file: inline CSS, no scripts, no
 external assets; every text (model, dataset, method, note, rule, error) is escaped."""
 from __future__ import annotations
 
 from html import escape
 
-from evaluation.report_card import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS
+from evaluation.suite.report_card import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS
 
 COLOURS = {PASS: "#d8f0d8", FAIL: "#f6d5d5", INCONCLUSIVE: "#fbefc8", NOT_APPLICABLE: "#e8e8e8"}
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"

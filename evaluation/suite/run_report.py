@@ -13,9 +13,9 @@ from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
 from evaluation.plausibility.dataset import binarized_frames
 from evaluation.plausibility.metrics import config_from_options
-from evaluation.runs.runner import summarize
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
+from evaluation.suite.runner import summarize
 from explainers.params import options_from
 from models import OPERATORS, Operator
 

@@ -15,16 +15,17 @@ import numpy as np
 import pandas as pd
 
 from corpora import load_dataset
-from evaluation import paper_targets, targets
+from evaluation import targets
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits
 from evaluation.faithfulness.random_band import band, compare_with_random
 from evaluation.metric import EVALUATORS, METRICS, RANDOM_METHOD, RunOptions
-from evaluation.registry import evaluate_batch, resolve_evaluators
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
+from evaluation.suite import paper_targets
+from evaluation.suite.registry import evaluate_batch, resolve_evaluators
 from explainers import cache as cache_module
 from explainers import create_from_spec
 from explainers.params import options_from
@@ -43,7 +44,7 @@ def evaluate_example(spec: dict) -> dict:
 
     Stores per method the values and the curves behind them and, unless ``options['random_orderings']`` is 0,
     the random baseline's values over that many seeded draws. The evaluators' batch hooks do the work
-    (``evaluation.registry.evaluate_batch``): e.g. every removal metric of every method and of the random
+    (``evaluation.suite.registry.evaluate_batch``): e.g. every removal metric of every method and of the random
     orderings is scored together, one engine call per removal operator.
 
     The cell runs in its own ``sharing()`` block (joining its window's, under the local and processes executors'

@@ -16,8 +16,8 @@ from dataclasses import asdict
 
 import numpy as np
 
-from evaluation.aml_training import AMLRecipe, _hash, split_inputs
 from explainers.mask_learning.aml_store import save_checkpoint
+from explainers.mask_learning.aml_training import AMLRecipe, _hash, split_inputs
 from explainers.mask_learning.cross_backbone import CROSS_REFERENCE, CrossBackboneAML, cross_folder
 from explainers.mask_learning.selection import metric_named, metric_of_inputs
 from models import InputError, TextClassifier, UserFacingError, cached_classifier

@@ -9,9 +9,9 @@ from report_card_fixtures import write_rationale_csv
 from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
-from evaluation import report_card as rc
-from evaluation.report_card_html import COLOURS
 from evaluation.runs.jobs import JOBS
+from evaluation.suite import report_card as rc
+from evaluation.suite.report_card_html import COLOURS
 
 PAGE = "app_pages/12_Report_card.py"
 CHECKS = ["faithfulness", "adversarial", "plausibility"]

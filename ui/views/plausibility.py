@@ -29,8 +29,8 @@ from evaluation.plausibility.metrics import (
     make_config,
 )
 from evaluation.plausibility.one_input import score_example
-from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import RANDOM_METHOD, results_frame
 from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
 from ui.views import heatmaps

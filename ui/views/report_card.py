@@ -1,6 +1,6 @@
 """Report-card page blocks (layout only): the settings, start / resume / stop of the card's background run, the
 verdict table coloured by verdict with each rule beside it, the ordering with its reasoning, downloads, and the
-orderings of several models' cards side by side. The card is built by ``evaluation/report_card.py``."""
+orderings of several models' cards side by side. The card is built by ``evaluation/suite/report_card.py``."""
 from __future__ import annotations
 
 import json
@@ -9,10 +9,10 @@ import pandas as pd
 import streamlit as st
 
 import settings
-from evaluation import report_card as rc
-from evaluation.protocols import PROTOCOLS
-from evaluation.report_card_html import COLOURS, card_html, interval_text, reference_text
 from evaluation.runs.store import ResultStore
+from evaluation.suite import report_card as rc
+from evaluation.suite.protocols import PROTOCOLS
+from evaluation.suite.report_card_html import COLOURS, card_html, interval_text, reference_text
 from explainers import REGISTRY, is_known_spec
 from ui.widgets.dataset_field import dataset_field
 from ui.widgets.run_control import start_stop
@@ -67,7 +67,7 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
 
 
 def protocol_control(key: str) -> str:
-    """The protocol of the checks (evaluation/protocols.py); each check's name then says what it runs."""
+    """The protocol of the checks (evaluation/suite/protocols.py); each check's name then says what it runs."""
     return st.selectbox("Protocol", list(PROTOCOLS), key=key, format_func=lambda p: f"{p}: {PROTOCOLS[p].label}",
                         help="default: ERASER AOPC (words deleted) on the dataset, layer randomization with the "
                              "model's initializer. paper-003: the thesis's Def. 2.1/2.2 (5/10/20/50 %, ceil, "

@@ -8,9 +8,9 @@ import numpy as np
 import streamlit as st
 
 from corpora import DataError
-from evaluation import aml_build
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
+from evaluation.suite import aml_build
 from explainers import REGISTRY, ParamError, create, create_from_spec, split_spec
 from explainers.mask_learning.progress import MaskProgress
 from explainers.mask_learning.selection import metric_named
@@ -108,7 +108,7 @@ def live_mask(job: MethodJob) -> None:
 
 def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key: str = "build") -> None:
     """AML without an attribution model for this classifier: say so, offer to build it (a background run with
-    progress and Stop, evaluation/aml_build.py); the method runs once it exists."""
+    progress and Stop, evaluation/suite/aml_build.py); the method runs once it exists."""
     st.info(f"{REGISTRY[needs.method_id].label} needs an attribution model trained for this model "
             f"({classifier.name}), selected on {metric_named(needs.tune).label}; none exists yet.")
     try:

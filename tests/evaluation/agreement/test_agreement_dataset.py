@@ -13,13 +13,13 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 import cli
-from evaluation import agreement_dataset as AD
-from evaluation.agreement import agreement_matrix
+from evaluation.agreement import dataset as AD
+from evaluation.agreement.measures import agreement_matrix
 from evaluation.faithfulness.random_band import orderings_seed
-from evaluation.faithfulness.report import run_table
 from evaluation.metric import EVALUATORS, RANDOM_METHOD
-from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import random_orderings_frame, results_frame, run_evaluation
 from explainers import Explanation
 
 A = [0.9, -0.5, 0.1, 0.3]   # |A| ranks words 0 > 1 > 3 > 2

@@ -12,11 +12,11 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from scipy.stats import entropy
 
 import cli
-from evaluation import agreement
-from evaluation.faithfulness.report import run_table
+from evaluation.agreement.measures import measures as agreement
 from evaluation.metric import RANDOM_METHOD
-from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import results_frame, run_evaluation
 from explainers import create
 
 SCORES = np.array([0.5, -2.0, 0.0, 1.0, 0.25, -0.25, 3.0, 0.1, 0.2, -0.3, 0.05, 0.7])

@@ -25,8 +25,8 @@ from evaluation.faithfulness.f_fidelity_finetune import (
     with_fingerprint,
 )
 from evaluation.faithfulness.random_band import band, random_explanation
-from evaluation.registry import evaluate_batch
 from evaluation.runs.store import ResultStore
+from evaluation.suite.registry import evaluate_batch
 from models import UserFacingError, cached_classifier, perturbed_proba
 
 SENTENCES = ["the movie was excellent and the plot had music", "excellent story with some old actors",

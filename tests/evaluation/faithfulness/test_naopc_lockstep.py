@@ -10,8 +10,8 @@ from tolerances import float32_tolerance
 from corpora import load_dataset
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
-from evaluation.runs.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
 from explainers import cache as cache_module
 from explainers.params import options_from
 from models import TextClassifier, cached_classifier, metered

@@ -17,7 +17,7 @@ from evaluation.faithfulness.random_band import (
     orderings_seed,
     random_baseline,
 )
-from evaluation.runs.runner import RANDOM_METHOD, summarize
+from evaluation.suite.runner import RANDOM_METHOD, summarize
 
 WORDS = "a film with excellent music and a very old plot".split()  # the keyword model is reliable at this length
 KEY = WORDS.index("excellent")

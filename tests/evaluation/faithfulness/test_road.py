@@ -23,7 +23,7 @@ from evaluation.faithfulness.curves import (
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS
 from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
-from evaluation.registry import evaluate_batch
+from evaluation.suite.registry import evaluate_batch
 from models import metered
 
 WORDS = "the movie was excellent and long".split()

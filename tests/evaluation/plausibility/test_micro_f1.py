@@ -11,8 +11,8 @@ from test_plausibility_dataset import _keyword_file, keyword_folder  # noqa: F40
 from evaluation.plausibility.dataset import metric_table, micro_macro_report, run_plausibility
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.plausibility.micro_f1 import micro_macro_table, micro_scores, top_k_selections
-from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import results_frame
 
 
 def padded(rows: list[np.ndarray]) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Building AML's attribution model as a run of the job runner (evaluation/aml_build.py): the recipe and its test
+"""Building AML's attribution model as a run of the job runner (evaluation/suite/aml_build.py): the recipe and its test
 budget, the estimate from the one cost model, a finished build, a stopped one (nothing saved), bad settings."""
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from dataclasses import asdict
 
 import pytest
 
-from evaluation.aml_build import (
+from evaluation.runs.jobs import run_cells
+from evaluation.runs.store import ResultStore
+from evaluation.suite.aml_build import (
     BUDGET_ENV,
     CLASSIFIER_PASSES,
     SELECTION_FORWARDS,
@@ -19,9 +21,7 @@ from evaluation.aml_build import (
     start_build,
     training_data,
 )
-from evaluation.aml_training import AMLRecipe
-from evaluation.runs.jobs import run_cells
-from evaluation.runs.store import ResultStore
+from explainers.mask_learning.aml_training import AMLRecipe
 from models import UserFacingError, estimate_seconds
 
 

@@ -14,12 +14,12 @@ from roar_fixtures import save_keyword_model
 from tiny_models import FILLER, KEYWORD, keyword_sentences
 
 import cli
-from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.plausibility.dataset import per_example_frame, run_plausibility, run_report
-from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import results_frame
 from explainers import create
 from explainers.export import scores_csv, scores_json
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
 from models import load_classifier
 
 BADGE = "Comprehensiveness (AOPC)"  # the default selection metric's label, as the heatmap badge shows it

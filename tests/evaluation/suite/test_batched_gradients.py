@@ -8,8 +8,8 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from tolerances import float32_tolerance
 
 from evaluation.runs import jobs
-from evaluation.runs.runner import evaluate_example, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import evaluate_example, run_evaluation, start_evaluation
 from explainers import cache as cache_module
 from models import cached_classifier
 from models.metering import metered
@@ -69,7 +69,7 @@ def test_the_hook_is_entered_per_window_and_a_stop_before_it_runs_nothing(model_
 
 
 def test_a_served_explanation_counts_its_share_of_the_batch(keyword_classifier):
-    from evaluation.runs.runner import _seconds
+    from evaluation.suite.runner import _seconds
     from explainers import create
     from explainers.shared_passes import prefill_ig_paths, sharing
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from evaluation import cards
 from evaluation.metric import EVALUATORS, METRICS
+from evaluation.suite import cards
 from explainers import REGISTRY
 
 

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.faithfulness.report import run_table
 from evaluation.metric import RANDOM_METHOD
-from evaluation.runs.runner import KIND
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import KIND
 
 N_EXAMPLES = 40
 

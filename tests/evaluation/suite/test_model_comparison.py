@@ -8,7 +8,7 @@ from scipy import stats
 from smooth_models import smooth_classifier
 from tiny_models import tiny_tokenizer
 
-from evaluation.model_comparison import compare_models
+from evaluation.suite.model_comparison import compare_models
 from models import TextClassifier
 
 TEXT = "a good film with a bad end and a fine cast"

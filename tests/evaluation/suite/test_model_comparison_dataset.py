@@ -13,11 +13,11 @@ from report_card_fixtures import write_rationale_csv
 from tiny_models import keyword_sentences, save_tiny_architecture, tiny_bert, tiny_tokenizer, train_on
 
 from corpora import load_dataset
-from evaluation import model_comparison_dataset as mcd
 from evaluation.faithfulness.known_feature import ground_truth_metrics
 from evaluation.runs import ray_executor
 from evaluation.runs.jobs import run_cells
 from evaluation.runs.store import ResultStore
+from evaluation.suite import model_comparison_dataset as mcd
 from explainers import create_from_spec
 from models import ModelError, load_classifier
 from models.prepare import base_version

@@ -14,11 +14,11 @@ from roar_fixtures import save_keyword_model
 from tiny_models import keyword_sentences
 
 from corpora import load_dataset
-from evaluation import model_comparison_dataset as mcd
-from evaluation import report_card as rc
-from evaluation.protocols import PROTOCOLS, check_runs, get_protocol
-from evaluation.report_card_html import card_html
 from evaluation.runs.store import ResultStore
+from evaluation.suite import model_comparison_dataset as mcd
+from evaluation.suite import report_card as rc
+from evaluation.suite.protocols import PROTOCOLS, check_runs, get_protocol
+from evaluation.suite.report_card_html import card_html
 from models import ModelError, cached_classifier, randomize
 
 METHODS = ["saliency", "input_x_gradient"]  # continuous scores: no ties, so the ranking needs no tie-break
@@ -107,7 +107,7 @@ def test_paper_003_faithfulness_is_the_thesis_formula_on_the_known_feature_task(
         assert rows[method]["verdict"] == rc.verdict(rule, rows[method]["low"], rows[method]["high"],
                                                      rows[method]["reference_low"], rows[method]["reference_high"])
     # sufficiency comes from the same study: the comparison shows it
-    from evaluation.runs import runner
+    from evaluation.suite import runner
     table = runner.summarize(runner.results_frame(store, card["runs"]["faithfulness"]))
     for method in METHODS:
         found = table[(table["method"] == method) & (table["metric"] == "sufficiency-003-code")].iloc[0]

@@ -11,7 +11,7 @@ from conftest import ROOT
 from tolerances import float32_tolerance
 
 from evaluation.metric import EVALUATORS, BatchResult, Evaluator, Metric, MetricValues
-from evaluation.registry import evaluate_batch, resolve_evaluators
+from evaluation.suite.registry import evaluate_batch, resolve_evaluators
 from explainers import create_from_spec
 
 TEXT = "a film with excellent music and a very old plot"
@@ -31,7 +31,7 @@ class ReplaceWithThe:
 
 @pytest.mark.slow  # a fresh Python process imports torch and transformers (seconds each)
 def test_importing_the_registry_alone_registers_every_evaluator():
-    code = "import evaluation.registry as r; print(','.join(sorted(r.EVALUATORS)))"
+    code = "import evaluation.suite.registry as r; print(','.join(sorted(r.EVALUATORS)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr
     assert set(result.stdout.strip().split(",")) >= EVERY_EVALUATOR

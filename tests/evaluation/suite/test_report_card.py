@@ -13,10 +13,10 @@ from roar_fixtures import save_keyword_model
 from scipy.stats import spearmanr
 from tiny_models import keyword_sentences
 
-from evaluation import report_card as rc
-from evaluation.report_card_html import card_html, interval_text, reference_text
-from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
+from evaluation.suite import report_card as rc
+from evaluation.suite import runner
+from evaluation.suite.report_card_html import card_html, interval_text, reference_text
 from models import ModelError
 
 METHODS = ["saliency", "leave_one_out", "attention"]

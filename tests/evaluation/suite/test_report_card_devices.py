@@ -12,9 +12,9 @@ from tolerances import float32_tolerance, torch_threads
 
 from commands import report_card as report_card_command
 from commands.common import Parser
-from evaluation import report_card as rc
 from evaluation.runs import ray_executor
 from evaluation.runs.store import ResultStore
+from evaluation.suite import report_card as rc
 
 METHODS = ["saliency", "leave_one_out"]
 

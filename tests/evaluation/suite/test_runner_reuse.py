@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from corpora import load_dataset
-from evaluation.runs.runner import evaluate_example
+from evaluation.suite.runner import evaluate_example
 from explainers import create
 from explainers.cache import DEFAULT_CACHE, cached_only, explain_cached
 

@@ -1,4 +1,4 @@
-"""pAML training (evaluation/aml_training.py): the faster compute path trains the same G as the plain one, the
+"""pAML training (explainers/mask_learning/aml_training.py): the faster compute path trains the same G as the plain one, the
 batched validation score is the mean of the per-input metric, and Optuna's lambda search runs and is recorded."""
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ import torch
 from conftest import ROOT
 from tiny_models import keyword_sentences
 
-from evaluation.aml_training import (
+from explainers.aggregate import aggregate_to_words
+from explainers.mask_learning.aml_model import AttributionModel
+from explainers.mask_learning.aml_store import read_manifest
+from explainers.mask_learning.aml_training import (
     AMLRecipe,
     ValidationSet,
     prepare_aml,
@@ -22,9 +25,6 @@ from evaluation.aml_training import (
     train_attribution_model,
     validation_score,
 )
-from explainers.aggregate import aggregate_to_words
-from explainers.mask_learning.aml_model import AttributionModel
-from explainers.mask_learning.aml_store import read_manifest
 from explainers.mask_learning.length_groups import length_groups
 from explainers.mask_learning.selection import METRICS, metric_values
 from models import UserFacingError
