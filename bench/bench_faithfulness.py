@@ -205,11 +205,11 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     import numpy as np
 
     from corpora import load_dataset
+    from evaluation.baselines import orderings_seed
+    from evaluation.batch import evaluate_batch
     from evaluation.faithfulness import naopc
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, load_filler, random_orders, rank_words
     from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS
-    from evaluation.faithfulness.random_band import orderings_seed
-    from evaluation.suite.registry import evaluate_batch
     from explainers import create
     from explainers.cache import explain_cached
     from models import UserFacingError, metered
@@ -468,7 +468,8 @@ def compare_executors(model: str, methods: list[str], limit: int, n_random: int,
     import numpy as np
 
     from evaluation.runs.store import ResultStore
-    from evaluation.suite.runner import results_frame, run_evaluation
+    from evaluation.suite.runner import run_evaluation
+    from evaluation.summary import results_frame
 
     def cpu() -> float:
         own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -54,9 +54,9 @@ def main() -> int:
     isolated_cache()
 
     from corpora import load_dataset
+    from evaluation.baselines import orderings_seed
     from evaluation.faithfulness import naopc
     from evaluation.faithfulness.curves import random_orders, rank_words
-    from evaluation.faithfulness.random_band import orderings_seed
     from explainers import create
     from explainers.cache import explain_cached
     from models import load_classifier, metered

@@ -32,12 +32,12 @@ from commands.documents import add_document_options, document_options_of
 from corpora import DataError
 from evaluation import targets
 from evaluation.agreement.dataset import AgreementOptions, with_settings
+from evaluation.baselines import MIN_ORDERINGS
 from evaluation.faithfulness.curves import RemovalOptions
 from evaluation.faithfulness.f_fidelity import FFidOptions
 from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.perturbation_shift import SCHEMES
 from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
-from evaluation.faithfulness.random_band import MIN_ORDERINGS
 from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.metric import METRICS, RunOptions
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table, micro_macro_report
@@ -50,7 +50,8 @@ from evaluation.sanity import data_randomization, emprt, one_input, repeatabilit
 from evaluation.suite import paper_targets
 from evaluation.suite.registry import EVALUATORS
 from evaluation.suite.run_report import run_table, wide_table
-from evaluation.suite.runner import random_orderings_frame, results_frame, run_evaluation
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import random_orderings_frame, results_frame
 from explainers import ParamError
 from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError

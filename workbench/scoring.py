@@ -14,8 +14,8 @@ import pandas as pd
 
 from corpora import normalize_typed_text
 from evaluation.agreement.measures import MEASURES, agreement_matrix, shape_table
+from evaluation.baselines import DEFAULT_ORDERINGS
 from evaluation.faithfulness.one_input import evaluate_input
-from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.plausibility.one_input import score_example
 from evaluation.sanity.one_input import run_sanity

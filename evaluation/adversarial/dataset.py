@@ -31,7 +31,7 @@ from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
-from evaluation.suite.runner import cell_rows_frame
+from evaluation.summary import cell_rows_frame
 from models import ModelError, cached_classifier
 
 KIND = "adversarial"

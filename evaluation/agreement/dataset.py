@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.agreement.measures import CAVEAT, DEFAULT_K, MEASURES, agreement_matrix
-from evaluation.faithfulness.random_band import orderings_seed, random_explanation
+from evaluation.baselines import orderings_seed, random_explanation
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 from explainers.params import options_from, param
 

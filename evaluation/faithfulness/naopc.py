@@ -63,6 +63,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from evaluation.baselines import orderings_seed
 from evaluation.faithfulness.curves import (
     RemovalMetric,
     RemovalOptions,
@@ -83,7 +84,6 @@ from evaluation.faithfulness.curves import (
 )
 from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
-from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.metric import BatchResult, Evaluator, MetricValues, RunOptions, register_evaluator
 from explainers.params import options_from, param, validate
 from models import TokenBatch

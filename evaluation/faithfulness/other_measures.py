@@ -12,11 +12,11 @@ import json
 import numpy as np
 import pandas as pd
 
+from evaluation.baselines import NOT_DISTINGUISHABLE, band, inside
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness.naopc import NaopcOptions
-from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE, band, inside
 from evaluation.faithfulness.soft import SoftOptions
 from evaluation.metric import EVALUATORS, RANDOM_METHOD
-from evaluation.suite.registry import evaluate_batch
 
 MEASURES = ("naopc", "soft")  # evaluator ids (normalized and in-distribution measures)
 OPTIONS = {"naopc": NaopcOptions, "soft": SoftOptions}  # each evaluator's own options (param() schemas)

@@ -21,7 +21,7 @@ from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 from evaluation.suite.protocols import get_protocol
 from evaluation.suite.report_card import run_study, sanity_rows
-from evaluation.suite.runner import cell_rows_frame
+from evaluation.summary import cell_rows_frame
 from models import cached_classifier, randomize
 
 KNOWN_FEATURE_DATA = "known-feature:dev:0"

@@ -34,7 +34,7 @@ from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, run_cells, stop_requested
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import one_input
-from evaluation.suite.runner import cell_rows_frame
+from evaluation.summary import cell_rows_frame
 from explainers.cache import DEFAULT_CACHE
 from models import ModelError, TextClassifier, cached_classifier, load_classifier, randomize
 from models.prepare import file_sha256

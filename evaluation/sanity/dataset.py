@@ -42,7 +42,7 @@ from evaluation.sanity.one_input import (
 )
 from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.statistics import bootstrap_ci
-from evaluation.suite.runner import cell_rows_frame
+from evaluation.summary import cell_rows_frame
 from explainers import REGISTRY, split_spec
 from explainers.cache import DEFAULT_CACHE
 from models import ModelError, cached_classifier, randomize

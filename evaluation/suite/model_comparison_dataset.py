@@ -31,12 +31,12 @@ from dataclasses import asdict, dataclass, field, replace
 import pandas as pd
 
 from corpora import check_dataset_id
+from evaluation import summary
 from evaluation.adversarial import dataset as adversarial
 from evaluation.faithfulness import known_feature
 from evaluation.runs.jobs import Cell, Progress, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
-from evaluation.suite import runner
 from evaluation.suite.protocols import DEFAULT as DEFAULT_PROTOCOL
 from evaluation.suite.protocols import get_protocol
 from evaluation.suite.report_card import (
@@ -272,8 +272,8 @@ def _rows(store: ResultStore, result: dict, check: str, methods: list[str], seed
         table = adversarial.summarize(adversarial.results_frame(store, result["run_id"]), seed=seed)
         names = {m: split_spec(m)[0] for m in methods}
     else:
-        table = runner.summarize(runner.results_frame(store, result["run_id"]),
-                                 runner.random_orderings_frame(store, result["run_id"]))
+        table = summary.summarize(summary.results_frame(store, result["run_id"]),
+                                 summary.random_orderings_frame(store, result["run_id"]))
         names = {m: m for m in methods}
     for metric in extra:
         for method in methods:

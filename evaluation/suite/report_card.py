@@ -28,6 +28,7 @@ from functools import partial
 import numpy as np
 
 from corpora import check_dataset_id, load_dataset
+from evaluation import summary
 from evaluation.adversarial import dataset as adversarial
 from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
 from evaluation.agreement.measures import cosine_matrix, spearman_features
@@ -264,7 +265,7 @@ def run_study(start, work, store: ResultStore, batch_hook=None, executor: str = 
 
 
 def _evaluation_rows(store, run_id, methods, check, metric) -> list[dict]:
-    table = runner.summarize(runner.results_frame(store, run_id), runner.random_orderings_frame(store, run_id))
+    table = summary.summarize(summary.results_frame(store, run_id), summary.random_orderings_frame(store, run_id))
     rows = []
     for method in methods:
         found = table[(table["method"] == method) & (table["metric"] == metric)] if len(table) else table

@@ -15,7 +15,7 @@ from evaluation.plausibility.dataset import binarized_frames
 from evaluation.plausibility.metrics import config_from_options
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
-from evaluation.suite.runner import summarize
+from evaluation.summary import summarize
 from explainers.params import options_from
 from models import OPERATORS, Operator
 

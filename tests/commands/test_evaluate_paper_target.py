@@ -12,7 +12,7 @@ from corpora import load_dataset
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.runs.store import ResultStore
-from evaluation.suite.runner import results_frame
+from evaluation.summary import results_frame
 from models import load_classifier
 
 

@@ -13,8 +13,8 @@ import streamlit as st
 
 from evaluation.agreement import dataset as agreement_dataset
 from evaluation.agreement.measures import CAVEAT, MEASURES, TOP_K, Agreement
+from evaluation.baselines import NOT_DISTINGUISHABLE
 from evaluation.faithfulness import other_measures
-from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE
 from evaluation.metric import EVALUATORS
 from explainers import Explanation, label_for, schema
 from models import UserFacingError

@@ -19,7 +19,8 @@ import streamlit as st
 import settings
 from corpora import DATASETS, split_words
 from evaluation import targets
-from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
+from evaluation.metric import RANDOM_METHOD
+from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, wide_table
 from evaluation.plausibility.metrics import (
     LABEL,
     METRIC_RECORDS,
@@ -30,7 +31,8 @@ from evaluation.plausibility.metrics import (
 )
 from evaluation.plausibility.one_input import score_example
 from evaluation.runs.store import ResultStore
-from evaluation.suite.runner import RANDOM_METHOD, results_frame
+from evaluation.suite.plausibility_run import start_plausibility
+from evaluation.summary import results_frame
 from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
 from ui.views import heatmaps

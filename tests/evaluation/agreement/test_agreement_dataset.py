@@ -15,11 +15,12 @@ from scipy.stats import kendalltau, pearsonr, spearmanr
 import cli
 from evaluation.agreement import dataset as AD
 from evaluation.agreement.measures import agreement_matrix
-from evaluation.faithfulness.random_band import orderings_seed
+from evaluation.baselines import orderings_seed
 from evaluation.metric import EVALUATORS, RANDOM_METHOD
 from evaluation.runs.store import ResultStore
 from evaluation.suite.run_report import run_table
-from evaluation.suite.runner import random_orderings_frame, results_frame, run_evaluation
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import random_orderings_frame, results_frame
 from explainers import Explanation
 
 A = [0.9, -0.5, 0.1, 0.3]   # |A| ranks words 0 > 1 > 3 > 2

@@ -16,7 +16,8 @@ from evaluation.agreement.measures import measures as agreement
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.store import ResultStore
 from evaluation.suite.run_report import run_table
-from evaluation.suite.runner import results_frame, run_evaluation
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 from explainers import create
 
 SCORES = np.array([0.5, -2.0, 0.0, 1.0, 0.25, -0.25, 3.0, 0.1, 0.2, -0.3, 0.05, 0.7])

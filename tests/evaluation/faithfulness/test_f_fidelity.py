@@ -12,6 +12,8 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from tiny_models import KEYWORD
 from tolerances import float32_tolerance
 
+from evaluation.baselines import band, random_explanation
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness import f_fidelity
 from evaluation.faithfulness.f_fidelity import FFidOptions, ffid_values, uniform_draws
 from evaluation.faithfulness.f_fidelity_finetune import (
@@ -24,9 +26,7 @@ from evaluation.faithfulness.f_fidelity_finetune import (
     run_finetune,
     with_fingerprint,
 )
-from evaluation.faithfulness.random_band import band, random_explanation
 from evaluation.runs.store import ResultStore
-from evaluation.suite.registry import evaluate_batch
 from models import UserFacingError, cached_classifier, perturbed_proba
 
 SENTENCES = ["the movie was excellent and the plot had music", "excellent story with some old actors",

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from tolerances import float32_tolerance
 
+from evaluation.baselines import random_explanation
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
-from evaluation.faithfulness.random_band import random_explanation
 from evaluation.metric import EVALUATORS, METRICS
-from evaluation.suite.registry import evaluate_batch
 from models import metered
 
 WORDS = "the film was excellent fun".split()

@@ -11,7 +11,8 @@ from corpora import load_dataset
 from evaluation.faithfulness import naopc
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
 from evaluation.runs.store import ResultStore
-from evaluation.suite.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
+from evaluation.suite.runner import evaluate_example, run_evaluation, start_evaluation
+from evaluation.summary import results_frame
 from explainers import cache as cache_module
 from explainers.params import options_from
 from models import TextClassifier, cached_classifier, metered

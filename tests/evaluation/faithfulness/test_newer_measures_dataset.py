@@ -8,12 +8,13 @@ import pytest
 from tolerances import float32_tolerance
 
 from corpora import load_dataset
+from evaluation.baselines import NOT_DISTINGUISHABLE
 from evaluation.faithfulness import naopc, other_measures, soft
-from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.store import ResultStore
 from evaluation.suite.run_report import run_table
-from evaluation.suite.runner import results_frame, run_evaluation
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 
 pytestmark = pytest.mark.integration
 METHODS = ["saliency", "leave_one_out"]

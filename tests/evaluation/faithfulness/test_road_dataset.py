@@ -13,7 +13,8 @@ from evaluation.faithfulness.presets import BY_ID
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.store import ResultStore
 from evaluation.suite.run_report import run_table
-from evaluation.suite.runner import results_frame, run_evaluation
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 
 pytestmark = pytest.mark.integration
 

@@ -11,10 +11,10 @@ import pytest
 import torch
 from tolerances import float32_tolerance
 
+from evaluation.baselines import orderings_seed, random_explanation
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness import soft
-from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
-from evaluation.suite.registry import evaluate_batch
 
 TEXT = "the film was excellent fun"
 SCORES = np.array([0.1, -0.4, 0.6, 2.0, 0.5])
@@ -100,7 +100,7 @@ def test_registered_with_a_random_band(clf, enc):
 def test_the_batch_hook_gives_the_values_of_one_explanation_at_a_time(clf, enc):
     """every method and random explanation in one batched call, the clean pass shared with the removal
     metrics, equals the default hook (``compute`` per explanation, random scores drawn the same way)."""
-    from evaluation.suite.registry import each_explanation
+    from evaluation.batch import each_explanation
     explanations = {"a": random_explanation(enc, 1, "positive", SCORES, 0, 0),
                     "b": random_explanation(enc, 1, "positive", SCORES[::-1].copy(), 0, 0)}
     options = {"seed": 2, "soft_samples": 3}

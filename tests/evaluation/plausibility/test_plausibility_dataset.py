@@ -9,15 +9,9 @@ import pytest
 from tiny_models import FILLER, KEYWORD
 
 from corpora import SENTIMENT_LABELS, Example
-from evaluation.faithfulness.random_band import generic_random_values
-from evaluation.plausibility.dataset import (
-    metric_table,
-    paper000_table,
-    run_plausibility,
-    run_report,
-    sweep_curves,
-    wide_table,
-)
+from evaluation.baselines import generic_random_values
+from evaluation.metric import RANDOM_METHOD
+from evaluation.plausibility.dataset import metric_table, paper000_table, run_report, sweep_curves, wide_table
 from evaluation.plausibility.metrics import (
     PLAUSIBILITY,
     align,
@@ -26,7 +20,8 @@ from evaluation.plausibility.metrics import (
     kept_word_indices,
 )
 from evaluation.runs.store import ResultStore
-from evaluation.suite.runner import RANDOM_METHOD, results_frame
+from evaluation.suite.plausibility_run import run_plausibility
+from evaluation.summary import results_frame
 from explainers import create
 
 

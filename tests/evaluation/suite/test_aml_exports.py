@@ -14,9 +14,10 @@ from roar_fixtures import save_keyword_model
 from tiny_models import FILLER, KEYWORD, keyword_sentences
 
 import cli
-from evaluation.plausibility.dataset import per_example_frame, run_plausibility, run_report
+from evaluation.plausibility.dataset import per_example_frame, run_report
 from evaluation.runs.store import ResultStore
-from evaluation.suite.runner import results_frame
+from evaluation.suite.plausibility_run import run_plausibility
+from evaluation.summary import results_frame
 from explainers import create
 from explainers.export import scores_csv, scores_json
 from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml

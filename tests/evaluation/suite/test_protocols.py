@@ -14,6 +14,7 @@ from roar_fixtures import save_keyword_model
 from tiny_models import keyword_sentences
 
 from corpora import load_dataset
+from evaluation import summary
 from evaluation.runs.store import ResultStore
 from evaluation.suite import model_comparison_dataset as mcd
 from evaluation.suite import report_card as rc
@@ -107,8 +108,7 @@ def test_paper_003_faithfulness_is_the_thesis_formula_on_the_known_feature_task(
         assert rows[method]["verdict"] == rc.verdict(rule, rows[method]["low"], rows[method]["high"],
                                                      rows[method]["reference_low"], rows[method]["reference_high"])
     # sufficiency comes from the same study: the comparison shows it
-    from evaluation.suite import runner
-    table = runner.summarize(runner.results_frame(store, card["runs"]["faithfulness"]))
+    table = summary.summarize(summary.results_frame(store, card["runs"]["faithfulness"]))
     for method in METHODS:
         found = table[(table["method"] == method) & (table["metric"] == "sufficiency-003-code")].iloc[0]
         assert found["mean"] == pytest.approx(np.mean(by_hand[method][1]), abs=1e-6)

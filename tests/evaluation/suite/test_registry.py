@@ -10,8 +10,9 @@ import pytest
 from conftest import ROOT
 from tolerances import float32_tolerance
 
+from evaluation.batch import evaluate_batch
 from evaluation.metric import EVALUATORS, BatchResult, Evaluator, Metric, MetricValues
-from evaluation.suite.registry import evaluate_batch, resolve_evaluators
+from evaluation.suite.registry import resolve_evaluators
 from explainers import create_from_spec
 
 TEXT = "a film with excellent music and a very old plot"

@@ -13,6 +13,7 @@ from roar_fixtures import save_keyword_model
 from scipy.stats import spearmanr
 from tiny_models import keyword_sentences
 
+from evaluation import summary
 from evaluation.runs.store import ResultStore
 from evaluation.suite import report_card as rc
 from evaluation.suite import runner
@@ -137,7 +138,7 @@ def test_every_method_gets_every_check_with_a_verdict_from_its_rule(built):
     assert "differentiable" in by[("attention", "adversarial")]["not_applicable"]
     assert by[("saliency", "adversarial")]["verdict"] != rc.NOT_APPLICABLE
     # the keyword model reads only the keyword: leave-one-out ranks it first in every sentence (rank % = 1 / n)
-    rows = runner.results_frame(store, card["runs"]["known_feature"])
+    rows = summary.results_frame(store, card["runs"]["known_feature"])
     loo = rows[(rows["method"] == "leave_one_out") & (rows["metric"] == "known-feature.rank")]
     assert set(loo["value"]) == {1.0}
     fractions = rows[(rows["method"] == "leave_one_out") & (rows["metric"] == "known-feature.rank-fraction")]["value"]
