@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import entropy, pearsonr
 
-from evaluation.agreement.measures import measures as A
+from evaluation.agreement import measures as A
 from explainers import Explanation
 
 WORDS = ("a", "b", "c", "d", "e")

@@ -12,7 +12,7 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from scipy.stats import entropy
 
 import cli
-from evaluation.agreement.measures import measures as agreement
+from evaluation.agreement import measures as agreement
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.store import ResultStore
 from evaluation.suite.run_report import run_table
