@@ -156,7 +156,7 @@ def _metric(measure: str) -> Metric:
 AGREEMENT = register_evaluator(Evaluator(
     id=GROUP, label="Agreement between methods: Pearson, Spearman, Kendall, Krishna et al.'s top-k and pairwise "
                     "rank agreement", metrics=tuple(_metric(m) for m in ORDER), compute=needs_every_method,
-    batch=agreement_batch))
+    batch=agreement_batch, options=AgreementOptions))
 
 
 # ----- reading a run ----------------------------------------------------------------------------------------------

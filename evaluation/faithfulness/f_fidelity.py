@@ -237,4 +237,4 @@ METRICS = (
 )
 EVALUATOR = register_evaluator(Evaluator(id="ffid", label="F-Fidelity (Zheng et al. 2025: FFid+ / FFid- on a copy "
                                          "fine-tuned with random removal)", metrics=METRICS, compute=compute,
-                                         batch=ffid_batch))
+                                         batch=ffid_batch, options=FFidOptions))

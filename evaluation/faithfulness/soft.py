@@ -274,6 +274,7 @@ def _metrics(preset: PinnedPreset) -> tuple[Metric, ...]:
 
 METRICS = _metrics(BY_ID["soft"])
 EVALUATORS_BY_PRESET = {preset.id: register_evaluator(Evaluator(
-    id=preset.id, label=preset.label, metrics=_metrics(preset), compute=compute_for(preset), batch=soft_batch))
+    id=preset.id, label=preset.label, metrics=_metrics(preset), compute=compute_for(preset), batch=soft_batch,
+    options=SoftOptions))
     for preset in PRESETS}
 EVALUATOR = EVALUATORS_BY_PRESET["soft"]

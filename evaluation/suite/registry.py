@@ -29,6 +29,12 @@ from evaluation.metric import EVALUATORS, METRICS
 from evaluation.plausibility import metrics as plausibility_metrics  # noqa: F401  (registers its evaluators)
 
 
+def option_groups() -> list[type]:
+    """Every registered evaluator's own option group (``Evaluator.options``), each once, in registration order:
+    ``cli.py evaluate`` makes its flags from them and a run checks them before any work."""
+    return list(dict.fromkeys(e.options for e in EVALUATORS.values() if e.options is not None))
+
+
 def resolve_evaluators(names: list[str]) -> list[str]:
     """Evaluator ids from evaluator ids or metric ids (a metric id selects the first evaluator that has it)."""
     chosen = []

@@ -15,8 +15,6 @@ import numpy as np
 from corpora import load_dataset
 from evaluation import targets
 from evaluation.batch import evaluate_batch
-from evaluation.faithfulness import naopc
-from evaluation.faithfulness.curves import RemovalOptions, base_logits
 from evaluation.metric import EVALUATORS, RANDOM_METHOD, RunOptions
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
@@ -41,7 +39,7 @@ def evaluate_example(spec: dict) -> dict:
 
     Stores per method the values and the curves behind them and, unless ``options['random_orderings']`` is 0,
     the random baseline's values over that many seeded draws. The evaluators' batch hooks do the work
-    (``evaluation.suite.registry.evaluate_batch``): e.g. every removal metric of every method and of the random
+    (``evaluation.batch.evaluate_batch``): e.g. every removal metric of every method and of the random
     orderings is scored together, one engine call per removal operator.
 
     The cell runs in its own ``sharing()`` block (joining its window's, under the local and processes executors'
@@ -103,7 +101,8 @@ def _evaluate_example(spec: dict) -> dict:
 @contextmanager
 def batched_gradient_passes(specs: list[dict]):
     """The batch hook of an evaluation run: the IG paths the window's cells will ask for, computed
-    for several inputs per batch (``prefill_ig_paths``) and served to the cells from one ``sharing()`` block.
+    for several inputs per batch (``prefill_ig_paths``) and served to the cells from one ``sharing()`` block, then
+    each chosen evaluator's ``window_hook`` (e.g. NAOPC's bounds of the window's inputs in lockstep).
     Inputs whose explanation is already cached are left out. A failure here only loses the speed-up: each cell
     then computes its own path (and records its own error)."""
     with sharing() as memo:
@@ -114,12 +113,17 @@ def batched_gradient_passes(specs: list[dict]):
                 raise CellStopped() from stop
             except Exception:  # noqa: BLE001 (the cells meet the same error and record it)
                 pass
-        try:
-            _prefill_naopc_bounds(specs)
-        except WorkStopped as stop:
-            raise CellStopped() from stop
-        except Exception:  # noqa: BLE001 (only the speed-up is lost: each cell searches its own bounds)
-            pass
+        for evaluator_id in specs[0]["evaluators"]:  # the evaluators' own work shared ahead (NAOPC's bounds)
+            chosen = EVALUATORS[evaluator_id]
+            if chosen.window_hook is None:
+                continue
+            try:
+                with metered(current_stop_check()):
+                    chosen.window_hook(chosen, specs)
+            except WorkStopped as stop:
+                raise CellStopped() from stop
+            except Exception:  # noqa: BLE001 (only the speed-up is lost: each cell does its own work)
+                pass
         yield
 
 
@@ -151,30 +155,6 @@ def _prefill(specs: list[dict]) -> None:
         prefill_ig_paths(classifier, encodings, classes, explainers)
 
 
-def _prefill_naopc_bounds(specs: list[dict]) -> None:
-    """NAOPC's bounds of the window's inputs searched in lockstep (one engine call per beam step for all
-    inputs, not one per input and step), left in the memo the cells' ``aopc_bounds`` reads."""
-    spec = specs[0]
-    presets = [naopc.BY_ID[e] for e in spec["evaluators"] if e in naopc.BY_ID]
-    if not presets:
-        return
-    classifier = cached_classifier(spec["model"])
-    examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
-    with metered(current_stop_check()):
-        for preset in presets:
-            options = preset.options(spec.get("options", {}))
-            removal = RemovalOptions.from_dict(options)
-            chosen = [examples[s["index"]] for s in specs if EVALUATORS[preset.id].applies_to(examples[s["index"]])]
-            encodings = [read_input(classifier, example.text, example.pair, spec.get("options", {}))
-                         for example in chosen]
-            chosen = [e for e, encoding in zip(chosen, encodings) if not is_document(encoding)]
-            encodings = [encoding for encoding in encodings if not is_document(encoding)]
-            classes = [targets.resolve(removal.target, base_logits(classifier, encoding), example.label)
-                       for encoding, example in zip(encodings, chosen)]  # the class the cells' metric reads
-            naopc.prefill_bounds(classifier, encodings, classes, removal, options_from(naopc.NaopcOptions, options),
-                                 options)
-
-
 def _seconds(explanation) -> float:
     """The explanation's seconds, with its share of a batch the run's hook computed for several inputs."""
     batch = explanation.provenance["details"].get("path_computed_in_batch")
@@ -195,7 +175,8 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     store = store or ResultStore()
     evaluators = resolve_evaluators(evaluators)
     options = {"random_orderings": DEFAULT_RANDOM_ORDERINGS, **(options or {})}
-    options_from(RunOptions, options)  # a bad setting fails here, before any work
+    for group in [RunOptions, *(EVALUATORS[e].options for e in evaluators if EVALUATORS[e].options)]:
+        options_from(group, options)  # a bad setting fails here, before any work
     classifier = cached_classifier(model)
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
     paper_targets.check_gold_labels(evaluators, options.get("target"), [e.label for e in examples], dataset)
