@@ -30,8 +30,9 @@ from commands.common import (
 )
 from corpora import check_dataset_id
 from evaluation.suite.protocols import PROTOCOLS
-from evaluation.suite.report_card import RULES, CardConfig, build_report_card, default_methods
+from evaluation.suite.report_card import CardConfig, build_report_card, default_methods
 from evaluation.suite.report_card_html import card_html, interval_text, reference_text
+from evaluation.suite.report_card_rules import RULES
 from explainers import ParamError
 
 OUT_FORMATS = (".json", ".html")

@@ -39,15 +39,8 @@ from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
 from evaluation.suite.protocols import DEFAULT as DEFAULT_PROTOCOL
 from evaluation.suite.protocols import get_protocol
-from evaluation.suite.report_card import (
-    CardConfig,
-    check_cell,
-    check_name,
-    default_methods,
-    rule_for,
-    run_study,
-    sanity_rows,
-)
+from evaluation.suite.report_card import CardConfig, check_cell, default_methods, run_study, sanity_rows
+from evaluation.suite.report_card_rules import check_name, rule_for
 from explainers import split_spec
 from models import ModelError, cached_classifier, randomize
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from evaluation.suite.report_card import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS
+from evaluation.suite.report_card_rules import FAIL, INCONCLUSIVE, NOT_APPLICABLE, PASS
 
 COLOURS = {PASS: "#d8f0d8", FAIL: "#f6d5d5", INCONCLUSIVE: "#fbefc8", NOT_APPLICABLE: "#e8e8e8"}
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"

@@ -10,7 +10,8 @@ import streamlit as st
 
 from evaluation.runs.store import ResultStore
 from evaluation.suite import model_comparison_dataset as mcd
-from evaluation.suite.report_card import check_name, default_methods
+from evaluation.suite.report_card import default_methods
+from evaluation.suite.report_card_rules import check_name
 from explainers import REGISTRY, is_known_spec
 from models import BUILT_IN
 from models.prepare import ZOO

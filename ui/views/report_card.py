@@ -11,6 +11,7 @@ import streamlit as st
 import settings
 from evaluation.runs.store import ResultStore
 from evaluation.suite import report_card as rc
+from evaluation.suite import report_card_rules as rcr
 from evaluation.suite.protocols import PROTOCOLS
 from evaluation.suite.report_card_html import COLOURS, card_html, interval_text, reference_text
 from explainers import REGISTRY, is_known_spec
@@ -38,8 +39,8 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
     methods = c2.multiselect("Methods", options, default=rc.default_methods(), key="card-methods",
                              help="method or method:preset")
     protocol = protocol_control("card-protocol")
-    checks = st.multiselect("Checks", list(rc.RULES), default=list(rc.RULES), key="card-checks",
-                            format_func=lambda c: rc.check_name(c, protocol, dataset))
+    checks = st.multiselect("Checks", list(rcr.RULES), default=list(rcr.RULES), key="card-checks",
+                            format_func=lambda c: rcr.check_name(c, protocol, dataset))
     quick = st.toggle("Quick (a few examples and attack steps, to try it out)", key="card-quick")
     c1, c2, c3, c4 = st.columns(4)
     sizes = {"limit": c1.number_input("Faithfulness examples", 1, 100_000, defaults.limit, key="card-limit"),

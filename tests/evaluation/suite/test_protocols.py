@@ -18,6 +18,7 @@ from evaluation import summary
 from evaluation.runs.store import ResultStore
 from evaluation.suite import model_comparison_dataset as mcd
 from evaluation.suite import report_card as rc
+from evaluation.suite import report_card_rules as rcr
 from evaluation.suite.protocols import PROTOCOLS, check_runs, get_protocol
 from evaluation.suite.report_card_html import card_html
 from models import ModelError, cached_classifier, randomize
@@ -102,10 +103,10 @@ def test_paper_003_faithfulness_is_the_thesis_formula_on_the_known_feature_task(
         assert rows[method]["n"] == 4
         assert rows[method]["mean"] == pytest.approx(np.mean(by_hand[method][0]), abs=1e-6)  # float32 model
         # the verdict is the paper-003 rule on that value against the random orderings' band of the same metric
-        rule = rc.rule_for("faithfulness", "paper-003")
+        rule = rcr.rule_for("faithfulness", "paper-003")
         assert rule.metric == "comprehensiveness-003-code" and rows[method]["rule"] == rule.text
         assert rows[method]["reference_low"] is not None
-        assert rows[method]["verdict"] == rc.verdict(rule, rows[method]["low"], rows[method]["high"],
+        assert rows[method]["verdict"] == rcr.verdict(rule, rows[method]["low"], rows[method]["high"],
                                                      rows[method]["reference_low"], rows[method]["reference_high"])
     # sufficiency comes from the same study: the comparison shows it
     table = summary.summarize(summary.results_frame(store, card["runs"]["faithfulness"]))
@@ -158,12 +159,12 @@ def test_every_check_is_named_by_what_it_runs(cards, card_data):
     assert "N(0, 1)" in paper["sanity"]
     for protocol, card in built.items():
         for row in card["rows"]:  # every row (the table, the exports) carries the protocol's name of its check
-            assert row["label"] == rc.check_name(row["check"], protocol, card_data)
+            assert row["label"] == rcr.check_name(row["check"], protocol, card_data)
     page = card_html(built["paper-003"])  # the HTML export says which protocol and names each check
     assert "protocol <code>paper-003</code>" in page and escape(paper["faithfulness"]) in page
-    for check in rc.RULES:  # a name for every check under every protocol
+    for check in rcr.RULES:  # a name for every check under every protocol
         for protocol in PROTOCOLS:
-            assert rc.check_name(check, protocol, "sst2:dev").startswith(rc.RULES[check].label + ": ")
+            assert rcr.check_name(check, protocol, "sst2:dev").startswith(rcr.RULES[check].label + ": ")
             assert check_runs(check, protocol, "sst2:dev")
 
 

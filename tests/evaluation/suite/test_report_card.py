@@ -16,6 +16,7 @@ from tiny_models import keyword_sentences
 from evaluation import summary
 from evaluation.runs.store import ResultStore
 from evaluation.suite import report_card as rc
+from evaluation.suite import report_card_rules as rcr
 from evaluation.suite import runner
 from evaluation.suite.report_card_html import card_html, interval_text, reference_text
 from models import ModelError
@@ -43,29 +44,29 @@ def built(keyword_folder, rationale_data, tmp_path_factory):
 
 # ----- rules -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("low, high, expected", [
-    (0.51, 0.9, rc.PASS),          # entirely above the band's upper bound
-    (0.5, 0.9, rc.INCONCLUSIVE),   # touching the upper bound is an overlap
-    (0.0, 0.09, rc.FAIL),          # entirely below the lower bound
-    (0.0, 0.1, rc.INCONCLUSIVE),   # touching the lower bound
-    (0.2, 0.3, rc.INCONCLUSIVE),   # inside the band
-    (0.05, 0.6, rc.INCONCLUSIVE),  # wider than the band
+    (0.51, 0.9, rcr.PASS),          # entirely above the band's upper bound
+    (0.5, 0.9, rcr.INCONCLUSIVE),   # touching the upper bound is an overlap
+    (0.0, 0.09, rcr.FAIL),          # entirely below the lower bound
+    (0.0, 0.1, rcr.INCONCLUSIVE),   # touching the lower bound
+    (0.2, 0.3, rcr.INCONCLUSIVE),   # inside the band
+    (0.05, 0.6, rcr.INCONCLUSIVE),  # wider than the band
 ])
 def test_above_band_rule_boundaries(low, high, expected):
-    assert rc.verdict(rc.RULES["faithfulness"], low, high, 0.1, 0.5) == expected
+    assert rcr.verdict(rcr.RULES["faithfulness"], low, high, 0.1, 0.5) == expected
 
 
 @pytest.mark.parametrize("low, high, expected", [
-    (0.05, 0.29, rc.PASS),         # entirely below the band: the feature is found earlier than chance
-    (0.05, 0.3, rc.INCONCLUSIVE),  # touching the lower bound
-    (0.71, 0.99, rc.FAIL),         # entirely above: found later than chance (a method that ranks it last)
-    (0.4, 0.6, rc.INCONCLUSIVE),
+    (0.05, 0.29, rcr.PASS),         # entirely below the band: the feature is found earlier than chance
+    (0.05, 0.3, rcr.INCONCLUSIVE),  # touching the lower bound
+    (0.71, 0.99, rcr.FAIL),         # entirely above: found later than chance (a method that ranks it last)
+    (0.4, 0.6, rcr.INCONCLUSIVE),
 ])
 def test_known_feature_rule_reads_the_rank_and_can_fail(low, high, expected):
     """The known-feature rule reads the mean rank % (lower is better): a method that ranks the known word last fails,
     which the overlap could not do on a short sample (its random band starts at 0)."""
-    rule = rc.RULES["known_feature"]
+    rule = rcr.RULES["known_feature"]
     assert (rule.metric, rule.kind) == ("known-feature.rank-fraction", "below_band")
-    assert rc.verdict(rule, low, high, 0.3, 0.7) == expected
+    assert rcr.verdict(rule, low, high, 0.3, 0.7) == expected
 
 
 def test_the_rules_are_part_of_the_cards_identity(built):
@@ -77,23 +78,23 @@ def test_the_rules_are_part_of_the_cards_identity(built):
 
 
 @pytest.mark.parametrize("low, high, expected", [
-    (-0.3, 0.19, rc.PASS), (0.21, 0.8, rc.FAIL), (0.1, 0.3, rc.INCONCLUSIVE), (0.2, 0.5, rc.INCONCLUSIVE),
+    (-0.3, 0.19, rcr.PASS), (0.21, 0.8, rcr.FAIL), (0.1, 0.3, rcr.INCONCLUSIVE), (0.2, 0.5, rcr.INCONCLUSIVE),
 ])
 def test_sanity_rule_compares_with_the_chance_band_upper_bound(low, high, expected):
-    assert rc.verdict(rc.RULES["sanity"], low, high, -0.2, 0.2) == expected
+    assert rcr.verdict(rcr.RULES["sanity"], low, high, -0.2, 0.2) == expected
 
 
 @pytest.mark.parametrize("low, high, expected", [
-    (0.1, 0.49, rc.PASS), (0.51, 0.9, rc.FAIL), (0.4, 0.6, rc.INCONCLUSIVE), (0.5, 0.7, rc.INCONCLUSIVE),
+    (0.1, 0.49, rcr.PASS), (0.51, 0.9, rcr.FAIL), (0.4, 0.6, rcr.INCONCLUSIVE), (0.5, 0.7, rcr.INCONCLUSIVE),
 ])
 def test_attack_rule_threshold_is_half_the_top_k(low, high, expected):
-    assert rc.verdict(rc.RULES["adversarial"], low, high) == expected
+    assert rcr.verdict(rcr.RULES["adversarial"], low, high) == expected
 
 
 def test_missing_values_are_inconclusive_and_every_rule_is_written():
-    assert rc.verdict(rc.RULES["faithfulness"], float("nan"), 0.3, 0.1, 0.2) == rc.INCONCLUSIVE
-    assert rc.verdict(rc.RULES["faithfulness"], 0.5, 0.6, None, None) == rc.INCONCLUSIVE
-    for rule in rc.RULES.values():
+    assert rcr.verdict(rcr.RULES["faithfulness"], float("nan"), 0.3, 0.1, 0.2) == rcr.INCONCLUSIVE
+    assert rcr.verdict(rcr.RULES["faithfulness"], 0.5, 0.6, None, None) == rcr.INCONCLUSIVE
+    for rule in rcr.RULES.values():
         assert rule.text.startswith("pass:") and "fail:" in rule.text and "inconclusive:" in rule.text
 
 
@@ -103,13 +104,13 @@ def _rows(method, verdicts):
 
 
 def test_ordering_counts_passes_then_fewer_fails_and_keeps_ties():
-    p, f, i, na = rc.PASS, rc.FAIL, rc.INCONCLUSIVE, rc.NOT_APPLICABLE
+    p, f, i, na = rcr.PASS, rcr.FAIL, rcr.INCONCLUSIVE, rcr.NOT_APPLICABLE
     rows = (_rows("A", {"faithfulness": p, "sanity": p, "adversarial": f, "agreement": p})
             + _rows("B", {"faithfulness": p, "sanity": p, "adversarial": i, "agreement": f})
             + _rows("C", {"faithfulness": p, "sanity": f, "adversarial": na, "agreement": p})
             + _rows("D", {"faithfulness": p, "sanity": i, "adversarial": na, "agreement": f})
             + _rows("E", {"faithfulness": p, "sanity": p, "adversarial": i, "agreement": p}))
-    order = rc.ordering(rows, ["A", "B", "C", "D", "E"])
+    order = rcr.ordering(rows, ["A", "B", "C", "D", "E"])
     # agreement is not counted: B and E tie (2 passes, 0 fails) ahead of A (2, 1); D (1, 0) ahead of C (1, 1)
     assert [(o["method"], o["rank"]) for o in order] == [("B", 1), ("E", 1), ("A", 3), ("D", 4), ("C", 5)]
     first = order[0]
@@ -125,25 +126,25 @@ def test_every_method_gets_every_check_with_a_verdict_from_its_rule(built):
     assert not card["errors"] and not card["pending"] and card["status"] == "finished"
     assert {(r["method"], r["check"]) for r in card["rows"]} == {(m, c) for m in METHODS for c in config.checks}
     for row in card["rows"]:
-        if row["verdict"] == rc.NOT_APPLICABLE:
+        if row["verdict"] == rcr.NOT_APPLICABLE:
             assert row["rule"] == row["not_applicable"]
             continue
-        assert row["rule"] == rc.RULES[row["check"]].text
+        assert row["rule"] == rcr.RULES[row["check"]].text
         assert row["low"] <= row["mean"] <= row["high"]
-        assert row["verdict"] == rc.verdict(rc.RULES[row["check"]], row["low"], row["high"], row["reference_low"],
+        assert row["verdict"] == rcr.verdict(rcr.RULES[row["check"]], row["low"], row["high"], row["reference_low"],
                                             row["reference_high"])
     by = {(r["method"], r["check"]): r for r in card["rows"]}
     # the attack needs gradients: leave-one-out and attention are not applicable, with the reason
-    assert by[("leave_one_out", "adversarial")]["verdict"] == rc.NOT_APPLICABLE
+    assert by[("leave_one_out", "adversarial")]["verdict"] == rcr.NOT_APPLICABLE
     assert "differentiable" in by[("attention", "adversarial")]["not_applicable"]
-    assert by[("saliency", "adversarial")]["verdict"] != rc.NOT_APPLICABLE
+    assert by[("saliency", "adversarial")]["verdict"] != rcr.NOT_APPLICABLE
     # the keyword model reads only the keyword: leave-one-out ranks it first in every sentence (rank % = 1 / n)
     rows = summary.results_frame(store, card["runs"]["known_feature"])
     loo = rows[(rows["method"] == "leave_one_out") & (rows["metric"] == "known-feature.rank")]
     assert set(loo["value"]) == {1.0}
     fractions = rows[(rows["method"] == "leave_one_out") & (rows["metric"] == "known-feature.rank-fraction")]["value"]
     assert by[("leave_one_out", "known_feature")]["mean"] == pytest.approx(fractions.mean())
-    assert by[("leave_one_out", "known_feature")]["verdict"] == rc.PASS
+    assert by[("leave_one_out", "known_feature")]["verdict"] == rcr.PASS
     assert [o["method"] for o in card["ordering"]] and {o["method"] for o in card["ordering"]} == set(METHODS)
 
 
@@ -186,8 +187,8 @@ def test_no_rationales_or_a_single_method_is_not_applicable(keyword_folder, tmp_
                                 config=rc.CardConfig.quick(checks=("plausibility", "agreement")),
                                 store=ResultStore(tmp_path / "r.sqlite"))
     plausibility, agreement = card["rows"]
-    assert plausibility["verdict"] == rc.NOT_APPLICABLE and "no human rationales" in plausibility["rule"]
-    assert agreement["verdict"] == rc.NOT_APPLICABLE and "at least two methods" in agreement["rule"]
+    assert plausibility["verdict"] == rcr.NOT_APPLICABLE and "no human rationales" in plausibility["rule"]
+    assert agreement["verdict"] == rcr.NOT_APPLICABLE and "at least two methods" in agreement["rule"]
     assert card["ordering"][0]["not_applicable"] == 1  # agreement is not counted
 
 
@@ -259,7 +260,7 @@ def test_sanity_check_explains_only_the_fully_randomized_model_and_matches_the_f
                                                   store=ResultStore(tmp_path / "full.sqlite"))
     full = sanity.results_frame(full_store, summary.run_id)
     assert len(set(full[full["stage_index"] > 0]["stage"])) > 1  # the full study explains every stage
-    curve = sanity.curves(sanity.summarize(full, seed=config.seed), [last], rc.RULES["sanity"].metric)
+    curve = sanity.curves(sanity.summarize(full, seed=config.seed), [last], rcr.RULES["sanity"].metric)
     for row in (r for r in card["rows"] if r["check"] == "sanity"):
         expected = curve[curve["method"] == row["method"]].iloc[0]
         assert (row["mean"], row["low"], row["high"]) == pytest.approx(
