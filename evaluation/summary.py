@@ -87,6 +87,7 @@ def summarize(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.
             # the band the method rows get from compare_with_random, computed the same way (pandas'
             # compensated groupby mean put it a few ulps away from theirs)
             matrix = _orderings_matrix(orderings, metric, group["example_id"])
+            assert matrix is not None  # orderings were given
             low, high = band(np.nanmean(matrix[np.isfinite(group["value"].to_numpy(dtype=np.float64))], axis=0))
             row.update({"random_mean": estimate.mean, "random_low": low, "random_high": high})
         rows.append(row)
