@@ -114,7 +114,7 @@ def test_the_true_keyword_ordering_beats_the_random_band_on_the_fine_tuned_copy(
         true_minus.append(values["ffid_minus"])
         random_plus.append(batch.random["ffid_plus"])
         random_minus.append(batch.random["ffid_minus"])
-    # the random band of the product: the spread of the per-ordering means over the inputs (random_band.band)
+    # the random band of the product: the spread of the per-ordering means over the inputs (baselines.band)
     low, high = band(np.mean(random_plus, axis=0))
     assert np.mean(true_plus) > high
     assert np.mean(true_minus) < np.mean(random_minus)
