@@ -120,8 +120,8 @@ class Evaluator:
 
     ``options``: the evaluator's own option group (a ``param()`` dataclass read from a run's flat options dict),
     from which ``cli.py evaluate`` builds its flags and a run checks its settings (LIT's ``config_spec()``);
-    None = the run's options only. ``window_hook(evaluator, specs)``: work shared ahead by a dataset run's window of
-    cells (``specs``: the cells' specs), e.g. NAOPC's bounds searched in lockstep; the runner calls it before the
+    None = the run's options only. ``window_hook(evaluator, window)``: work shared ahead by a dataset run's window of
+    cells (``evaluation.batch.Window``: the cells' specs, examples and encodings), e.g. NAOPC's bounds in lockstep; the runner calls it before the
     window's cells and knows no family. A failure there only loses the speed-up (the cells do the work).
     """
 

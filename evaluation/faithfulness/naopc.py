@@ -19,9 +19,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from corpora import load_dataset
 from evaluation import targets
 from evaluation.baselines import orderings_seed
+from evaluation.batch import Window
 from evaluation.faithfulness.curves import (
     RemovalOptions,
     _score,
@@ -52,8 +52,6 @@ from evaluation.faithfulness.pinned_preset import PinnedPreset
 from evaluation.faithfulness.presets import metric_record
 from evaluation.metric import BatchResult, Evaluator, MetricValues, RunOptions, register_evaluator
 from explainers.params import options_from
-from models import cached_classifier
-from models.documents import read_input
 from models.windows import is_document
 
 
@@ -224,23 +222,18 @@ def _records(preset: PinnedPreset) -> tuple:
     return tuple(records)
 
 
-def prefill_window(evaluator: Evaluator, specs: list[dict]) -> None:
+def prefill_window(evaluator: Evaluator, window: Window) -> None:
     """The evaluator's per-window hook in a dataset run: the bounds of the window's inputs searched in lockstep (one
     engine call per beam step for all inputs, not one per input and step), left in the memo the cells'
     ``aopc_bounds`` reads. Inputs read in windows (documents) are left to their cells."""
-    spec = specs[0]  # one run: the same model, dataset, methods and options in every cell
-    preset = BY_ID[evaluator.id]
-    classifier = cached_classifier(spec["model"])
-    examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
-    options = preset.options(spec.get("options", {}))
+    options = BY_ID[evaluator.id].options(window.options)
     removal = RemovalOptions.from_dict(options)
-    chosen = [examples[s["index"]] for s in specs if evaluator.applies_to(examples[s["index"]])]
-    encodings = [read_input(classifier, example.text, example.pair, spec.get("options", {})) for example in chosen]
-    chosen = [e for e, encoding in zip(chosen, encodings) if not is_document(encoding)]
-    encodings = [encoding for encoding in encodings if not is_document(encoding)]
-    classes = [targets.resolve(removal.target, base_logits(classifier, encoding), example.label)
-               for encoding, example in zip(encodings, chosen)]  # the class the cells' metric reads
-    prefill_bounds(classifier, encodings, classes, removal, options_from(NaopcOptions, options), options)
+    chosen = [s["index"] for s in window.specs if evaluator.applies_to(window.example(s["index"]))]
+    chosen = [i for i in chosen if not is_document(window.encoding(i))]
+    encodings = [window.encoding(i) for i in chosen]
+    classes = [targets.resolve(removal.target, base_logits(window.classifier, encoding), window.example(i).label)
+               for i, encoding in zip(chosen, encodings)]  # the class the cells' metric reads
+    prefill_bounds(window.classifier, encodings, classes, removal, options_from(NaopcOptions, options), options)
 
 
 SEARCH = _search()

@@ -9,12 +9,14 @@ bootstrap 95 % confidence intervals.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import partial
 
 import numpy as np
 
 from corpora import load_dataset
 from evaluation import targets
-from evaluation.batch import evaluate_batch
+from evaluation.batch import Window, evaluate_batch
 from evaluation.metric import EVALUATORS, RANDOM_METHOD, RunOptions
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
@@ -26,12 +28,12 @@ from explainers import create_from_spec
 from explainers.params import options_from
 from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_paths, shared_pass_of, sharing
 from models import cached_classifier
-from models.documents import read_input
 from models.metering import WorkStopped, metered
 from models.windows import is_document
 
 KIND = "evaluation"
 DEFAULT_RANDOM_ORDERINGS = RunOptions.random_orderings
+_WINDOW: ContextVar[Window | None] = ContextVar("evaluation_window", default=None)  # the window being run here
 
 
 def evaluate_example(spec: dict) -> dict:
@@ -51,10 +53,12 @@ def evaluate_example(spec: dict) -> dict:
 
 
 def _evaluate_example(spec: dict) -> dict:
-    classifier = cached_classifier(spec["model"])
-    example = load_dataset(spec["dataset"], limit=spec["index"] + 1, label_names=classifier.labels)[spec["index"]]
+    window = _WINDOW.get()
+    if window is None or not window.holds(spec):  # a cell outside its window's hook (Ray, a single call)
+        window = Window([spec])
+    classifier = window.classifier
+    example, encoding = window.example(spec["index"]), window.encoding(spec["index"])  # documents in windows, never cut
     options = spec.get("options", {})
-    encoding = read_input(classifier, example.text, example.pair, options)  # long documents in windows, never cut
     run = options_from(RunOptions, options)
     target = targets.explain_target(run.target, example.label)
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
@@ -105,54 +109,57 @@ def batched_gradient_passes(specs: list[dict]):
     each chosen evaluator's ``window_hook`` (e.g. NAOPC's bounds of the window's inputs in lockstep).
     Inputs whose explanation is already cached are left out. A failure here only loses the speed-up: each cell
     then computes its own path (and records its own error)."""
-    with sharing() as memo:
-        if memo is not None:
-            try:
-                _prefill(specs)
-            except WorkStopped as stop:
-                raise CellStopped() from stop
-            except Exception:  # noqa: BLE001 (the cells meet the same error and record it)
-                pass
-        for evaluator_id in specs[0]["evaluators"]:  # the evaluators' own work shared ahead (NAOPC's bounds)
-            chosen = EVALUATORS[evaluator_id]
-            if chosen.window_hook is None:
-                continue
-            try:
-                with metered(current_stop_check()):
-                    chosen.window_hook(chosen, specs)
-            except WorkStopped as stop:
-                raise CellStopped() from stop
-            except Exception:  # noqa: BLE001 (only the speed-up is lost: each cell does its own work)
-                pass
-        yield
+    window = Window(specs)  # the window's texts read once, for the hooks and the cells
+    token = _WINDOW.set(window)
+    try:
+        with sharing() as memo:
+            _prefill_window(window, memo is not None)
+            yield
+    finally:
+        _WINDOW.reset(token)
 
 
-def _prefill(specs: list[dict]) -> None:
-    spec = specs[0]  # one run: the same model, dataset, methods and options in every cell
-    classifier = cached_classifier(spec["model"])
+def _prefill_window(window: Window, sharing_passes: bool) -> None:
+    """The work shared ahead: the IG paths (only where passes are shared), then each evaluator's hook."""
+    steps = [_prefill_ig_paths] if sharing_passes else []
+    steps += [partial(_run_hook, EVALUATORS[e]) for e in window.spec["evaluators"] if EVALUATORS[e].window_hook]
+    for step in steps:
+        try:
+            with metered(current_stop_check()):
+                step(window)
+        except WorkStopped as stop:
+            raise CellStopped() from stop
+        except Exception:  # noqa: BLE001 (only the speed-up is lost: the cells do their own work, meet the error)
+            pass
+
+
+def _run_hook(chosen, window: Window) -> None:
+    chosen.window_hook(chosen, window)
+
+
+def _prefill_ig_paths(window: Window) -> None:
+    spec = window.spec  # one run: the same model, dataset, methods and options in every cell
+    classifier = window.classifier
     explainers = [e for e in map(create_from_spec, spec["methods"])
                   if getattr(shared_pass_of(e), "kind", None) == "ig-path"]
     cache = cache_module.DEFAULT_CACHE
     if not explainers:
         return
-    run = options_from(RunOptions, spec.get("options", {}))
+    run = options_from(RunOptions, window.options)
     if run.contrast is not None:  # contrastive paths are keyed by their contrast class: each cell computes its own
         return
-    examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1, label_names=classifier.labels)
     encodings, classes = [], []
-    with metered(current_stop_check()):
-        for cell in specs:
-            example = examples[cell["index"]]
-            encoding = read_input(classifier, example.text, example.pair, spec.get("options", {}))
-            if is_document(encoding):  # windows are explained one by one in the cell
-                continue
-            chosen = targets.explain_target(run.target, example.label)
-            if cache is not None and all(cached_any_target(e, classifier, encoding, chosen, cache) is not None
-                                         for e in explainers):
-                continue
-            encodings.append(encoding)  # the class ``explain`` will read for "predicted" (its logits are kept)
-            classes.append(int(np.argmax(classifier.logits_of(encoding))) if chosen is None else chosen)
-        prefill_ig_paths(classifier, encodings, classes, explainers)
+    for cell in window.specs:
+        example, encoding = window.example(cell["index"]), window.encoding(cell["index"])
+        if is_document(encoding):  # windows are explained one by one in the cell
+            continue
+        chosen = targets.explain_target(run.target, example.label)
+        if cache is not None and all(cached_any_target(e, classifier, encoding, chosen, cache) is not None
+                                     for e in explainers):
+            continue
+        encodings.append(encoding)  # the class ``explain`` will read for "predicted" (its logits are kept)
+        classes.append(int(np.argmax(classifier.logits_of(encoding))) if chosen is None else chosen)
+    prefill_ig_paths(classifier, encodings, classes, explainers)
 
 
 def _seconds(explanation) -> float:
