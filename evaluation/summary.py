@@ -25,7 +25,7 @@ class CellsReadOnce:
     binarization, per-example values, random orderings, ERASER's and micro F1's tables) each read every cell, so
     ``cli.py evaluate`` reads a run through this. Every other store method is the store's own."""
 
-    def __init__(self, store):
+    def __init__(self, store) -> None:
         self._store = store
         self._cells: dict[str, dict] = {}
 
