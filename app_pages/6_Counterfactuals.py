@@ -17,7 +17,7 @@ if selection is None:
 classifier, encoding = heatmaps.classifier_and_encoding(selection)
 target = heatmaps.prediction_panel(classifier, encoding, selection)
 
-if filler is not None:
+if filler is not None and mlm_name is not None:  # the picker gives both or neither
     st.subheader("Candidate inspector")
     rows, threshold = counterfactuals.inspector(filler, encoding)
 

@@ -208,7 +208,8 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     from evaluation.baselines import orderings_seed
     from evaluation.batch import evaluate_batch
     from evaluation.faithfulness import naopc, naopc_bounds
-    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, load_filler, random_orders, rank_words
+    from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
+    from evaluation.faithfulness.mlm_filler import load_filler
     from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS
     from explainers import create
     from explainers.cache import explain_cached

@@ -67,6 +67,7 @@ from explainers import (  # noqa: E402
     plan,
 )
 from explainers.base import Explainer  # noqa: E402
+from explainers.choices import MethodChoice  # noqa: E402
 from models import TextClassifier, cached_classifier, load_classifier  # noqa: E402
 
 DEV_SIZE = 872
@@ -364,7 +365,7 @@ def page_workload(classifier: TextClassifier) -> tuple[PassCounter, float, float
     from ui.views.heatmaps import family_order, page_methods
 
     os.environ["EXWB_AUTORUN_SECONDS"] = "10000"  # every default method runs, none waits for a click
-    choices = [plan.MethodChoice(m, None, {}) for m in family_order(page_methods())]
+    choices = [MethodChoice(m, None, {}) for m in family_order(page_methods())]
     warm_up, text = page_sentences()
     forget(classifier)
 

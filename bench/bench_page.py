@@ -101,7 +101,7 @@ def page_runs(tree: Path, model: str, warm_up_text: str, text: str, reruns: int,
     from streamlit.runtime.scriptrunner import script_runner
     from streamlit.testing.v1 import AppTest
 
-    from explainers import plan
+    from explainers import method_jobs, plan
 
     script = []  # (wall, thread CPU) of each script run
     run_script = script_runner.ScriptRunner._run_script
@@ -124,7 +124,7 @@ def page_runs(tree: Path, model: str, warm_up_text: str, text: str, reruns: int,
     if fast:
         at.session_state["fast-mode"] = True
     at.run()  # imports, model load, first-call costs: not counted
-    while plan.METHOD_JOBS.running():
+    while method_jobs.METHOD_JOBS.running():
         time.sleep(0.2)
     sections.take()
     at.text_area(key="text").set_value(text)

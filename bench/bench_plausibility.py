@@ -24,7 +24,8 @@ settings.prepare_runtime()
 import numpy as np  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
-from evaluation.plausibility.metrics import PlausibilityConfig, align, example_metrics, sweep_metrics  # noqa: E402
+from evaluation.plausibility.alignment import align  # noqa: E402
+from evaluation.plausibility.metrics import PlausibilityConfig, example_metrics, sweep_metrics  # noqa: E402
 from explainers import create  # noqa: E402
 from models import load_classifier  # noqa: E402
 

@@ -16,7 +16,7 @@ band) is measured by running each check at two sizes when ``--two-sizes`` is giv
 ``--count`` times nothing: it counts, at the card's default sizes, the explanations each check computes and their
 (forward, backward) passes as each method's ``estimate_passes`` states them (an upper bound where methods share a
 pass), before and after the sanity check took the original model's explanations from the faithfulness run, and
-the attack's passes (``attack.passes``). Counts do not depend on the machine's load.
+the attack's passes (``adversarial.config.passes``). Counts do not depend on the machine's load.
 
 ``--adversarial S1,S2`` runs the card's adversarial check alone at its default size (``attack_limit`` sentences,
 batched as the card runs them) twice, with S1 and S2 optimization steps (at most 20: the early stop needs 20 quiet
@@ -43,7 +43,7 @@ import settings  # noqa: E402
 settings.prepare_runtime()
 
 from corpora import load_dataset  # noqa: E402
-from evaluation.adversarial.attack import ATTACKED_METHODS, config_for, passes  # noqa: E402
+from evaluation.adversarial.config import ATTACKED_METHODS, config_for, passes  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
 from evaluation.suite.report_card import CardConfig, build_report_card, default_methods  # noqa: E402
 from evaluation.suite.report_card_rules import RULES  # noqa: E402

@@ -44,9 +44,9 @@ def fresh_cache(label: str) -> Path:
     os.environ["EXWB_CACHE_DIR"] = str(folder)
     DEFAULT_CACHE.directory = folder / "explanations"
     DEFAULT_CACHE.clear()
-    from evaluation.roar import study
+    from evaluation.roar import steps
 
-    study._IMPORTANCE.clear()
+    steps._IMPORTANCE.clear()
     return folder
 
 
@@ -113,7 +113,9 @@ def main() -> int:
     parser.add_argument("--variants", default="head,last-k,all")
     args = parser.parse_args()
 
-    from evaluation.roar.study import build_config, retrain_count, study_data
+    from evaluation.roar.cost import retrain_count
+    from evaluation.roar.data import study_data
+    from evaluation.roar.study import build_config
     from evaluation.roar.training import Variant
 
     train_size = args.train_size or (40 if args.quick else 300)

@@ -39,6 +39,8 @@ from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
 from explainers import REGISTRY, plan  # noqa: E402
 from explainers import cache as cache_module  # noqa: E402
+from explainers.choices import MethodChoice  # noqa: E402
+from explainers.shared_passes import sharing  # noqa: E402
 from models import load_classifier  # noqa: E402
 
 DEV_SIZE = 872
@@ -63,14 +65,14 @@ def page_sentence() -> str:
     return next(e.text for e in load_dataset("sst2:dev") if len(split_words(e.text)) == 20)
 
 
-def page_choices(variant: str) -> list[list[plan.MethodChoice]]:
+def page_choices(variant: str) -> list[list[MethodChoice]]:
     """One page (the 16 methods), or with ``presets`` several pages: the 16, then each variant in its own
     ``MethodChoice`` set next to the method it shares with (a page holds one row per method id)."""
-    base = [plan.MethodChoice(m, None, {}) for m, cls in REGISTRY.items()
+    base = [MethodChoice(m, None, {}) for m, cls in REGISTRY.items()
             if not (cls.needs_mlm or cls.trains or cls.expensive)]
     if variant == "default":
         return [base]
-    return [base] + [[plan.MethodChoice(m, None, overrides)] for m, overrides in PRESET_VARIANTS]
+    return [base] + [[MethodChoice(m, None, overrides)] for m, overrides in PRESET_VARIANTS]
 
 
 def run_page(classifier, encoding, pages) -> dict:
@@ -84,7 +86,7 @@ def run_page(classifier, encoding, pages) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     forward = backward = 0
     try:
-        with plan.sharing():  # one page run: the variant pages ride on the same memo, as one run of the page would
+        with sharing():  # one page run: the variant pages ride on the same memo, as one run of the page would
             for choices in pages:
                 the_plan = plan.make_plan(choices, classifier, encoding, None, budget=1e9)
                 plan.run_now(the_plan, classifier, encoding, None)

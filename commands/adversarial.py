@@ -23,10 +23,12 @@ from commands.common import (
     print_json,
     print_run_status,
     schema_values,
+    stored_run,
     write_out,
 )
 from evaluation.adversarial import dataset as adversarial_dataset
-from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, attack, config_for
+from evaluation.adversarial.attack import attack
+from evaluation.adversarial.config import ATTACKED_METHODS, PRESETS, AttackConfig, config_for
 from explainers import ParamError
 from models import load_classifier
 
@@ -78,7 +80,7 @@ def handle(args) -> int:
     store, summary = adversarial_dataset.run_attacks(args.model, args.dataset, methods, limit=args.limit,
                                                      config=config, executor=args.executor, progress=progress)
     bar.close()
-    run = store.get_run(summary.run_id)
+    run = stored_run(store, summary.run_id)
     table = adversarial_dataset.summarize(adversarial_dataset.results_frame(store, summary.run_id))
     skipped = adversarial_dataset.skipped_inputs(store, summary.run_id)
     report = {"run": run, "status": summary.status, "errors": summary.errors, "skipped_inputs": skipped,

@@ -273,6 +273,14 @@ def emit(data, table: pd.DataFrame | None, args, out: Path | None) -> bool:
     return False
 
 
+def stored_run(store, run_id: str) -> dict:
+    """The record of a run this command just wrote; a clear message where the store no longer holds it."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise UserFacingError(f"Run {run_id} is no longer in the result store ({store.path}); run the command again.")
+    return run
+
+
 def print_run_status(run: dict, summary) -> None:
     """A dataset run's first lines: its title, status and progress, and the first failure if any failed."""
     print(f"{run['title']} · run {summary.run_id} · {summary.status} ({summary.done}/{summary.total})")

@@ -30,7 +30,7 @@ from commands.common import (
     write_out,
 )
 from corpora import check_dataset_id, normalize_typed_text
-from evaluation.adversarial.attack import ATTACKED_METHODS
+from evaluation.adversarial.config import ATTACKED_METHODS
 from evaluation.suite import model_comparison_dataset as mcd
 from evaluation.suite.model_comparison import ModelComparison, compare_models
 from evaluation.suite.protocols import PROTOCOLS

@@ -254,8 +254,7 @@ def handle(args) -> int:
         micro = micro_macro_report(store, summary.run_id)
         print("\nMacro and micro token F1 at top-k (paper 004 Table 3; micro pools every token decision):")
         print(micro.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    flagged = table[table.get("vs_random", "") == "not distinguishable from random"] if "vs_random" in table else []
-    if len(flagged):
+    if "vs_random" in table and len(flagged := table[table["vs_random"] == "not distinguishable from random"]):
         print("\n≈ random: the paired bootstrap 95 % CI of (method - random baseline) contains 0 for: " +
               "; ".join(f"{r.method} / {r.label}" for r in flagged.itertuples()))
     return 0

@@ -26,7 +26,8 @@ from explainers.cache import DEFAULT_CACHE, explain_cached
 from explainers.export import explanations_document
 from models import UserFacingError, load_classifier
 from models.documents import read_input
-from models.windows import is_document
+from models.granularity import is_units
+from models.windows import document_of
 
 
 def add_parser(subparsers) -> None:
@@ -102,8 +103,8 @@ def handle(args) -> int:
                                "pair": encoding.pair, "predicted": predicted, "probabilities": prediction},
         model=classifier.describe(), text=encoding.text, pair=encoding.pair,
         truncated_tokens=encoding.truncated_tokens, prediction=prediction, predicted=predicted, skipped=errors,
-        windows=getattr(encoding, "base", encoding).describe() if is_document(encoding) else None,
-        units=encoding.describe() if hasattr(encoding, "groups") else None)
+        windows=document.describe() if (document := document_of(encoding)) is not None else None,
+        units=encoding.describe() if is_units(encoding) else None)
     if out:
         write_out(out, report, words_table(explanations))
     if args.json:

@@ -28,7 +28,7 @@ def params_table(rows: list[dict]) -> pd.DataFrame:
 
 def handle(args) -> int:
     out = check_out(args.out)
-    rows = []
+    rows: list[dict] = []
     for method_id, cls in REGISTRY.items():
         rows.append({"id": method_id, "label": cls.label, "family": FAMILIES[cls.family], "reference": cls.reference,
                      "params": [param_row(spec) for spec in schema(cls.Params)],

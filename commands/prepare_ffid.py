@@ -77,5 +77,9 @@ def handle(args) -> int:
         return 130
     if summary.errors:
         raise UserFacingError("The F-Fidelity fine-tune failed: " + "; ".join(summary.errors.values()))
-    report(find_finetuned(config.model_fingerprint, config.beta, config.operator), args, out)
+    manifest = find_finetuned(config.model_fingerprint, config.beta, config.operator)
+    if manifest is None:
+        raise UserFacingError("The F-Fidelity fine-tune finished but its manifest is not in the store; run the same "
+                              "command again to rebuild it.")
+    report(manifest, args, out)
     return 0

@@ -37,17 +37,11 @@ from commands.common import (
     write_out,
 )
 from evaluation.roar import scores as roar_scores
+from evaluation.roar.config import FULL_RATIOS, StudyConfig
+from evaluation.roar.cost import estimate
 from evaluation.roar.measures import SETTINGS
-from evaluation.roar.study import (
-    FULL_RATIOS,
-    KIND,
-    PRESETS,
-    StudyConfig,
-    build_config,
-    estimate,
-    prepare_study,
-    roar_cell,
-)
+from evaluation.roar.presets import PRESETS
+from evaluation.roar.study import KIND, build_config, prepare_study, roar_cell
 from evaluation.roar.synthetic import synthetic_study
 from evaluation.roar.training import Variant
 from evaluation.runs import ray_executor

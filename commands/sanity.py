@@ -25,11 +25,12 @@ from commands.common import (
     parse_method_specs,
     print_json,
     print_run_status,
+    stored_run,
     write_out,
 )
 from evaluation import targets
 from evaluation.metric import METRICS
-from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt
+from evaluation.sanity import data_randomization, emprt, head_check, one_input, repeatability, smprt
 from evaluation.sanity import dataset as sanity_dataset
 from evaluation.seeds import parse_seeds
 from explainers import REGISTRY, ParamError
@@ -175,7 +176,7 @@ def handle(args) -> int:
                                             progress=progress, measures=measures, smoothing=smoothing,
                                             repeat_seeds=repeat_seeds)
     bar.close()
-    run = store.get_run(summary.run_id)
+    run = stored_run(store, summary.run_id)
     table = sanity_dataset.summarize(sanity_dataset.results_frame(store, summary.run_id))
     names = sanity_dataset.stage_names_for(run)
     accuracy = sanity_dataset.accuracy_by_stage(table, names)
@@ -291,7 +292,7 @@ def _print_tables(table, names, methods, args) -> None:
 def _one_text_measures(classifier, encoding, methods, result, target, measures, smoothing, repeat_seeds,
                        progress) -> dict:
     """eMPRT, sMPRT and repeatability of one input (each with its random band), as chosen in ``measures``."""
-    out = {}
+    out: dict[str, dict] = {}
     if any(m in sanity_dataset.NEEDS_CASCADING for m in measures) and (result.mode != "cascading"
                                                                          or not result.complete):
         raise ParamError("eMPRT and sMPRT compare with the fully randomized model: use --mode cascading.")
@@ -326,10 +327,11 @@ def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat
         bar.set_postfix_str(label[:40])
         bar.refresh()
 
+    result: one_input.HeadCheckResult | one_input.SanityResult
     if args.check == "head":
         if measures:
             raise ParamError("--measures run with the layer check: use --check layers.")
-        result = one_input.run_head_check(classifier, encoding, methods, seeds=_seeds(args), target=target,
+        result = head_check.run_head_check(classifier, encoding, methods, seeds=_seeds(args), target=target,
                                           cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()

@@ -56,7 +56,9 @@ def load_eraser_documents(split: str = "test") -> list[Example]:
         document["rows"].setdefault(key, []).append(evidence)
     examples = []
     for index, (docid, document) in enumerate(sorted(documents.items())):
-        words, mask, covered, repeated = [], [], 0, 0  # covered: review sentences already in the document
+        words: list[str] = []
+        mask: list[int] = []
+        covered, repeated = 0, 0  # covered: review sentences already in the document
         for (start, end, sentence), evidence in sorted(document["rows"].items()):
             row_mask = list(evidence_mask(sentence, evidence))
             drop = max(0, covered - start)

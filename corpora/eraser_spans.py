@@ -31,7 +31,7 @@ def evidence_mask(sentence: str, evidence: list[dict]) -> tuple[int, ...]:
         by_doc.setdefault(row.get("docid"), []).append(row)
     for rows in by_doc.values():
         placed = [(row, _candidates(words, split_words(row["text"]))) for row in rows]
-        offsets = Counter()
+        offsets: Counter[int] = Counter()
         for row, candidates in placed:
             if row.get("start_token") is not None:
                 offsets.update({int(row["start_token"]) - c for c in candidates})

@@ -57,7 +57,7 @@ def examples_from(source: Any, text_column: str = "text", label_column: str | No
     on_server = max_rows is not None
     if not records:
         raise DataError(f"{name}: no rows.")
-    if on_server and len(records) > max_rows:
+    if max_rows is not None and len(records) > max_rows:
         raise DataError(f"{name}: more than {max_rows:,} rows; this server reads at most {max_rows:,} rows of a file "
                         f"(EXWB_UPLOAD_ROWS). Keep the first {max_rows:,} rows, or split the file.")
     columns = set().union(*(row.keys() for row in records))

@@ -19,7 +19,7 @@ def load_sst2(split: str = "dev") -> list[Example]:
     if frame is not None:
         return [Example(id=f"sst2:{split}:{i}", text=row.sentence, label=int(row.label) if row.label >= 0 else None,
                         label_names=SENTIMENT_LABELS, dataset="sst2") for i, row in enumerate(frame.itertuples())]
-    examples = []
+    examples: list[Example] = []
     path = folder / f"stsa.binary.{split}"
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
@@ -102,6 +102,7 @@ def load_sst_trees(split: str = "dev", binary: bool = True) -> list[Example]:
         except (ValueError, IndexError) as error:
             raise DataError(f"{path}, line {number}: malformed tree ({error}).") from error
         words = [_UNESCAPE.get(w, w) for w in words]
+        names: tuple[str, ...]
         if binary:
             if root.label == 2:
                 continue

@@ -86,11 +86,11 @@ def decode_user_bytes(data: bytes, name: str) -> DecodedText:
     if any(ord(c) > 0x7F for c in data.decode("utf-8", errors="ignore")):
         raise DataError(f"{name}: mostly UTF-8, but {where} is not: the file mixes two encodings (or is damaged), "
                         f"so no single reading keeps every letter. {SAVE_AS_UTF8}")
-    codec = _clear_choice(data)
-    if codec is None:
+    guessed = _clear_choice(data)
+    if guessed is None:
         raise DataError(f"{name}: not UTF-8 ({where}), and its encoding cannot be told from its content with "
                         f"confidence. {SAVE_AS_UTF8}")
-    text = data.decode(codec)
+    text = data.decode(guessed)
     shown = ", ".join(repr(w) for w in list(dict.fromkeys(_NON_ASCII_WORD.findall(text)))[:4])
-    return DecodedText(text, codec, f"{name} is not UTF-8: read as {NAMES.get(codec, codec)}, e.g. {shown}. If "
-                                    f"these words look wrong, save the file as UTF-8 and load it again.")
+    return DecodedText(text, guessed, f"{name} is not UTF-8: read as {NAMES.get(guessed, guessed)}, e.g. {shown}. "
+                                      f"If these words look wrong, save the file as UTF-8 and load it again.")

@@ -65,7 +65,7 @@ def _too_many_rows(name: str, max_rows: int) -> DataError:
 
 
 def _jsonl_rows(name: str, content: str, max_rows: int, progress: Progress | None = None) -> list[tuple[int, dict]]:
-    rows = []
+    rows: list[tuple[int, dict]] = []
     lines = content.splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -98,7 +98,7 @@ def _csv_rows(name: str, content: str, delimiter: str, max_rows: int,
     stream = io.StringIO(content, newline="")
     reader = csv.reader(stream, delimiter=delimiter, strict=True)
     header: list[str] | None = None
-    rows = []
+    rows: list[tuple[int, dict]] = []
     while True:
         start = reader.line_num + 1
         try:
@@ -213,19 +213,19 @@ def load_user_file(path: str | Path, content: str | None = None,
         except OSError as error:
             raise DataError(f"Cannot read {path}: {error.strerror}.") from error
     mapping = {field: column for field, column in (columns or {}).items() if column}
-    columns, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows, progress)
+    header, rows = _rows(path, content, settings.upload_rows() if max_rows is None else max_rows, progress)
     if not rows:
         raise DataError(f"{path.name}: no rows found.")
     if mapping:
-        missing = [f"{field} column '{column}'" for field, column in mapping.items() if column not in columns]
+        missing = [f"{field} column '{column}'" for field, column in mapping.items() if column not in header]
         if missing:  # the user's option values are named, never the file's own headers
             raise DataError(f"{path.name}: no {', no '.join(missing)} in the first row; check the column options "
                             f"(--text-column, --label-column, --pair-column).")
         rows = [(line, {field: row.get(mapping.get(field, field)) for field in ("text", "label", "pair", "rationale")
                         if mapping.get(field, field) in row}) for line, row in rows]
-        columns = ["text"]
-    if "text" not in columns:
-        raise DataError(missing_text_column(path.name, len(columns)))
+        header = ["text"]
+    if "text" not in header:
+        raise DataError(missing_text_column(path.name, len(header)))
     return rows_to_examples(path.name, rows, label_names, note)
 
 
@@ -235,7 +235,7 @@ def rows_to_examples(name: str, rows: list[tuple[int, dict]], label_names: tuple
     or Python records (``corpora/objects.py``); every malformed row is reported, none dropped."""
     path = Path(name)
     from_model = label_names is not None
-    names = tuple(label_names) if from_model else file_label_names(row.get("label") for _, row in rows)
+    names = tuple(label_names) if label_names is not None else file_label_names(row.get("label") for _, row in rows)
     examples, errors = [], []
     for number, (line, row) in enumerate(rows, start=1):
         try:

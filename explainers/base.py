@@ -18,8 +18,9 @@ from explainers.explanation import Explanation
 from explainers.params import ParamError, coerce, validate
 from explainers.windowed import by_windows, explain_adapted
 from models import Encoding, Operator, TextClassifier, metered, resolve_operator
+from models.granularity import is_units
 from models.runtime import library_versions
-from models.windows import is_document
+from models.windows import document_of
 
 FAMILIES = {
     "gradient": "Gradient-based",
@@ -136,6 +137,7 @@ class Explainer:
             word_scores = np.asarray(result.word_scores, dtype=np.float64)
         requested = self.removal_operator()
         operator, fallback = resolve_operator(classifier, requested) if requested else (None, None)
+        document = document_of(encoding)
         provenance = {
             "method": self.id, "method_label": self.label, "family": self.family, "reference": self.reference,
             "preset": self.preset, "params": dataclasses.asdict(self.params),
@@ -155,8 +157,8 @@ class Explainer:
                       "truncated_tokens": encoding.truncated_tokens,
                       "unknown_words": [encoding.words[i] for i in classifier.unknown_words(encoding)],
                       **classifier.input_details(encoding),
-                      **({"windows": getattr(encoding, "base", encoding).describe()} if is_document(encoding) else {}),
-                      **({"units": encoding.describe()} if hasattr(encoding, "groups") else {})},
+                      **({"windows": document.describe()} if document is not None else {}),
+                      **({"units": encoding.describe()} if is_units(encoding) else {})},
             "details": result.details, "library_versions": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
@@ -187,7 +189,7 @@ class Explainer:
                 "explained_output": contrast_policy.explained_output(foil, classifier.labels, target)}
 
     def cache_identity(self) -> dict:
-        identity = {"method": self.id, "params": dataclasses.asdict(self.params)}
+        identity: dict[str, object] = {"method": self.id, "params": dataclasses.asdict(self.params)}
         if self.contrast is not None:  # keys without a contrast stay as they were
             identity["contrast"] = self.contrast
         return identity

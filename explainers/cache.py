@@ -11,6 +11,7 @@ or foreign entry is dropped from both levels and logged; the caller recomputes i
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import json
 import logging
@@ -20,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -119,11 +121,16 @@ def _parse(text: str) -> Explanation:
         raise ValueError(f"not an explanation record ({type(error).__name__}: {error})") from error
 
 
-FROM_SETTINGS = object()  # the directory is read from the settings at each use (tests redirect EXWB_CACHE_DIR)
+class _Directory(enum.Enum):
+    FROM_SETTINGS = "from settings"  # read from the settings at each use (tests redirect EXWB_CACHE_DIR)
+
+
+FROM_SETTINGS = _Directory.FROM_SETTINGS
 
 
 class ExplanationCache:
-    def __init__(self, max_items: int = 2048, directory: Path | None | object = FROM_SETTINGS):
+    def __init__(self, max_items: int = 2048,
+                 directory: Path | None | Literal[_Directory.FROM_SETTINGS] = FROM_SETTINGS):
         self.max_items = max_items
         self.directory = directory
         self._items: OrderedDict[str, Explanation] = OrderedDict()

@@ -66,7 +66,7 @@ def _value_type(params_class, field: dataclasses.Field) -> type:
 
 
 @functools.cache
-def schema(params_class) -> tuple[ParamSpec, ...]:
+def schema(params_class: type) -> tuple[ParamSpec, ...]:
     """The fields declared with ``param`` (in declaration order)."""
     specs = []
     for f in dataclasses.fields(params_class):
@@ -85,7 +85,8 @@ class ParamError(ValueError):
 
 
 def validate(params) -> None:
-    for spec in schema(type(params)):
+    params_class: type = type(params)  # as plain ``type``: mypy reads ``type[Any]`` as unhashable (python/mypy#11470)
+    for spec in schema(params_class):
         value = getattr(params, spec.name)
         if value is None and spec.optional:
             continue

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 import torch
@@ -116,7 +116,7 @@ def compute_pass(shared: SharedPass, classifier: TextClassifier, encoding: Encod
     key = memo_key(shared, classifier, encoding, target)
     if key in memo.values:
         memo.reused += 1
-        return memo.values[key]
+        return cast(T, memo.values[key])  # the key names the pass, so its value is what this compute returned
     value = compute()
     memo.values[key] = value
     memo.computed += 1
@@ -306,7 +306,8 @@ def known_without_each_word(classifier: TextClassifier, encoding: Encoding,
     memo = _MEMO.get()
     if memo is None:
         return None
-    return memo.values.get(memo_key(removal_settings(operator), classifier, encoding, -1))
+    logits = memo.values.get(memo_key(removal_settings(operator), classifier, encoding, -1))
+    return logits if isinstance(logits, np.ndarray) else None
 
 
 # ----- groups -----------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 from explainers.aggregate import aggregate_to_words
 from models import Encoding, InputError
 from models.granularity import is_units
-from models.windows import DocumentEncoding, blend, is_document
+from models.windows import DocumentEncoding, blend, document_of, is_document
 
 WHOLE_DOCUMENT_FAMILIES = ("perturbation", "mlm", "baseline", "ensemble")
 WHOLE_DOCUMENT_METHODS = ("marc",)  # its own segments (paper 002 App. A.1)
@@ -45,9 +45,12 @@ def by_windows(explainer, encoding: Encoding) -> bool:
 def explain_adapted(explainer, classifier, encoding: Encoding, target: int) -> dict:
     """What ``by_windows`` asks for, as the fields of an ``Attribution``."""
     if not is_units(encoding):
-        return explain_in_windows(explainer, classifier, encoding, target)
+        document = document_of(encoding)
+        if document is None:
+            raise ValueError("explain_adapted reads a document or sentence / span units; check by_windows first")
+        return explain_in_windows(explainer, classifier, document, target)
     base = encoding.base
-    if by_windows(explainer, base):
+    if isinstance(base, DocumentEncoding) and by_windows(explainer, base):
         inner = explain_in_windows(explainer, classifier, base, target)
     else:
         attribution = explainer.attribute(classifier, base, target)
@@ -86,9 +89,8 @@ def explain_in_windows(explainer, classifier, document: DocumentEncoding, target
 # ----- cost (explainers/plan.py) ---------------------------------------------------------------------------------
 def one_pass_input(encoding: Encoding) -> Encoding:
     """What one forward pass reads: a document's first window, else the input itself."""
-    if not is_document(encoding):
-        return encoding
-    return getattr(encoding, "base", encoding).windows[0].encoding
+    document = document_of(encoding)
+    return encoding if document is None else document.windows[0].encoding
 
 
 def tokens_per_pass(encoding: Encoding) -> int:
@@ -99,9 +101,9 @@ def estimate_passes(explainer, encoding: Encoding) -> tuple[int, int]:
     """Expected (forward, backward) window passes: per-window methods add their windows' passes; removal methods'
     rows re-run the windows that hold the removed words (about the overlap share more than one per row), plus the
     unperturbed windows; MaRC optimizes every segment."""
-    if not is_document(encoding):
+    document = document_of(encoding)
+    if document is None:
         return explainer.estimate_passes(encoding)
-    document = getattr(encoding, "base", encoding)
     if by_windows(explainer, document):
         passes = [explainer.estimate_passes(w.encoding) for w in document.windows]
         return sum(f for f, _ in passes), sum(b for _, b in passes)

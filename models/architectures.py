@@ -63,12 +63,38 @@ _READ: weakref.WeakKeyDictionary[torch.nn.Module, Architecture] = weakref.WeakKe
 
 def get_module(model: torch.nn.Module, path: str) -> torch.nn.Module | None:
     """The submodule at a dotted path, or None where the model has none (e.g. BERT without a pooler)."""
-    module = model
+    module: object = model
     for part in path.split("."):
         module = getattr(module, part, None)
         if module is None:
             return None
+    return module if isinstance(module, torch.nn.Module) else None
+
+
+def module_at(model: torch.nn.Module, path: str) -> torch.nn.Module:
+    """The submodule at a dotted path the architecture names; ArchitectureError where the model has none."""
+    module = get_module(model, path)
+    if module is None:
+        raise ArchitectureError(f"no module at '{path}' in {type(model).__name__}")
     return module
+
+
+def stack_at(model: torch.nn.Module, path: str) -> torch.nn.ModuleList:
+    """The stack of blocks at a dotted path (``Architecture.all_stacks``); ArchitectureError where there is none."""
+    blocks = get_module(model, path)
+    if not isinstance(blocks, torch.nn.ModuleList):
+        raise ArchitectureError(f"no stack of blocks at '{path}' in {type(model).__name__}")
+    return blocks
+
+
+def input_embedding(model: torch.nn.Module) -> torch.nn.Embedding:
+    """The model's token embedding table (transformers' ``get_input_embeddings()``); ArchitectureError if none."""
+    getter = getattr(model, "get_input_embeddings", None)
+    embedding = getter() if callable(getter) else None
+    if not isinstance(embedding, torch.nn.Embedding):
+        raise ArchitectureError(f"no input embedding table: get_input_embeddings() of {type(model).__name__} "
+                                f"returned {type(embedding).__name__}")
+    return embedding
 
 
 def architecture_of(model: torch.nn.Module) -> Architecture | None:
@@ -111,8 +137,8 @@ def _size(module: torch.nn.Module) -> int:
 def _dummy_input(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Four token ids the model accepts: an ordinary token three times and the end-of-sequence token (BART and T5
     pool the last </s>)."""
-    config = model.config
-    vocab = model.get_input_embeddings().num_embeddings
+    config = getattr(model, "config", None)
+    vocab = input_embedding(model).num_embeddings
     specials = {getattr(config, f"{k}_token_id", None) for k in ("pad", "bos", "eos", "decoder_start")}
     ordinary = next(i for i in range(vocab) if i not in specials)
     eos = getattr(config, "eos_token_id", None)
@@ -159,7 +185,7 @@ def _owners(model: torch.nn.Module) -> dict[str, torch.nn.Module]:
 def _collapse(model: torch.nn.Module, leaves: list[str], protected: tuple[str, ...]) -> tuple[str, ...]:
     """Replace groups of leaf paths by their highest ancestor whose parameters all belong to the group (and which
     holds no stack of blocks), keeping the call order: ("bert.embeddings",) rather than its four sub-modules."""
-    group = {id(p) for leaf in leaves for p in get_module(model, leaf).parameters(recurse=False)}
+    group = {id(p) for leaf in leaves for p in module_at(model, leaf).parameters(recurse=False)}
     out: list[str] = []
     for leaf in leaves:
         best = leaf
@@ -168,7 +194,7 @@ def _collapse(model: torch.nn.Module, leaves: list[str], protected: tuple[str, .
             parent = ".".join(parts[:cut])
             if any(s == parent or s.startswith(parent + ".") for s in protected):
                 break
-            params = [id(p) for p in get_module(model, parent).parameters()]
+            params = [id(p) for p in module_at(model, parent).parameters()]
             if not params or not set(params) <= group:
                 break
             best = parent
@@ -195,7 +221,8 @@ def _is_causal(blocks: torch.nn.ModuleList) -> bool:
 
 def _read(model: torch.nn.Module, model_type: str) -> Architecture:
     config = getattr(model, "config", None)
-    embedding = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    getter = getattr(model, "get_input_embeddings", None)
+    embedding = getter() if callable(getter) else None
     if not isinstance(embedding, torch.nn.Module):
         raise ArchitectureError(f"no input embedding: get_input_embeddings() of {type(model).__name__} returned "
                                 f"{type(embedding).__name__}")

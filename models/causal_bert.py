@@ -15,8 +15,12 @@ torch.distributed), about 1.6 s that ``import models`` / ``import workbench`` sh
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import BertConfig, BertForSequenceClassification
 
 MODEL_TYPE = "causal-bert"
 CLASS_NAMES = ("CausalBertConfig", "CausalBertForSequenceClassification")
@@ -38,7 +42,7 @@ def at_last_kept(states: torch.Tensor, attention_mask: torch.Tensor | None) -> t
 
 
 @cache
-def causal_classes() -> tuple[type, type]:
+def causal_classes() -> tuple[type[BertConfig], type[BertForSequenceClassification]]:
     """``(CausalBertConfig, CausalBertForSequenceClassification)``, created and registered with the Auto classes on
     the first call (the same two class objects on every later call)."""
     # lazy third-party import: BERT's modeling code costs ~1.6 s at import (tests/test_architecture.py, LAZY_HEAVY)

@@ -4,22 +4,16 @@ A TextClassifier is never mutated by callers. Layer randomization builds a new o
 ``with_model`` around other weights; the tokenizer is shared.
 
 Every architecture goes through the same calls; what differs is where the head reads (``Architecture.summary_token``):
-- encoders read the first token ([CLS]); batches are padded on the right;
-- decoders (GPT-2, Llama, ...) read the **pooled token**: Hugging Face's rule, the last token that is not the pad
-  token, found once on the unperturbed input (``pooled_index``). Every forward pass then reads that position
-  explicitly: rows are cut after it (under causal attention the tokens after it cannot change it), padded on the
-  **left** with position ids counted from the first real token, and fed as embeddings, so the head reads the last
-  position whatever ids a removal operator wrote (a pitfall of paper 003's code: with pad = eos, writing the pad token
-  would otherwise move the read-out);
-- encoder-decoders (BART, T5) read the decoder's state at the last </s>; gradients go through the word embeddings
-  of both the encoder input and the (shifted) decoder input, which is the same text.
+encoders read the first token ([CLS]), batches padded on the right; decoders read the pooled token (Hugging Face's
+rule: the last token that is not the pad token, found once on the unperturbed input, ``pooled_index``), rows cut
+after it and fed as left-aligned embeddings; encoder-decoders read the decoder's state at the last </s>
+(``models/architecture_forward.py`` has those rules; ``models/batching.py`` the padded batches that fit memory).
 """
 from __future__ import annotations
 
 import copy
 import inspect
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -27,7 +21,8 @@ import numpy as np
 import torch  # noqa: E402  (runtime sets the environment first)
 
 from corpora.invisible import invisible_note
-from models import memory, precision, runtime
+from models import batching, memory, precision, runtime
+from models.architecture_forward import decoder_logits, encoder_decoder_logits, pad_is_eos_warning, placeholder_ids
 from models.architectures import Architecture, architecture_of
 from models.attention_kernel import eager_attention, prefer_sdpa
 from models.encoding import Encoding, build_encoding
@@ -171,18 +166,7 @@ class TextClassifier:
 
     def _architecture_warnings(self) -> list[str]:
         """What every explanation of this model should say about its architecture."""
-        if not self.causal:
-            return []
-        pad, eos = self.model.config.pad_token_id, self.tokenizer.eos_token_id
-        if pad is None or pad != eos:
-            return []
-        token = self.tokenizer.convert_ids_to_tokens(pad)
-        return [f"This decoder pads with its end-of-text token ({token}: pad = eos). Its classification head reads "
-                f"the last token that is not {token}, so an input that ends with {token} is read at the token before "
-                f"it, and a removal that wrote {token} would move the token read (paper 003's code hit this on GPT-2). "
-                f"Here the "
-                f"token read is fixed on the unperturbed input (shown as the pooled token in the provenance) and "
-                f"every perturbed copy is read at that same position."]
+        return pad_is_eos_warning(self.model, self.tokenizer) if self.causal else []
 
     def with_model(self, model, fingerprint: str, name: str | None = None) -> TextClassifier:
         """A new classifier around other weights (e.g. a randomized copy), sharing the tokenizer."""
@@ -293,62 +277,11 @@ class TextClassifier:
         return TokenBatch(input_ids=enc["input_ids"], token_type_ids=types)
 
     def batch_of(self, encodings: list[Encoding]) -> TokenBatch:
-        types = [list(e.token_type_ids) for e in encodings] if self._uses_token_types and encodings \
+        types = [list(e.token_type_ids or ()) for e in encodings] if self._uses_token_types and encodings \
             and encodings[0].token_type_ids is not None else None
         return TokenBatch(input_ids=[list(e.input_ids) for e in encodings], token_type_ids=types)
 
     # ----- prediction ------------------------------------------------------------------------------
-    def _chunks(self, lengths: np.ndarray):
-        """Indices grouped by similar length so each padded batch stays under max_batch_tokens."""
-        order = np.argsort(lengths, kind="stable")
-        chunk: list[int] = []
-        budget = self.max_batch_tokens  # read once per chunk: it looks up what out-of-memory errors taught us
-        for index in order:
-            longest = max(lengths[index], max((lengths[i] for i in chunk), default=0))
-            if chunk and longest * (len(chunk) + 1) > budget:
-                yield chunk
-                chunk, budget = [], self.max_batch_tokens
-            chunk.append(int(index))
-        if chunk:
-            yield chunk
-
-    def _pad(self, sequences: list[list[int]], value: int, left: bool = False) -> torch.Tensor:
-        width = max(len(s) for s in sequences)
-        out = torch.full((len(sequences), width), value, dtype=torch.long)
-        for row, sequence in enumerate(sequences):
-            if left:
-                out[row, width - len(sequence):] = torch.as_tensor(sequence, dtype=torch.long)
-            else:
-                out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
-        return out
-
-    def _rows(self, batch: TokenBatch, chunk: list[int]):
-        """Token ids, zero masks and token types of some rows; a decoder's rows cut after the position it reads."""
-        ids = [list(batch.input_ids[i]) for i in chunk]
-        zeros = [list(batch.zero_masks[i]) for i in chunk] if batch.zero_masks is not None else None
-        types = [list(batch.token_type_ids[i]) for i in chunk] if batch.token_type_ids is not None else None
-        if self.causal:
-            ends = [(batch.readout[i] if batch.readout is not None else self.pooled_index(input_ids=ids[k])) + 1
-                    for k, i in enumerate(chunk)]
-            ids = [row[:end] for row, end in zip(ids, ends)]
-            zeros = [row[:end] for row, end in zip(zeros, ends)] if zeros is not None else None
-            types = [row[:end] for row, end in zip(types, ends)] if types is not None else None
-        return ids, zeros, types
-
-    def _run_or_split(self, ids: list[list[int]], zeros, types) -> torch.Tensor:
-        """``_run``; after an out-of-memory error the rows run in two halves (recursively, down to one row) and the
-        limit is remembered for the process: later chunks are cut under it (``max_batch_tokens``)."""
-        try:
-            return self._run(ids, zeros, types)
-        except Exception as error:  # noqa: BLE001  (only out-of-memory errors are handled; the rest re-raised)
-            if len(ids) <= 1 or not memory.is_out_of_memory(error):
-                raise
-            memory.remember_failure(self.memory_shape, self.device, "forward", len(ids) * max(map(len, ids)), error)
-        half = len(ids) // 2
-        parts = [(ids[:half], zeros and zeros[:half], types and types[:half]),
-                 (ids[half:], zeros and zeros[half:], types and types[half:])]
-        return torch.cat([self._run_or_split(*part) for part in parts])
-
     def _run(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
         """Logits of one padded chunk, float32 in fast mode too."""
         with self._autocast():
@@ -357,23 +290,23 @@ class TextClassifier:
     def _run_chunk(self, chunk_ids: list[list[int]], zeros, types) -> torch.Tensor:
         """Logits of one padded chunk (the architecture decides the padding side and the inputs)."""
         left = self._left_padded
-        ids = self._pad(chunk_ids, self.tokenizer.pad_token_id, left=left).to(self.device)
-        mask = self._pad([[1] * len(s) for s in chunk_ids], 0, left=left).to(self.device)
-        token_types = self._pad(types, 0, left=left).to(self.device) if types is not None and self._uses_token_types \
-            else None
+        ids = batching.pad(chunk_ids, self.tokenizer.pad_token_id, left=left).to(self.device)
+        mask = batching.pad([[1] * len(s) for s in chunk_ids], 0, left=left).to(self.device)
+        token_types = batching.pad(types, 0, left=left).to(self.device) if types is not None \
+            and self._uses_token_types else None
         keep = None
         if zeros is not None:
-            keep = 1.0 - self._pad([[int(z) for z in row] for row in zeros], 0, left=left).to(self.device)
+            keep = 1.0 - batching.pad([[int(z) for z in row] for row in zeros], 0, left=left).to(self.device)
         if self.summary_token == "eos":
             embeds = None if keep is None else self.word_embeddings(ids) * keep.unsqueeze(-1).to(self.dtype)
-            return self._run_encoder_decoder(ids, mask, embeds)
+            return encoder_decoder_logits(self.model, self.name, ids, mask, embeds)
         kwargs = {"attention_mask": mask}
         if token_types is not None:
             kwargs["token_type_ids"] = token_types
         if self.causal:  # the pooled token is the last position: read it as embeddings (see the module docstring)
             embeds = self.word_embeddings(ids)
-            return self._run_decoder(embeds if keep is None else embeds * keep.unsqueeze(-1).to(self.dtype), mask,
-                                     token_types)
+            return self._decoder_logits(embeds if keep is None else embeds * keep.unsqueeze(-1).to(self.dtype), mask,
+                                        token_types)
         if keep is not None:
             kwargs["inputs_embeds"] = self.word_embeddings(ids) * keep.unsqueeze(-1).to(self.dtype)
         else:
@@ -383,88 +316,17 @@ class TextClassifier:
     def _encoder_logits(self, **kwargs) -> torch.Tensor:
         """An encoder's logits: the first-token path where this model supports it, else the model's own forward.
         Only for callers that need logits (never hidden states or attention weights of other positions)."""
-        if self.first_token.enabled:
+        if self.first_token.enabled and self.architecture is not None:
             return first_token_logits(self.model, self.architecture.head, **kwargs)
         return self.model(**kwargs).logits
 
-    def _run_decoder(self, embeds: torch.Tensor, mask: torch.Tensor,
-                     token_types: torch.Tensor | None = None) -> torch.Tensor:
-        """A decoder on left-aligned rows: the head reads the last position; positions count real tokens only (a
-        decoder without position ids: right-aligned rows, its head reads the last position its mask keeps)."""
-        if self._left_padded:
-            embeds, mask, token_types = _left_aligned(embeds, mask, token_types)
-        kwargs = {"inputs_embeds": embeds, "attention_mask": mask}
-        if token_types is not None and self._uses_token_types:
-            kwargs["token_type_ids"] = token_types
-        if self._left_padded:
-            kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
-        return self.model(**kwargs).logits
+    def _decoder_logits(self, embeds: torch.Tensor, mask: torch.Tensor, token_types: torch.Tensor | None) -> torch.Tensor:
+        return decoder_logits(self.model, embeds, mask, token_types, left_padded=self._left_padded,
+                              uses_token_types=self._uses_token_types)
 
-    def _run_encoder_decoder(self, ids: torch.Tensor, mask: torch.Tensor, embeds: torch.Tensor | None) -> torch.Tensor:
-        """BART / T5: token ids (the head pools the last </s>); given embeddings replace the word embeddings of the
-        encoder input and, shifted one to the right, of the decoder input (the model builds it from the same ids)."""
-        if embeds is None:
-            return self.model(input_ids=ids, attention_mask=mask).logits
-        calls = []
-
-        def replace(module, _args, output):
-            calls.append(module)
-            if len(calls) == 1:  # the encoder runs first
-                return embeds.to(output.dtype)
-            return torch.cat([output[:, :1], embeds[:, :-1].to(output.dtype)], dim=1)  # decoder: shifted right
-
-        weight = self.model.get_input_embeddings().weight
-        handles = [m.register_forward_hook(replace) for m in self.model.modules()
-                   if getattr(m, "weight", None) is weight]
-        try:
-            logits = self.model(input_ids=ids, attention_mask=mask).logits
-        finally:
-            for handle in handles:
-                handle.remove()
-        if len(calls) != 2:
-            raise ModelError(f"Model '{self.name}': expected the encoder and the decoder to embed the input once each, "
-                             f"saw {len(calls)} embedding calls; gradients through its embeddings are not supported.")
-        return logits
-
-    @torch.inference_mode()
     def predict_logits(self, batch: TokenBatch | list[Encoding]) -> np.ndarray:
-        """Logits (n, num_labels) in float64, any n, in batches that fit memory."""
-        if not isinstance(batch, TokenBatch):
-            batch = self.batch_of(batch)
-        n = len(batch)
-        out = np.zeros((n, self.num_labels), dtype=np.float64)
-        if n == 0:
-            return out
-        lengths = np.array([len(s) for s in batch.input_ids])
-        on_device, started_all, padded = [], time.perf_counter(), 0
-        for chunk in self._chunks(lengths):
-            for part in self._same_eos_count(batch, chunk):
-                ids, zeros, types = self._rows(batch, part)
-                started = time.perf_counter()
-                logits = self._run_or_split(ids, zeros, types)
-                width = max(len(s) for s in ids)
-                if self.device.type == "cpu":  # nothing to wait for: each batch's time is its own
-                    out[part] = logits.double().numpy()
-                    self.throughput.record_batch(len(part), width, time.perf_counter() - started)
-                else:  # an accelerator: no device-to-host copy (a synchronisation) inside the loop
-                    on_device.append((part, logits))
-                    padded += len(part) * width
-                count(forward=len(part), batches=1)
-        if on_device:
-            values = torch.cat([logits for _, logits in on_device]).double().cpu().numpy()
-            out[np.concatenate([part for part, _ in on_device])] = values
-            self.throughput.record_batch(n, max(1, padded // n), time.perf_counter() - started_all)
-        return out
-
-    def _same_eos_count(self, batch: TokenBatch, chunk: list[int]) -> list[list[int]]:
-        """BART / T5 heads need the same number of </s> in every row of a batch: split a chunk where they differ."""
-        if self.summary_token != "eos":
-            return [chunk]
-        eos = self.model.config.eos_token_id
-        groups: dict[int, list[int]] = {}
-        for i in chunk:
-            groups.setdefault(sum(t == eos for t in batch.input_ids[i]), []).append(i)
-        return list(groups.values())
+        """Logits (n, num_labels) in float64, any n, in batches that fit memory (models/batching.py)."""
+        return batching.predict_logits(self, batch if isinstance(batch, TokenBatch) else self.batch_of(batch))
 
     def logits_of(self, encoding: Encoding) -> np.ndarray:
         """Logits of one input, computed once per classifier (read-only array)."""
@@ -532,9 +394,11 @@ class TextClassifier:
         if token_type_ids is not None and token_type_ids.shape[0] != n:
             token_type_ids = token_type_ids.expand(n, -1)
         if self.causal:
-            logits = self._run_decoder(inputs_embeds, attention_mask, token_type_ids)
+            logits = self._decoder_logits(inputs_embeds, attention_mask, token_type_ids)
         elif self.summary_token == "eos":
-            logits = self._run_encoder_decoder(self._placeholder_ids(attention_mask), attention_mask, inputs_embeds)
+            logits = encoder_decoder_logits(self.model, self.name, placeholder_ids(self.model, self.tokenizer,
+                                                                                   attention_mask),
+                                            attention_mask, inputs_embeds)
         else:
             kwargs = {"inputs_embeds": inputs_embeds, "attention_mask": attention_mask}
             if token_type_ids is not None and self._uses_token_types:
@@ -542,17 +406,6 @@ class TextClassifier:
             logits = self._encoder_logits(**kwargs)
         count(forward=n, backward=n if torch.is_grad_enabled() else 0, batches=1)
         return logits
-
-    def _placeholder_ids(self, mask: torch.Tensor) -> torch.Tensor:
-        """Token ids for an encoder-decoder run on embeddings: </s> at each row's last real position (the token the
-        head pools, as in the tokenized input), an ordinary token elsewhere; the embeddings replace them all."""
-        config = self.model.config
-        ordinary = next(i for i in range(len(self.tokenizer))
-                        if i not in (config.eos_token_id, config.pad_token_id, config.decoder_start_token_id))
-        ids = torch.full(mask.shape, ordinary, dtype=torch.long, device=mask.device)
-        last = mask.shape[1] - 1 - mask.flip(-1).argmax(-1)
-        ids[torch.arange(mask.shape[0], device=mask.device), last] = config.eos_token_id
-        return ids
 
     @torch.inference_mode()
     def attentions(self, encoding: Encoding) -> np.ndarray:
@@ -568,14 +421,3 @@ class TextClassifier:
                              f"cannot output them).")
         return torch.stack([a[0] for a in weights]).double().cpu().numpy()
 
-
-def _left_aligned(embeds: torch.Tensor, mask: torch.Tensor, token_types: torch.Tensor | None = None):
-    """Rows moved right so each one's last real position (mask 1) is the last column (differentiable: a gather);
-    returns (embeds, mask, token_types)."""
-    width = mask.shape[1]
-    last = width - 1 - mask.flip(-1).argmax(-1)
-    # no "already aligned?" shortcut: testing it would synchronise with an accelerator on every pass
-    shift = (width - 1 - last).unsqueeze(-1)
-    index = (torch.arange(width, device=mask.device).unsqueeze(0) - shift) % width
-    moved = embeds.gather(1, index.unsqueeze(-1).expand(-1, -1, embeds.shape[-1]))
-    return moved, mask.gather(1, index), (token_types.gather(1, index) if token_types is not None else None)

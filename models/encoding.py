@@ -69,6 +69,10 @@ class Encoding:
     @cached_property
     def key(self) -> str:
         """Content hash used in cache keys."""
+        return self.text_key()
+
+    def text_key(self) -> str:
+        """The hash of the tokenized input alone (a subclass's ``key`` adds how it is read)."""
         payload = json.dumps([self.text, self.pair, self.input_ids] + ([self.removed_invisible] if
                                                                       self.removed_invisible else []),
                              ensure_ascii=False)  # removed characters: the same words, with a note the others lack

@@ -23,11 +23,15 @@ float32 tolerance. Anything else keeps the full model, and the reason is shown (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, cast
 
 import torch
 
 from models import runtime
-from models.architectures import Architecture, get_module
+from models.architectures import Architecture, get_module, input_embedding, module_at, stack_at
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 ENABLED_NOTE = "last layer computed for the first token only (exact up to float32)"
 # The parts of a BERT-style layer this path calls (transformers 5 BertLayer and its copies)
@@ -38,6 +42,28 @@ KERNELS = ("eager", "sdpa")  # attention implementations whose result SDPA repro
 # sum the same terms in another order (other matmul shapes, the fused kernel) through ~10 reductions of hundreds
 # of terms each; a wrong mask or a skipped layer moves the logits by O(0.1) on any non-trivial model.
 RELATIVE_TOLERANCE = 2.0 ** -12
+
+
+# The parts of a BERT-style layer this path reads. torch types any attribute of a Module as ``Tensor | Module``;
+# these name what ``_layout_problem`` checked before a model takes this path.
+class _SelfAttention(Protocol):
+    num_attention_heads: int
+    attention_head_size: int
+    scaling: float
+    query: torch.nn.Module
+    key: torch.nn.Module
+    value: torch.nn.Module
+
+
+class _Attention(Protocol):
+    self: _SelfAttention
+    output: torch.nn.Module
+
+
+class _BertLayer(Protocol):
+    attention: _Attention
+    intermediate: torch.nn.Module
+    output: torch.nn.Module
 
 
 @dataclass(frozen=True)
@@ -52,10 +78,12 @@ def full_model(reason: str) -> FirstTokenSupport:
     return FirstTokenSupport(False, f"full last layer: {reason}")
 
 
-def first_token_support(model: torch.nn.Module, architecture: Architecture | None) -> FirstTokenSupport:
+def first_token_support(model: PreTrainedModel, architecture: Architecture | None) -> FirstTokenSupport:
     """Decide once per model: the first-token path where its layout is known and the self-check passes."""
     if runtime.full_last_layer():
         return full_model("EXWB_FULL_LAST_LAYER=1")
+    if architecture is None:
+        return full_model("the model's parts could not be read")
     reason = _layout_problem(model, architecture)
     if reason is not None:
         return full_model(reason)
@@ -68,10 +96,8 @@ def first_token_support(model: torch.nn.Module, architecture: Architecture | Non
     return FirstTokenSupport(True, ENABLED_NOTE)
 
 
-def _layout_problem(model: torch.nn.Module, architecture: Architecture | None) -> str | None:
+def _layout_problem(model: PreTrainedModel, architecture: Architecture) -> str | None:
     """Why this model's layout is not the one the first-token path knows, or None."""
-    if architecture is None:
-        return "the model's parts could not be read"
     if architecture.summary_token != "first":
         return "its head does not read the first token"
     base = getattr(model, "base_model", None)
@@ -85,7 +111,7 @@ def _layout_problem(model: torch.nn.Module, architecture: Architecture | None) -
         return f"its blocks ({type(last).__name__}) are not BERT-style layers"
     if getattr(last, "is_decoder", False) or getattr(last, "add_cross_attention", False):
         return "its blocks are decoder blocks"
-    kernel = getattr(model.config, "_attn_implementation", None)
+    kernel = getattr(getattr(model, "config", None), "_attn_implementation", None)
     if kernel not in KERNELS:
         return f"attention implementation '{kernel}'"
     base_prefix = next(name for name, module in model.named_modules() if module is base)
@@ -96,12 +122,12 @@ def _layout_problem(model: torch.nn.Module, architecture: Architecture | None) -
     return None
 
 
-def _self_check(model: torch.nn.Module, head: tuple[str, ...]) -> tuple[float | str, float]:
+def _self_check(model: PreTrainedModel, head: tuple[str, ...]) -> tuple[float | str, float]:
     """(max |first-token - full| logit, max(1, |full logit|)) on three padded rows of different lengths; the
     error's text instead of the deviation where the first-token path fails."""
-    config = model.config
+    config = getattr(model, "config", None)
     device = next(model.parameters()).device
-    vocab = model.get_input_embeddings().num_embeddings
+    vocab = input_embedding(model).num_embeddings
     specials = {getattr(config, f"{k}_token_id", None) for k in ("pad", "bos", "eos", "cls", "sep")}
     ordinary = [i for i in range(min(vocab, 200)) if i not in specials]
     generator = torch.Generator().manual_seed(0)
@@ -109,8 +135,9 @@ def _self_check(model: torch.nn.Module, head: tuple[str, ...]) -> tuple[float | 
     width = max(lengths)
     ids = torch.tensor(ordinary)[torch.randint(len(ordinary), (len(lengths), width), generator=generator)]
     mask = (torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)).long()
-    if getattr(config, "pad_token_id", None) is not None:
-        ids = ids.masked_fill(mask == 0, config.pad_token_id)
+    pad = getattr(config, "pad_token_id", None)
+    if pad is not None:
+        ids = ids.masked_fill(mask == 0, pad)
     kwargs = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
     if getattr(config, "type_vocab_size", 0) > 1:  # a sentence pair: the second half of each row is segment 1
         kwargs["token_type_ids"] = ((torch.arange(width).unsqueeze(0) >= torch.tensor(lengths).unsqueeze(1) // 2)
@@ -124,29 +151,31 @@ def _self_check(model: torch.nn.Module, head: tuple[str, ...]) -> tuple[float | 
     return float((fast - full).abs().max()), max(1.0, float(full.abs().max()))
 
 
-def first_token_logits(model: torch.nn.Module, head: tuple[str, ...], attention_mask: torch.Tensor,
+def first_token_logits(model: PreTrainedModel, head: tuple[str, ...], attention_mask: torch.Tensor,
                        input_ids: torch.Tensor | None = None,
                        inputs_embeds: torch.Tensor | None = None,
                        token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
     """``model(...).logits`` of a BERT-style classifier, the last layer computed for the first token only; ``head``:
     the paths of the head's modules in call order (``Architecture.head``)."""
     base = model.base_model
-    hidden = base.embeddings(input_ids=input_ids, token_type_ids=token_type_ids, inputs_embeds=inputs_embeds)
-    project = getattr(base, "embeddings_project", None)  # ELECTRA: embedding size -> hidden size
+    hidden = module_at(base, "embeddings")(input_ids=input_ids, token_type_ids=token_type_ids,
+                                           inputs_embeds=inputs_embeds)
+    project = get_module(base, "embeddings_project")  # ELECTRA: embedding size -> hidden size
     if project is not None:
         hidden = project(hidden)
-    layers = base.encoder.layer
+    layers = stack_at(base, "encoder.layer")
     if len(layers) > 1:
         # lazy third-party import: transformers.masking_utils pulls torch._dynamo, ~2 s at import
         from transformers.masking_utils import create_bidirectional_mask
 
-        mask = create_bidirectional_mask(config=base.config, inputs_embeds=hidden, attention_mask=attention_mask)
+        # the base model shares the classifier's config object
+        mask = create_bidirectional_mask(config=model.config, inputs_embeds=hidden, attention_mask=attention_mask)
         for layer in layers[:-1]:
             hidden = layer(hidden, mask)
-    eager = getattr(base.config, "_attn_implementation", None) == "eager"
+    eager = getattr(model.config, "_attn_implementation", None) == "eager"
     features = _last_layer_first_token(layers[-1], hidden, attention_mask.bool(), eager)
     for path in head:  # (batch, 1, hidden) -> the head reads position 0 as it would have
-        features = get_module(model, path)(features)
+        features = module_at(model, path)(features)
     return features
 
 
@@ -155,7 +184,8 @@ def _last_layer_first_token(layer: torch.nn.Module, hidden: torch.Tensor, keep: 
     """A BERT layer's output at position 0 only: its query against every kept position's key and value.
     ``keep``: (batch, tokens) True where the attention mask is 1; ``eager``: matmul and softmax instead of the fused
     kernel (twice differentiable). Returns (batch, 1, hidden)."""
-    attention = layer.attention.self
+    bert = cast(_BertLayer, layer)  # the layout _layout_problem checked
+    attention = bert.attention.self
     batch, tokens, _ = hidden.shape
     heads, size = attention.num_attention_heads, attention.attention_head_size
     first = hidden[:, :1]
@@ -169,5 +199,5 @@ def _last_layer_first_token(layer: torch.nn.Module, hidden: torch.Tensor, keep: 
     else:
         context = torch.nn.functional.scaled_dot_product_attention(
             query, key, value, attn_mask=keep[:, None, None, :], scale=attention.scaling)
-    attended = layer.attention.output(context.transpose(1, 2).reshape(batch, 1, heads * size), first)
-    return layer.output(layer.intermediate(attended), attended)
+    attended = bert.attention.output(context.transpose(1, 2).reshape(batch, 1, heads * size), first)
+    return bert.output(bert.intermediate(attended), attended)

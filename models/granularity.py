@@ -22,6 +22,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from typing import Literal, TypeGuard, overload
 
 import numpy as np
 
@@ -40,7 +41,7 @@ LONG_SENTENCE_WORDS = 80
 class UnitEncoding(Encoding):
     """An encoding whose players are units of ``base``'s words (``groups``: word ranges of ``base``)."""
 
-    base: Encoding | None = None
+    base: Encoding = field(kw_only=True)  # required; keyword-only as the fields before it have defaults
     groups: tuple[range, ...] = ()
     granularity: str = "sentence"
     kinds: tuple[str, ...] = ()  # per unit: "sentence", "span" or "rest"
@@ -72,7 +73,7 @@ class UnitEncoding(Encoding):
                 "notes": list(self.notes)}
 
 
-def is_units(encoding: Encoding) -> bool:
+def is_units(encoding: Encoding) -> TypeGuard[UnitEncoding]:
     return isinstance(encoding, UnitEncoding)
 
 
@@ -143,6 +144,15 @@ def span_groups(encoding: Encoding, spans, unit: str = "char") -> tuple[list[ran
         groups.append(range(cursor, encoding.n_words))
         kinds.append("rest")
     return groups, kinds
+
+
+@overload
+def by_units(encoding: Encoding, granularity: Literal["sentence", "span"] = "sentence", spans=None,
+             span_unit: str = "char") -> UnitEncoding: ...
+
+
+@overload
+def by_units(encoding: Encoding, granularity: str = "sentence", spans=None, span_unit: str = "char") -> Encoding: ...
 
 
 def by_units(encoding: Encoding, granularity: str = "sentence", spans=None, span_unit: str = "char") -> Encoding:

@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -143,7 +143,7 @@ def load_classifier(spec: str, device: str | None = None) -> TextClassifier:
     causal LM described by a JSON file (``models/prompted.py``)."""
     if spec.endswith(".json") and Path(spec).is_file():
         return load_prompted(Path(spec), runtime.choose_device(device))
-    resolved = resolve_spec(spec, {name: (lambda name=name: find_prepared(name)) for name in BUILT_IN},
+    resolved = resolve_spec(spec, {name: partial(find_prepared, name) for name in BUILT_IN},
                             ModelNotPrepared)
     chosen = runtime.choose_device(device)
     if resolved.kind == "folder":

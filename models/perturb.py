@@ -35,7 +35,7 @@ from models.classifier import TextClassifier, TokenBatch
 from models.encoding import Encoding
 from models.errors import ModelError
 from models.granularity import is_units
-from models.windows import is_document, perturbed_document_logits
+from models.windows import DocumentEncoding, is_document, perturbed_document_logits
 
 
 class Operator(str, Enum):
@@ -165,6 +165,6 @@ def perturbed_logits(classifier: TextClassifier, encoding: Encoding, keep: np.nd
     """Logits of every perturbed copy; a document read in windows re-runs only the windows a row changes."""
     if is_units(encoding):  # sentences or spans as players: remove every word of a removed unit
         return perturbed_logits(classifier, encoding.base, encoding.word_keep(keep), operator, filler)
-    if is_document(encoding):
+    if isinstance(encoding, DocumentEncoding):  # units over a document were read just above
         return perturbed_document_logits(classifier, encoding, keep, operator, filler, perturb)
     return classifier.predict_logits(perturb(classifier, encoding, keep, operator, filler))

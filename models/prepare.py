@@ -143,15 +143,17 @@ def base_classifier(label_names: list[str], blocks: int | None = None, causal: b
     """The bundled MiniLM with a new classification head; ``blocks`` keeps the first N blocks, ``causal`` makes it
     a causal classifier read at the last token (``models.causal_bert``)."""
     base = base_model_dir()
-    labels = {"num_labels": len(label_names), "id2label": dict(enumerate(label_names)),
-              "label2id": {label: i for i, label in enumerate(label_names)}}
+    id2label = dict(enumerate(label_names))
+    label2id = {label: i for i, label in enumerate(label_names)}
     if causal:
         config_class, model_class = causal_classes()
-        config = config_class.from_pretrained(base, attn_implementation="eager", **labels)
+        config = config_class.from_pretrained(base, attn_implementation="eager", num_labels=len(label_names),
+                                              id2label=id2label, label2id=label2id)
         model = model_class.from_pretrained(base, config=config, use_safetensors=True)
     else:
-        model = AutoModelForSequenceClassification.from_pretrained(base, attn_implementation="eager",
-                                                                   use_safetensors=True, **labels)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base, attn_implementation="eager", use_safetensors=True, num_labels=len(label_names), id2label=id2label,
+            label2id=label2id)
     if blocks is not None:
         stack = model.bert.encoder.layer
         if not 1 <= blocks <= len(stack):

@@ -86,7 +86,8 @@ class PromptedClassifier(TextClassifier):
 
     def tokenize_texts(self, texts: list[str], pairs: list[str] | None = None) -> TokenBatch:
         """Token ids of many filled prompts (the delete and MLM-fill operators rebuild inputs as text)."""
-        prompts = [self._prompt(text, pair)[0] for text, pair in zip(texts, pairs or [None] * len(texts))]
+        segments: list[str | None] = list(pairs) if pairs else [None] * len(texts)
+        prompts = [self._prompt(text, pair)[0] for text, pair in zip(texts, segments)]
         enc = self.tokenizer(prompts, add_special_tokens=not self.spec.get("chat"), truncation=True,
                              max_length=self.max_length)
         return TokenBatch(input_ids=enc["input_ids"], token_type_ids=None)

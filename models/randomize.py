@@ -32,7 +32,7 @@ import torch  # noqa: E402
 
 import settings
 from models import runtime  # noqa: F401  (environment before torch)
-from models.architectures import Architecture, get_module, read_architecture
+from models.architectures import Architecture, get_module, module_at, read_architecture
 from models.classifier import TextClassifier
 from models.errors import ArchitectureError, ModelError
 
@@ -90,7 +90,7 @@ def stages(classifier: TextClassifier) -> list[Stage]:
     out = [Stage("head", tuple(p for p in arch.head if get_module(model, p) is not None), 0)]
     for stack in reversed(arch.all_stacks):
         blocks = get_module(model, stack)
-        if blocks is None:
+        if not isinstance(blocks, torch.nn.ModuleList):
             raise ModelError(f"Model '{classifier.name}' has no module '{stack}' (its blocks).")
         label = _stack_label(stack, arch)
         for i in reversed(range(len(blocks))):
@@ -132,7 +132,7 @@ def _tensors(module: torch.nn.Module) -> list[torch.Tensor]:
 
 def _copy_except(model: torch.nn.Module, units: list[str]) -> torch.nn.Module:
     """A copy of ``model`` sharing every parameter and buffer except those inside ``units`` (which are cloned)."""
-    fresh = {id(t) for path in units for t in _tensors(get_module(model, path))}
+    fresh = {id(t) for path in units for t in _tensors(module_at(model, path))}
     memo = {id(t): t for t in _tensors(model) if id(t) not in fresh}
     return copy.deepcopy(model, memo)
 
@@ -148,7 +148,7 @@ def _unit_seed(seed: int, init: str, path: str) -> int:
 
 @torch.no_grad()
 def _reinitialize(model: torch.nn.Module, path: str, init: str, seed: int) -> None:
-    module = get_module(model, path)
+    module = module_at(model, path)
     tensors = _tensors(module)
     for t in tensors:
         if hasattr(t, "_is_hf_initialized"):  # transformers' init helpers skip tensors flagged as loaded
@@ -249,7 +249,7 @@ def randomize_head(classifier: TextClassifier, seed: int, init: str = "xavier") 
     fresh = id(layer.weight)
     memo = {id(t): t for t in _tensors(classifier.model) if id(t) != fresh}
     model = copy.deepcopy(classifier.model, memo)
-    weight = get_module(model, path).weight
+    weight = model.get_parameter(f"{path}.weight")
     generator = torch.Generator(device="cpu").manual_seed(int(seed))
     values = torch.empty(weight.shape, dtype=torch.float32)
     torch.nn.init.xavier_uniform_(values, generator=generator)

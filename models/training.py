@@ -15,7 +15,7 @@ import numpy as np
 import torch  # noqa: E402
 
 from models import runtime
-from models.architectures import architecture_of, get_module
+from models.architectures import architecture_of, get_module, input_embedding, stack_at
 from models.classifier import TokenBatch
 
 
@@ -54,17 +54,17 @@ def set_trainable(model: torch.nn.Module, config: TrainConfig) -> int:
     if config.trainable in ("last-k", "head"):
         if arch is None:
             raise ValueError(f"Retraining variant '{config.trainable}' needs a known architecture; "
-                             f"'{model.config.model_type}' is not in models/architectures.py.")
+                             f"'{getattr(getattr(model, 'config', None), 'model_type', type(model).__name__)}' is not in "
+                             f"models/architectures.py.")
         modules = [get_module(model, path) for path in arch.head]
         if config.trainable == "last-k":
-            blocks = get_module(model, arch.blocks)
-            modules += list(blocks)[-config.last_k:]
+            modules += list(stack_at(model, arch.blocks))[-config.last_k:]
         for module in modules:
             if module is not None:
                 for parameter in module.parameters():
                     parameter.requires_grad_(True)
     if config.freeze_word_embeddings:
-        model.get_input_embeddings().weight.requires_grad_(False)
+        input_embedding(model).weight.requires_grad_(False)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 

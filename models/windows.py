@@ -84,7 +84,7 @@ class DocumentEncoding(Encoding):
     @cached_property
     def key(self) -> str:
         """The content hash includes how the document is read (windows and aggregate decide its prediction)."""
-        payload = json.dumps([Encoding.key.func(self), self.aggregate, self.window_size, self.window_stride])
+        payload = json.dumps([self.text_key(), self.aggregate, self.window_size, self.window_stride])
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
     def document_logits(self, classifier) -> np.ndarray:
@@ -101,7 +101,15 @@ class DocumentEncoding(Encoding):
 
 def is_document(encoding: Encoding) -> bool:
     """A document read in windows, itself or under sentence / span units (``models/granularity.py``)."""
-    return isinstance(encoding, DocumentEncoding) or isinstance(getattr(encoding, "base", None), DocumentEncoding)
+    return document_of(encoding) is not None
+
+
+def document_of(encoding: Encoding) -> DocumentEncoding | None:
+    """The document read in windows: the input itself or the base of its sentence / span units; None otherwise."""
+    if isinstance(encoding, DocumentEncoding):
+        return encoding
+    base = getattr(encoding, "base", None)
+    return base if isinstance(base, DocumentEncoding) else None
 
 
 def aggregate(window_logits: np.ndarray, how: str) -> np.ndarray:

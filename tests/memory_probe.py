@@ -102,7 +102,8 @@ def measure_passes(size: str, kinds: list[str], rows: int, length: int, attentio
 
 
 def measure_method(size: str, method: str) -> dict:
-    from evaluation.adversarial.attack import AttackConfig, attack
+    from evaluation.adversarial.attack import attack
+    from evaluation.adversarial.config import AttackConfig
     from explainers import registry
     from models import TextClassifier, memory
 

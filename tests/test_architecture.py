@@ -17,7 +17,7 @@ ALLOWED_LOCAL: set[str] = set()
 # must not pay them; tests/workbench/test_workbench_import_cost.py checks the result in a fresh interpreter)
 LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
               "transformers.masking_utils": {"models.first_token"},
-              "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.metrics", "evaluation.errors.embedding_map",
+              "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.rationale_scores", "evaluation.errors.embedding_map",
                           "explainers.methods.lime"},
               "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement.measures",
                         "evaluation.roar.scores", "evaluation.statistics", "evaluation.sanity.one_input",
@@ -84,6 +84,7 @@ def test_the_masked_lm_package_layers_filler_recipe_loading_prepare():
     inside = {name: {e for e in edges if e.startswith("models.mlm.")} for name, edges in graph.items()
               if name.startswith("models.mlm.")}
     assert inside == {"models.mlm.filler": set(), "models.mlm.recipe": set(),
+                      "models.mlm.inspector": {"models.mlm.filler"},
                       "models.mlm.loading": {"models.mlm.filler", "models.mlm.recipe"},
                       "models.mlm.prepare": {"models.mlm.filler", "models.mlm.loading", "models.mlm.recipe"},
                       "models.mlm.phrases": {"models.mlm.filler"}}

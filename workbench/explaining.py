@@ -10,7 +10,9 @@ import numpy as np
 from corpora import normalize_typed_text
 from explainers import REGISTRY, create, parse_spec
 from explainers.cache import cache_key
-from explainers.plan import MethodChoice, NeedsTraining, Pending, make_plan, run_now
+from explainers.choices import MethodChoice
+from explainers.explanation import Explanation
+from explainers.plan import NeedsTraining, make_plan, run_now
 from models import TextClassifier, UserFacingError, cached_classifier
 from models.documents import read_input
 from workbench.explanations import Explanations
@@ -53,7 +55,8 @@ def explain(model: TextClassifier | str, text: str, pair: str | None = None,
     encoding = read_input(classifier, text, pair, document)
     index = _target_index(classifier, target)
     foil = None if contrast is None else contrast if contrast == "runner-up" else _target_index(classifier, contrast)
-    results, skipped = {}, {}
+    results: dict[str, Explanation] = {}
+    skipped: dict[str, str] = {}
     if foil is not None:  # a method whose objective reads one class its own way refuses a contrast (base.py)
         for spec in methods:
             if getattr(REGISTRY[parse_spec(spec)[0]], "contrast_support", "output") == "unsupported":
@@ -71,10 +74,10 @@ def explain(model: TextClassifier | str, text: str, pair: str | None = None,
             result = plan.results.get(choice.method_id)
             if isinstance(result, NeedsTraining):
                 skipped[spec] = result.message
-            elif isinstance(result, (str, Pending)) or result is None:
-                skipped[spec] = result if isinstance(result, str) else "did not run"
-            else:
+            elif isinstance(result, Explanation):
                 results[spec] = result
+            else:  # a message, or nothing computed (pending)
+                skipped[spec] = result if isinstance(result, str) else "did not run"
     probabilities = classifier.proba_of(encoding)
     predicted = classifier.labels[int(np.argmax(probabilities))]
     explained = classifier.labels[index] if index is not None else predicted

@@ -25,19 +25,19 @@ from workbench.explaining import load_model
 from workbench.explanations import Explanations
 
 
-def from_token_scores(model: TextClassifier | str, text: str, tokens: Sequence[str], scores: Sequence[float],
-                      method: str, target: int | None = None, pair: str | None = None,
+def from_token_scores(model: TextClassifier | str, text: str, tokens: Sequence[str],
+                      scores: Sequence[float] | np.ndarray, method: str, target: int | None = None, pair: str | None = None,
                       token_ids: Sequence[int] | None = None, signed: bool = True, source: str = "imported",
                       aggregation: str = "sum") -> Explanation:
     """One explanation from per-token scores of the model's tokenizer (with or without its special tokens)."""
     classifier = load_model(model) if isinstance(model, str) else model
     text = normalize_typed_text(text)
     encoding = classifier.encode(text, normalize_typed_text(pair) if pair is not None else None)
-    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if len(tokens) != scores.size:
-        raise UserFacingError(f"{method}: {len(tokens)} tokens but {scores.size} scores; give one score per token.")
+    values = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if len(tokens) != values.size:
+        raise UserFacingError(f"{method}: {len(tokens)} tokens but {values.size} scores; give one score per token.")
     token_scores = _placed(encoding, list(tokens), None if token_ids is None else [int(i) for i in token_ids],
-                           scores, method)
+                           values, method)
     word_scores = aggregate_to_words(token_scores, encoding.token_word, encoding.n_words, aggregation)
     probabilities = classifier.proba_of(encoding)
     index = int(np.argmax(probabilities)) if target is None else int(target)

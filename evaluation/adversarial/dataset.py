@@ -18,15 +18,9 @@ from dataclasses import asdict
 import pandas as pd
 
 from corpora import load_dataset
-from evaluation.adversarial.attack import (
-    ATTACKED_METHODS,
-    AttackConfig,
-    AttackError,
-    attack_groups,
-    attack_many,
-    config_for,
-    rows_per_input,
-)
+from evaluation.adversarial.attack import attack_groups, attack_many, rows_per_input
+from evaluation.adversarial.config import ATTACKED_METHODS, AttackConfig, config_for
+from evaluation.adversarial.result import AttackError
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
 from evaluation.runs.store import ResultStore

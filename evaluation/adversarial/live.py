@@ -4,7 +4,9 @@ from __future__ import annotations
 import threading
 import time
 
-from evaluation.adversarial.attack import AttackConfig, AttackResult, attack
+from evaluation.adversarial.attack import attack
+from evaluation.adversarial.config import AttackConfig
+from evaluation.adversarial.result import AttackResult
 from models import Encoding, TextClassifier, UserFacingError
 
 

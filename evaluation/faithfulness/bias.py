@@ -9,13 +9,15 @@ operator so the matrix can show the numbers, not only the warning.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, load_filler, provenance, with_operator
+from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores
+from evaluation.faithfulness.mlm_filler import load_filler
 from evaluation.faithfulness.presets import BY_ID, register_removal
+from evaluation.faithfulness.removal_provenance import provenance
 from evaluation.metric import EVALUATORS, MetricValues
 from explainers import ParamError, create_from_spec
 from models import OPERATORS, Operator, UserFacingError
@@ -23,6 +25,14 @@ from models import OPERATORS, Operator, UserFacingError
 OPERATOR_IDS = tuple(op.value for op in Operator)
 SWEEP = "operator-sweep"
 SWEEP_BASE = BY_ID["deletion-auc"]
+
+
+def with_operator(metric: RemovalMetric, operator: str, suffix: str | None = None) -> RemovalMetric:
+    """The same definition with another preset operator (this file's operator sweep)."""
+    return replace(metric, id=f"{metric.id}[{suffix or operator}]", operator=operator,
+                   label=f"{metric.label} with {OPERATORS[Operator(operator)].label}")
+
+
 SWEEP_METRICS = {op: with_operator(SWEEP_BASE, op) for op in OPERATOR_IDS}
 
 

@@ -20,27 +20,26 @@ for any number of metrics that share an operator in one engine call (one padded 
 """
 from __future__ import annotations
 
-import math
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from evaluation import targets
+from evaluation.faithfulness.curve_points import Curve, round_count, steps_limit
+from evaluation.faithfulness.length_bands import length_bands
+from evaluation.faithfulness.mlm_filler import load_filler
 from evaluation.metric import contrast_option, target_option
-from explainers.mask_learning.length_groups import FORWARD_OVERHEAD_TOKENS
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
 from explainers.shared_passes import known_without_each_word
-from models import OPERATORS, Encoding, ModelError, Operator, TextClassifier, TokenBatch, UserFacingError
-from models.mlm import load_filler as load_masked_lm
+from models import Encoding, Operator, TextClassifier, TokenBatch
 from models.perturb import perturb, perturbed_logits
 from models.windows import is_document
 
 RANK_BY = ("signed", "absolute")
-ROUNDINGS = ("floor", "ceil", "round")
 AOPC_DIVISORS = ("bins+1", "bins")
 OPERATOR_IDS = tuple(op.value for op in Operator)
 
@@ -152,7 +151,7 @@ class RemovalMetric:
         if self.schedule == "fractions":
             counts, xs = [], []
             for f in self.fractions:
-                c = _round(f * n_units, self.rounding)
+                c = round_count(f * n_units, self.rounding)
                 if self.complement:
                     c = n_words - min(n_words, c)
                     xs.append(1.0 - f)
@@ -178,49 +177,7 @@ class RemovalMetric:
         return counts, x
 
 
-def _round(value: float, how: str) -> int:
-    value = round(value, 9)  # 0.1 * 30 must be 3, not 3.0000000000000004 -> ceil 4
-    if how == "floor":
-        return int(math.floor(value))
-    if how == "ceil":
-        return int(math.ceil(value))
-    if how == "round":
-        return int(math.floor(value + 0.5))
-    raise ValueError(f"unknown rounding {how!r}; choose one of {', '.join(ROUNDINGS)}")
-
-
-def steps_limit(metric: RemovalMetric, n_words: int, n_units: int) -> int:
-    """How many one-word steps a step curve takes.
-
-    Paper 000 Deletion (code): K = ceil(0.2 * (n - 1)), K = 2 when that gives <= 1; capped at the words.
-    Full curves (max_fraction 1) take every word.
-    """
-    if metric.max_fraction >= 1.0:
-        return n_words
-    k = _round(metric.max_fraction * (n_units - 1), "ceil")
-    if k <= 1:
-        k = metric.min_steps
-    return int(min(max(k, 1), n_words))
-
-
 # ----- results ------------------------------------------------------------------------------------------
-@dataclass
-class Curve:
-    """One ranking's curve for one metric: x, the target's score at each point, and the unperturbed score."""
-
-    metric: str
-    x: list[float]
-    counts: list[int]
-    scores: list[float]
-    start: float
-    mode: str
-    score: str
-
-    def to_dict(self) -> dict:
-        return {"metric": self.metric, "x": self.x, "counts": self.counts, "scores": self.scores,
-                "start": self.start, "mode": self.mode, "score": self.score}
-
-
 @dataclass
 class OrderResult:
     """Values and curves of every metric for one ranking."""
@@ -229,16 +186,7 @@ class OrderResult:
     curves: dict[str, Curve] = field(default_factory=dict)
 
 
-# ----- MLM filler for the mlm operator (DeletionBERT) ---------------------------------------------------
-def load_filler():
-    """The prepared masked-LM filler (``models.mlm.load_filler``: its per-process cache is the only one, so
-    ``clear_loaded()`` after preparing a new masked LM reaches the metrics too), or a message saying how to get one."""
-    try:
-        return load_masked_lm()
-    except UserFacingError as error:
-        raise ModelError(f"The MLM-fill operator (DeletionBERT) needs a prepared masked-LM filler: {error}") from error
-
-
+# ----- the batched evaluation ---------------------------------------------------------------------------
 def filler_for(operator: str, options: dict | None):
     """The filler to pass to the engine: the one in ``options['filler']`` (tests, callers that hold one) or
     the prepared masked LM; None for every operator but mlm."""
@@ -248,7 +196,6 @@ def filler_for(operator: str, options: dict | None):
     return supplied if supplied is not None else load_filler()
 
 
-# ----- the batched evaluation ---------------------------------------------------------------------------
 _base_cache: weakref.WeakKeyDictionary[TextClassifier, OrderedDict] = weakref.WeakKeyDictionary()
 _base_lock = threading.Lock()
 
@@ -412,24 +359,6 @@ def length_grouped_logits(classifier: TextClassifier, batch: TokenBatch) -> np.n
     return out
 
 
-def length_bands(lengths: np.ndarray, overhead: int = FORWARD_OVERHEAD_TOKENS) -> list[tuple[int, int]]:
-    """(shortest, longest) bands of the lengths that minimise padded tokens + ``overhead`` per band: exact by
-    dynamic programming over the distinct lengths (a few dozen, however many rows)."""
-    values, counts = np.unique(np.asarray(lengths, dtype=int), return_counts=True)
-    before = np.concatenate([[0], np.cumsum(counts)])  # rows shorter than values[j]
-    best, start = [0.0] + [math.inf] * len(values), [0] * (len(values) + 1)
-    for j in range(1, len(values) + 1):
-        for i in range(j):  # one band from values[i] to values[j - 1], padded to the longest
-            cost = best[i] + (before[j] - before[i]) * values[j - 1] + overhead
-            if cost < best[j]:
-                best[j], start[j] = cost, i
-    bands, j = [], len(values)
-    while j > 0:
-        bands.append((int(values[start[j]]), int(values[j - 1])))
-        j = start[j]
-    return bands[::-1]
-
-
 def _row(batch: TokenBatch, i: int) -> tuple:
     return (tuple(batch.input_ids[i]), tuple(batch.token_type_ids[i]) if batch.token_type_ids else None,
             tuple(batch.zero_masks[i]) if batch.zero_masks else None, batch.readout[i] if batch.readout else None)
@@ -518,23 +447,3 @@ def evaluate_scores(classifier: TextClassifier, encoding: Encoding, metrics: lis
     positive = int(np.sum(np.asarray(scores, dtype=np.float64) > 0))
     return evaluate_orders(classifier, encoding, metrics, order[None, :], options, example, explanation,
                            filler_options, positives=[positive])[0]
-
-
-def provenance(metric: RemovalMetric, options: RemovalOptions) -> dict:
-    """What a number came from: preset, operator, target, special tokens, tie-breaking seed, ranking."""
-    operator = effective_operator(metric, options)
-    return {"metric": metric.id, "preset": metric.preset_label, "operator": operator,
-            "operator_label": OPERATORS[Operator(operator)].label, "target": options.target,
-            "paper_target": metric.paper_target,
-            "special_tokens": "excluded" if options.exclude_special else "counted in fractions",
-            "tie_break_seed": options.seed, "rank_by": options.rank_by, "reference": metric.reference,
-            **({"aopc_divisor": options.aopc_divisor or metric.aopc_divisor} if metric.summary == "aopc" else {}),
-            **({"convention": metric.convention} if metric.convention else {}),
-            **({"contrast": options.contrast, "contrast_read": "s(target) - s(contrast) after removal: p(A) - p(B) "
-                "for probability scores"} if options.contrast is not None else {})}
-
-
-def with_operator(metric: RemovalMetric, operator: str, suffix: str | None = None) -> RemovalMetric:
-    """The same definition with another preset operator (the bias sweep of ``faithfulness_bias``)."""
-    return replace(metric, id=f"{metric.id}[{suffix or operator}]", operator=operator,
-                   label=f"{metric.label} with {OPERATORS[Operator(operator)].label}")

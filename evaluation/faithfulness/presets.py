@@ -25,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores, provenance
+from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores
 from evaluation.faithfulness.random_band import methods_and_random
+from evaluation.faithfulness.removal_provenance import provenance
 from evaluation.metric import EVALUATORS, BatchResult, Evaluator, Metric, MetricValues, register_evaluator
 
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)

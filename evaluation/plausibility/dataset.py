@@ -29,18 +29,10 @@ import pandas as pd
 from corpora import load_dataset
 from evaluation.faithfulness.selection_bias import with_selection_columns
 from evaluation.metric import METRICS, RANDOM_METHOD, RunOptions
-from evaluation.plausibility.metrics import (
-    TAUS,
-    TOP_K_TO_TOP_P,
-    PlausibilityConfig,
-    align,
-    config_from_options,
-    f1,
-    iou_f1_of_means,
-    parse_sweep_id,
-    set_scores,
-)
+from evaluation.plausibility.alignment import align
+from evaluation.plausibility.metrics import TOP_K_TO_TOP_P, PlausibilityConfig, config_from_options, parse_sweep_id
 from evaluation.plausibility.micro_f1 import micro_macro_table
+from evaluation.plausibility.rationale_scores import TAUS, f1, iou_f1_of_means, set_scores
 from evaluation.plausibility.top_p import top_p_binarize
 from evaluation.runs.store import ResultStore
 from evaluation.summary import random_orderings_frame, results_frame, summarize

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evaluation.plausibility.metrics import PlausibilityConfig, binarize_top_k, f1, set_scores, top_k_size
+from evaluation.plausibility.metrics import PlausibilityConfig
+from evaluation.plausibility.rationale_scores import binarize_top_k, f1, set_scores, top_k_size
 
 SOURCE = "paper 004 Table 3 (macro and micro F1 of the top-25 tokens on ERASER Movie Reviews; the aml-top25 preset)"
 

@@ -7,14 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.plausibility.metrics import (
-    PlausibilityConfig,
-    align,
-    binarize_threshold,
-    binarize_top_k,
-    example_metrics,
-    top_k_size,
-)
+from evaluation.plausibility.alignment import align
+from evaluation.plausibility.metrics import PlausibilityConfig, example_metrics
+from evaluation.plausibility.rationale_scores import binarize_threshold, binarize_top_k, top_k_size
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ budget says so, the causal twin (the thesis: GPT-2).
 from __future__ import annotations
 
 from evaluation.adversarial import dataset as adversarial
-from evaluation.adversarial.attack import config_for
+from evaluation.adversarial.config import config_for
 from evaluation.reproduce.findings import BUDGETS, Claim, Finding
 from evaluation.reproduce.seed_models import known_feature_model, sst_model
 from evaluation.reproduce.studies import evaluation_frame, mean

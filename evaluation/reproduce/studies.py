@@ -9,7 +9,8 @@ import pandas as pd
 
 from evaluation import summary
 from evaluation.roar import scores as roar_scores
-from evaluation.roar.study import PRESETS, build_config, prepare_study, roar_cell
+from evaluation.roar.presets import PRESETS
+from evaluation.roar.study import build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
 from evaluation.runs.store import ResultStore
 from evaluation.suite import runner
@@ -55,7 +56,7 @@ def mean(frame: pd.DataFrame, method: str, metric: str) -> float:
 
 def roar_frame(spec: dict, model: str, preset: str, sizes: dict, **overrides) -> pd.DataFrame:
     """The cells frame (``roar/scores.cells_frame``) of a ROAR study of ``model`` with a paper's preset
-    (``roar/study.PRESETS``), retrained with this cell's seed only (so the interval is over training seeds), at
+    (``roar/presets.PRESETS``), retrained with this cell's seed only (so the interval is over training seeds), at
     the budget's ``sizes`` (ratios and the retraining variant's fields), run or reopened in the reproduce store."""
     chosen = {**PRESETS[preset], **overrides}
     variant = Variant(**{**{k: v for k, v in chosen.items() if k in VARIANT_FIELDS}, **sizes.get("variant", {})})

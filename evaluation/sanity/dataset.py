@@ -29,15 +29,14 @@ from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import emprt, repeatability, smprt
+from evaluation.sanity.head_check import PAPER_000_SEEDS, run_head_check
 from evaluation.sanity.one_input import (
     CHANCE,
     DEFAULT_TOP_FRACTION,
     MEASURES,
-    PAPER_000_SEEDS,
     SIMILARITY_MEASURES,
     chance_similarity,
     explainers_for,
-    run_head_check,
     run_sanity,
 )
 from evaluation.sanity.trained_methods import for_randomized_copies

@@ -7,7 +7,7 @@ Two checks:
   class, and compare with the original explanation. A faithful method's similarity falls towards 0.
 - **Head randomization** (paper 000 §3.3, §5.3, App. E, Table A5): re-initialize only the classifier's last
   layer (Xavier uniform, bias unchanged) under 3 seeds; report the share of words whose attribution changes
-  sign and the mean absolute change (both higher = more sensitive = better).
+  sign and the mean absolute change (both higher = more sensitive = better); in ``head_check.py``.
 
 Similarities (per stage and method, computed on word scores; paper 003 uses sub-word tokens incl. specials):
 - ``spearman``: Spearman rank correlation of the signed scores (paper 003's plotted default);
@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -184,7 +185,8 @@ def missing_work(classifier: TextClassifier, encoding: Encoding, methods: dict[s
         fingerprint = classifier.fingerprint if name == randomize.ORIGINAL else \
             randomize.randomized_fingerprint(classifier.fingerprint, mode, name, init, seed)
         for explainer in methods.values():
-            if cache is not None and cache.get(cache_key(_Fingerprint(fingerprint), encoding, explainer, target)):
+            stand_in = cast(TextClassifier, _Fingerprint(fingerprint))  # cache_key reads only the fingerprint
+            if cache is not None and cache.get(cache_key(stand_in, encoding, explainer, target)):
                 continue
             forward, backward = explainer.estimate_passes(encoding)
             missing += 1
@@ -374,7 +376,7 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
     if progress is not None:
         progress(done, total, "done")
     rng = np.random.default_rng(seed)
-    draws = {m: [] for m in SIMILARITY_MEASURES}
+    draws: dict[str, list[np.ndarray]] = {m: [] for m in SIMILARITY_MEASURES}
     for explanation in original.explanations.values():
         for measure, values in chance_similarity(explanation.word_scores, rng, chance_draws, top_fraction).items():
             draws[measure].append(values)
@@ -390,94 +392,3 @@ def run_sanity(classifier: TextClassifier, encoding: Encoding, methods: dict[str
                         signed={name: e.is_signed() for name, e in methods.items()}, stages=results,
                         top_fraction=top_fraction, complete=complete, chance=chance,
                         model_fingerprint=classifier.fingerprint)
-
-
-# ----- paper 000: randomize the classifier head only ----------------------------------------------------------------
-PAPER_000_SEEDS = (0, 1, 2)
-
-
-@dataclass
-class HeadCheckResult:
-    seeds: list[int]
-    target: int
-    target_label: str
-    labels: list[str]
-    methods: list[str]
-    signed: dict[str, bool]
-    original: dict[str, Explanation]
-    randomized: dict[int, dict[str, Explanation]]
-    probabilities: dict[int, np.ndarray]  # seed -> probabilities of the randomized model (-1: original)
-    fingerprints: dict[int, str]
-    errors: dict[str, str]
-    layer: str
-
-    def frame(self) -> pd.DataFrame:
-        rows = []
-        for seed in self.seeds:
-            for method in self.methods:
-                if method not in self.original or method not in self.randomized.get(seed, {}):
-                    continue
-                values = compare(self.original[method].word_scores, self.randomized[seed][method].word_scores,
-                                 self.signed[method])
-                rows.append({"seed": seed, "method": method, **values,
-                             "predicted": self.labels[int(np.argmax(self.probabilities[seed]))],
-                             "p_target": float(self.probabilities[seed][self.target])})
-        return pd.DataFrame(rows, columns=["seed", "method", *MEASURES, "predicted", "p_target"])
-
-    def summary(self) -> pd.DataFrame:
-        """Paper 000 Table A5 layout: per method, mean ± std over seeds of the sign-change share and mean |change|."""
-        frame = self.frame()
-        rows = []
-        for method, group in frame.groupby("method", sort=False):
-            rows.append({"method": method,
-                         "sign_change_mean": group["sign_change"].mean(), "sign_change_std": group["sign_change"].std(),
-                         "mean_abs_change_mean": group["mean_abs_change"].mean(),
-                         "mean_abs_change_std": group["mean_abs_change"].std(),
-                         "spearman_mean": group["spearman"].mean(), "seeds": len(group)})
-        return pd.DataFrame(rows)
-
-    def provenance(self) -> dict:
-        return {"check": "classifier-head randomization", "layer": self.layer,
-                "init": randomize.HEAD_INITS["xavier"], "seeds": self.seeds,
-                "target": {"index": self.target, "label": self.target_label, "how": "the original model's class"},
-                "fingerprints": self.fingerprints, "reference": REFERENCE_HEAD}
-
-
-def run_head_check(classifier: TextClassifier, encoding: Encoding, methods: dict[str, Explainer] | list[str],
-                   seeds=PAPER_000_SEEDS, target: int | None = None,
-                   cache: ExplanationCache | None = DEFAULT_CACHE,
-                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> HeadCheckResult:
-    """Paper 000's check: the original explanation vs. the explanation after each head randomization."""
-    if isinstance(methods, list):
-        methods = explainers_for(methods)
-    seeds = [int(s) for s in seeds]
-    probabilities = {-1: classifier.proba_of(encoding)}
-    if target is None:
-        target = int(np.argmax(probabilities[-1]))
-    errors: dict[str, str] = {}
-    original = StageResult(randomize.ORIGINAL, 0, classifier.fingerprint, probabilities[-1])
-    total, done = (len(seeds) + 1) * len(methods), 0
-    randomized_explanations, fingerprints = {}, {-1: classifier.fingerprint}
-    for seed in [None, *seeds]:
-        model = classifier if seed is None else randomize.cached_head(classifier, seed)
-        holder = original if seed is None else StageResult(f"head seed {seed}", 1, model.fingerprint,
-                                                          model.proba_of(encoding))
-        if seed is not None:
-            probabilities[seed] = holder.probabilities
-            fingerprints[seed] = model.fingerprint
-        for name, explainer in methods.items():
-            if should_stop is not None and should_stop():
-                break
-            if progress is not None:
-                progress(done, total, f"{holder.name}: {name}")
-            explain_into(explainer, model, encoding, target, cache, holder, name)
-            done += 1
-        errors.update({f"{holder.name} / {k}": v for k, v in holder.errors.items()})
-        if seed is not None:
-            randomized_explanations[seed] = holder.explanations
-    return HeadCheckResult(seeds=seeds, target=target, target_label=classifier.labels[target],
-                           labels=list(classifier.labels), methods=list(methods),
-                           signed={name: e.is_signed() for name, e in methods.items()},
-                           original=original.explanations, randomized=randomized_explanations,
-                           probabilities=probabilities, fingerprints=fingerprints, errors=errors,
-                           layer=randomize.head_output_layer(classifier)[0])

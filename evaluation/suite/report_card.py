@@ -30,7 +30,7 @@ import numpy as np
 from corpora import check_dataset_id, load_dataset
 from evaluation import summary
 from evaluation.adversarial import dataset as adversarial
-from evaluation.adversarial.attack import ATTACKED_METHODS, config_for
+from evaluation.adversarial.config import ATTACKED_METHODS, config_for
 from evaluation.agreement.measures import cosine_matrix, spearman_features
 from evaluation.faithfulness import known_feature
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells

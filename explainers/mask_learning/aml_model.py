@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import copy
 import inspect
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from explainers.mask_learning.length_groups import grouped_forward_embeds
 from models import ModelError, TextClassifier
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 PREDICTION_TARGETS = ("soft", "argmax")  # paper Eq. 5 / reference code
 PREDICTION_SLOTS = ("after", "first")  # where z_v goes: after the last token (encoders), first (causal backbones)
@@ -34,14 +38,15 @@ MASK_TOKENS = ("mask", "unk", "pad")
 class AttributionModel(nn.Module):
     """G: token scores in [0, 1] for the prediction y_v of the explained classifier (returned as logits)."""
 
-    def __init__(self, encoder: nn.Module, n_classes: int, dropout: float = 0.1, prediction_slot: str = "after"):
+    def __init__(self, encoder: PreTrainedModel, n_classes: int, dropout: float = 0.1, prediction_slot: str = "after"):
         super().__init__()
         if prediction_slot not in PREDICTION_SLOTS:
             raise ValueError(f"prediction_slot must be one of {', '.join(PREDICTION_SLOTS)}; got {prediction_slot!r}")
         self.prediction_slot = prediction_slot
         self.encoder = encoder
         if getattr(self.encoder, "pooler", None) is not None:
-            self.encoder.pooler = None  # G reads every token; the pooler would only carry unused weights
+            # G reads every token; the pooler would only carry unused weights
+            self.encoder.register_module("pooler", None)
         for parameter in self.encoder.parameters():  # a copy of the classifier's backbone arrives frozen
             parameter.requires_grad_(True)
         self.freeze_embeddings()

@@ -106,12 +106,13 @@ def resolve_checkpoint(classifier: TextClassifier, metric: SelectionMetric, chec
             raise ModelError(f"There is no AML checkpoint (manifest.json) in {folder}.")
     else:
         wanted = source_fingerprint or classifier.fingerprint
-        folder = find_checkpoint(wanted, metric)
-        if folder is None:
+        found = find_checkpoint(wanted, metric)
+        if found is None:
             raise AMLNotPrepared(
                 f"No AML attribution model tuned for {metric.name} exists for '{classifier.name}' (fingerprint "
                 f"{wanted}). Build it once with `python cli.py prepare-aml --model {model_argument(classifier)} --tune "
                 f"{metric.name}` (minutes on a CPU).")
+        folder = found
     manifest = read_manifest(folder)
     trained_for = manifest.get("explained_model", {}).get("fingerprint")
     if trained_for != classifier.fingerprint:

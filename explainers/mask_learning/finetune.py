@@ -16,6 +16,7 @@ import copy
 import torch
 
 from explainers.mask_learning.aml_model import AttributionModel, terms_of_scores
+from explainers.mask_learning.loss_terms import summed
 from models import TextClassifier
 
 FUSED_OPTIMIZER_DEVICES = ("cpu", "cuda")  # where torch's fused AdamW kernel exists
@@ -42,14 +43,17 @@ def finetune_maps(classifier: TextClassifier, model: AttributionModel, input_ids
     AdamW's per-tensor loop (the reference behaviour the fused kernel matches to float rounding)."""
     tuned = trainable_copy(model)
     trainable = [p for p in tuned.parameters() if p.requires_grad]
-    kernel = {"fused": True} if fused and input_ids.device.type in FUSED_OPTIMIZER_DEVICES else {"foreach": False}
-    optimizer = torch.optim.AdamW(trainable, lr=lr, **kernel)
-    maps, losses = [], []
+    if fused and input_ids.device.type in FUSED_OPTIMIZER_DEVICES:
+        optimizer = torch.optim.AdamW(trainable, lr=lr, fused=True)
+    else:
+        optimizer = torch.optim.AdamW(trainable, lr=lr, foreach=False)
+    maps: list[torch.Tensor] = []
+    losses: list[float] = []
     for _ in range(steps):
         scores = tuned(input_ids, attention_mask, y, token_type_ids)
         maps.append(torch.sigmoid(scores.detach())[0])  # the map before this step
-        loss = sum(terms_of_scores(classifier, scores, input_ids, attention_mask, token_type_ids, y, label, mask_id,
-                                   lambdas).values())
+        loss = summed(terms_of_scores(classifier, scores, input_ids, attention_mask, token_type_ids, y, label, mask_id,
+                                      lambdas).values())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

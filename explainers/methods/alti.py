@@ -35,10 +35,19 @@ from explainers.methods.value_zeroing import _hidden, _Stop, normalize_rows, thi
 from explainers.params import param
 from explainers.registry import register
 from models import ModelError
-from models.architectures import get_module
+from models.architectures import stack_at
 from models.metering import count
 
 AGGREGATIONS = ("rollout", "last-layer")
+
+
+@dataclass(frozen=True)
+class AffineNorm:
+    """What the decomposition reads of a post-LN LayerNorm: its affine weight and bias, and its epsilon."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor
+    eps: float
 
 
 @dataclass
@@ -48,7 +57,7 @@ class LayerTrace:
     x: torch.Tensor  # (T, H) the block's input
     o: torch.Tensor  # (T, H) the attention output projection's output
     projection: torch.nn.Module  # that output projection
-    norm: torch.nn.Module | None  # the post-LN norm after the residual; None for pre-LN blocks
+    norm: AffineNorm | None  # the post-LN norm after the residual; None for pre-LN blocks
     y: torch.Tensor  # (T, H) the sub-layer's output: norm(o + x) or o + x
 
 
@@ -68,7 +77,7 @@ def _blocks(classifier):
     architecture = classifier.architecture
     if architecture is None:
         raise ModelError("ALTI needs the model's blocks, which the module-tree rule could not read.")
-    return get_module(classifier.model, architecture.all_stacks[0])
+    return stack_at(classifier.model, architecture.all_stacks[0])
 
 
 def _inputs(classifier, encoding, rows: int) -> dict:
@@ -135,10 +144,11 @@ def _read_layer(layer: int, x: torch.Tensor, block_output: torch.Tensor, logged:
     last_linear = [out for m, _, out in after if _linear_like(m) and out.shape == (tokens, hidden)][-1]
     if _close(block_output, residual + last_linear):  # the stream carries o + x on: the norm fed the MLP only
         return LayerTrace(x, o, projection, None, residual)
-    if not all(hasattr(norm[0], a) for a in ("weight", "bias", "eps")):
+    weight, bias, eps = (getattr(norm[0], name, None) for name in ("weight", "bias", "eps"))
+    if not (isinstance(weight, torch.Tensor) and isinstance(bias, torch.Tensor) and isinstance(eps, (int, float))):
         raise ModelError(f"ALTI: layer {layer}'s post-attention norm ({type(norm[0]).__name__}) is not a LayerNorm "
                          f"with weight, bias and eps; use value zeroing or attention rollout here.")
-    return LayerTrace(x, o, projection, norm[0], norm[2])
+    return LayerTrace(x, o, projection, AffineNorm(weight, bias, float(eps)), norm[2])
 
 
 def attention_terms(classifier, encoding, layer: int, trace: LayerTrace,

@@ -31,7 +31,7 @@ from explainers.params import ParamError, param
 from explainers.registry import register
 from explainers.scores import SCORES, log_odds
 from models import Operator
-from models.mlm import BUILT_IN_MLM, HIGH_CONFIDENCE, FixedFill, load_filler
+from models.mlm import BUILT_IN_MLM, HIGH_CONFIDENCE, FixedFill, load_filler, with_fill_options
 from models.perturb import perturbed_logits
 
 CANDIDATE_SETS = ("top-k", "threshold")
@@ -83,9 +83,12 @@ class MaskedLMMethod(Explainer):
         self._filler = filler
 
     def filler(self):
+        """The masked LM named by ``masked_lm`` (or the one given in code) under the method's own fill options:
+        LIME-BERT's ``fill_mode``, IM's and LOO-fill's ``exclude_original`` (the model is shared, not copied)."""
         if self._filler is None:
             self._filler = load_filler(self.params.masked_lm)
-        return self._filler
+        return with_fill_options(self._filler, mode=getattr(self.params, "fill_mode", None),
+                                 exclude_original=getattr(self.params, "exclude_original", None))
 
     def filler_identity(self) -> dict:
         filler = self.filler()
@@ -152,13 +155,6 @@ class InputMarginalization(MaskedLMMethod):
 
     def removal_operator(self):
         return Operator.MLM
-
-    def filler(self):
-        base = super().filler()
-        with_options = getattr(base, "with_options", None)
-        if with_options is None or getattr(base, "exclude_original", None) == self.params.exclude_original:
-            return base
-        return with_options(exclude_original=self.params.exclude_original)
 
     def _candidate_count(self) -> int:
         return self.params.k if self.params.candidates == "top-k" else self.params.max_candidates

@@ -34,11 +34,11 @@ def draw_coalitions(n_samples: int, n: int) -> np.ndarray:
     probs = torch.tensor(n - 1) / (sizes * (n - sizes))
     probs[0] = 0.0
     probs = (probs / probs.sum()).reshape(1, -1)  # Categorical(probs).sample() draws from the normalized row
-    selected, normals = [torch.zeros((0, 1), dtype=torch.long)], [torch.zeros(0, n)]
+    sizes_drawn, draws = [torch.zeros((0, 1), dtype=torch.long)], [torch.zeros(0, n)]
     for _ in range(n_samples - 2):
-        selected.append(torch.multinomial(probs, 1, True))
-        normals.append(torch.randn(1, n))
-    selected, normals = torch.cat(selected), torch.cat(normals)
+        sizes_drawn.append(torch.multinomial(probs, 1, True))
+        draws.append(torch.randn(1, n))
+    selected, normals = torch.cat(sizes_drawn), torch.cat(draws)
     threshold = normals.sort(dim=1).values.gather(1, n - selected - 1)  # kthvalue(n - k) of each row
     keep = np.ones((2 + len(normals), n), dtype=bool)
     keep[1] = False

@@ -43,13 +43,6 @@ class LeaveOneOutFill(MaskedLMMethod):
     def removal_operator(self):
         return Operator.MLM
 
-    def filler(self):
-        base = super().filler()
-        with_options = getattr(base, "with_options", None)
-        if with_options is None or getattr(base, "exclude_original", None) == self.params.exclude_original:
-            return base
-        return with_options(exclude_original=self.params.exclude_original)
-
     def estimate_passes(self, encoding):
         return 2 * encoding.n_words + 1, 0  # n_words masked-LM passes too
 

@@ -82,13 +82,6 @@ class LimeBert(MaskedLMMethod, LimeExplainer):
         "paper-000-bert": {"fill_mode": "sequential", "masked_lm": "bert-base-uncased"},
     }
 
-    def filler(self):
-        base = super().filler()
-        with_options = getattr(base, "with_options", None)
-        if with_options is None or getattr(base, "mode", None) == self.params.fill_mode:
-            return base
-        return with_options(mode=self.params.fill_mode)
-
     def removal_operator(self):
         return Operator.MLM
 

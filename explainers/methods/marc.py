@@ -36,6 +36,7 @@ import torch
 from explainers.base import Attribution, Explainer
 from explainers.embedding_forward import baseline_ids
 from explainers.mask_learning.kernel import SIGMA_FORMS, kernel_mask
+from explainers.mask_learning.loss_terms import summed
 from explainers.mask_learning.progress import MaskProgress, ProgressCallback, StopCheck
 from explainers.mask_learning.segments import Segment, blend, plan_segments
 from explainers.params import param
@@ -89,12 +90,12 @@ def complement_term(removed_logits: torch.Tensor, target: int, scoring: str, for
 
 def omega_lambda(word_masks: list[torch.Tensor], alpha: float) -> torch.Tensor:
     """alpha_lambda * (mean lambda)^2 (Eq. 2), per segment, summed."""
-    return alpha * sum(mask.mean() ** 2 for mask in word_masks)
+    return alpha * summed(mask.mean() ** 2 for mask in word_masks)
 
 
 def omega_sigma(sigmas: list[torch.Tensor], alpha: float) -> torch.Tensor:
     """-alpha_sigma * mean(log sigma) (Eq. 7), per segment, summed."""
-    return -alpha * sum(torch.log(sigma).mean() for sigma in sigmas)
+    return -alpha * summed(torch.log(sigma).mean() for sigma in sigmas)
 
 
 def _floats(parts: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -299,11 +300,18 @@ class MaRC(Explainer):
         weights = [torch.full((len(s.words),), p.w_init, device=device, requires_grad=True) for s in batch.segments]
         sigmas = [torch.full((len(s.words),), p.sigma_init, device=device, requires_grad=True)
                   for s in batch.segments]
+        optimizer: torch.optim.Optimizer
         if p.optimizer == "adamw":
             optimizer = torch.optim.AdamW(weights + sigmas, lr=p.lr, weight_decay=p.weight_decay)
         else:
             optimizer = torch.optim.Adam(weights + sigmas, lr=p.lr)
         frozen: list[torch.Tensor | None] = [None] * n_segments
+
+        def current_masks() -> list[torch.Tensor]:
+            """Each segment's mask: frozen where it converged, else from its kernel."""
+            return [f if f is not None else kernel_mask(w, sg, p.sigma_form)
+                    for f, w, sg in zip(frozen, weights, sigmas)]
+
         with torch.no_grad():
             last_means = [float(kernel_mask(w, s, p.sigma_form).mean()) for w, s in zip(weights, sigmas)]
         step, reason, parts, warnings = 0, "step cap", {}, []
@@ -314,10 +322,9 @@ class MaRC(Explainer):
                 warnings.append(f"Stopped at step {step} of {p.max_steps}: the scores are the last mask, not a "
                                 f"converged one (not cached; run it again for the full result).")
                 break
-            word_masks = [frozen[s] if frozen[s] is not None else kernel_mask(weights[s], sigmas[s], p.sigma_form)
-                          for s in range(n_segments)]
+            word_masks = current_masks()
             parts = self.objective(classifier, batch, word_masks, sigmas, target, generator)
-            loss = sum(parts.values())
+            loss = summed(parts.values())
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -328,8 +335,7 @@ class MaRC(Explainer):
                 for sigma in sigmas:
                     sigma.clamp_(min=SIGMA_FLOOR)
                 if checking or self.progress is not None:
-                    current = [frozen[s] if frozen[s] is not None else
-                               kernel_mask(weights[s], sigmas[s], p.sigma_form) for s in range(n_segments)]
+                    current = current_masks()
             note = ""
             if checking:
                 for s in range(n_segments):
@@ -346,8 +352,7 @@ class MaRC(Explainer):
                 reason = "converged"
                 break
         with torch.no_grad():
-            final = [frozen[s] if frozen[s] is not None else kernel_mask(weights[s], sigmas[s], p.sigma_form)
-                     for s in range(n_segments)]
+            final = current_masks()
             kept, removed = masked_pair(batch.x, batch.b, batch.token_mask(final))
             both_types = None if batch.token_types is None else batch.token_types.repeat(2, 1)
             probabilities = torch.softmax(classifier.forward_embeds(torch.cat([kept, removed]),

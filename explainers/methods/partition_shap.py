@@ -116,7 +116,7 @@ def clustering_tokens(text: str, spans: list[tuple[int, int]]) -> list[str]:
 
 
 def _names(segments: list[str]) -> list[str]:
-    names = []
+    names: list[str] = []
     for i, segment in enumerate(segments):
         glued = i > 0 and names[i - 1] != "" and not re.match(r"^.*\W$", segments[i - 1]) \
             and re.match(r"^[A-Za-z]", segment)
@@ -179,7 +179,7 @@ class _Answers:
 
     def __call__(self, masks: list[np.ndarray], ahead=list) -> np.ndarray:
         """Values of ``masks``; ``ahead()`` (called only when a model call is needed) lists masks to add to it."""
-        todo = {}
+        todo: dict[bytes, np.ndarray] = {}
         for mask in masks:
             key = mask.tobytes()
             if key not in self.known:
@@ -234,7 +234,8 @@ def _ahead_masks(tree, m, members, queue, rows: int) -> list[np.ndarray]:
 def heap_front(queue: list, k: int) -> list:
     """The k first entries of a heap, in order, read by walking it from its root: k log k steps, not len(queue)
     (the queue holds tens of thousands of nodes at large budgets)."""
-    front, frontier = [], [(queue[0], 0)] if queue else []
+    front: list = []
+    frontier = [(queue[0], 0)] if queue else []
     while frontier and len(front) < k:
         entry, i = heapq.heappop(frontier)
         front.append(entry)
@@ -244,7 +245,7 @@ def heap_front(queue: list, k: int) -> list:
     return front
 
 
-def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, seed: int,
+def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: float, seed: int,
                 ahead_rows: int = AHEAD_ROWS, visits: list | None = None) -> tuple[np.ndarray, int]:
     """Leaf values of set function ``f`` (bool keep-matrix (k, M) -> (k,) scores) and the model calls counted
     as shap counts them (2 per expanded node; f00 and f11 are the other 2 of ``max_evals``). ``ahead_rows``:
@@ -276,7 +277,8 @@ def owen_values(f, tree: np.ndarray, m: int, max_evals: int, queue_batch: int, s
             for *_, (_, low, high, node, weight) in queue:
                 dvalues[node] += (high - low) * weight
             break
-        tasks, masks = [], []
+        tasks: list[tuple] = []
+        masks: list[np.ndarray] = []
         while queue and len(masks) < queue_batch and evals + len(masks) < budget:
             context, low, high, node, weight = heapq.heappop(queue)[3]
             if node < m:

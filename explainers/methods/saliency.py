@@ -31,6 +31,8 @@ def reduce_hidden(gradient: torch.Tensor, reduction: str, embedding_matrix: torc
     if reduction == "sum":
         return gradient.sum(dim=-1)
     if reduction == "onehot-l2":
+        if embedding_matrix is None:
+            raise ValueError("the onehot-l2 reduction needs the embedding matrix")
         return (gradient @ embedding_matrix.T).norm(dim=-1)
     raise ValueError(f"unknown reduction {reduction}")
 

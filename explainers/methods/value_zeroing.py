@@ -19,6 +19,7 @@ vectors are the output of each block's value projection (``value``, ``v_proj``, 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from explainers.methods.attention_rollout import rollout
 from explainers.params import param
 from explainers.registry import register
 from models import ModelError
-from models.architectures import get_module
+from models.architectures import stack_at
 from models.metering import count
 
 VALUE_NAMES = ("value", "v_proj", "v_lin", "v", "value_proj")  # a separate value projection
@@ -71,7 +72,7 @@ def _hidden(output) -> torch.Tensor:
     return output[0] if isinstance(output, (tuple, list)) else output
 
 
-def layer_outputs(classifier, encoding, zero: list[int | None], layer: int | None) -> list[torch.Tensor]:
+def layer_outputs(classifier, encoding, zero: Sequence[int | None], layer: int | None) -> list[torch.Tensor]:
     """Run the input once per entry of ``zero`` (a batch): row r has token ``zero[r]``'s value vector zeroed in
     layer ``layer`` (None: nothing zeroed). Returns every layer's output up to ``layer`` (all layers when None),
     each (rows, T, H); stops the forward pass after ``layer``."""
@@ -79,7 +80,7 @@ def layer_outputs(classifier, encoding, zero: list[int | None], layer: int | Non
     architecture = classifier.architecture
     if architecture is None:
         raise ModelError("Value zeroing needs the model's blocks, which the module-tree rule could not read.")
-    blocks = get_module(model, architecture.all_stacks[0])
+    blocks = stack_at(model, architecture.all_stacks[0])
     state = {"layer": -1}
     outputs: list[torch.Tensor] = []
     rows = torch.tensor([-1 if j is None else j for j in zero])

@@ -14,12 +14,11 @@ One ``MaskedLMFiller`` serves three uses:
   (paper 000's code default; footnote 3 finds both give similar LIME-BERT results).
 - ``describe()``: name, source, fingerprint and, for the offline stand-in, its held-out accuracy.
 
-Also here: ``inspect_candidates`` (paper 000 figure 1) and ``FixedFill``. Loading a masked LM by name is
-``models/mlm/loading.py``.
+Also here: ``FixedFill``. The candidate inspector (paper 000 figure 1) is ``models/mlm/inspector.py``; loading a
+masked LM by name is ``models/mlm/loading.py``.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 from collections import OrderedDict
@@ -38,7 +37,6 @@ from models.fingerprint import weights_fingerprint
 BUILT_IN_MLM = "mlm"
 FILL_MODES = ("joint", "sequential")
 FILL_CACHE_ROWS = 50_000  # remembered fills (a row is one input's words: a few MB at most)
-HIGH_CONFIDENCE = 0.5  # top-1 = the original word at least this likely: IM's attribution is near 0 by construction
 
 
 @dataclass(frozen=True)
@@ -168,7 +166,7 @@ class MaskedLMFiller:
         unk = self.tokenizer.unk_token or ""
         out = []
         for (words, segments), chosen in zip(rows, masked):
-            parts = ([], [])
+            parts: tuple[list[str], list[str]] = ([], [])
             for index, (word, segment) in enumerate(zip(words, segments)):
                 # a literal mask token typed by a user would be taken for one of ours: make it unknown
                 parts[segment].append(mask if index in chosen else word.replace(mask, unk))
@@ -244,7 +242,7 @@ class MaskedLMFiller:
                 hidden = self.model(**kwargs).logits[where]
                 project = None
             self.forward_passes += len(chunk)
-            owners = []
+            owners: list[tuple[int, int] | None] = []
             for row, i in enumerate(chunk):
                 found = int(where[row].sum())  # fewer than asked when truncation cut some masks off
                 owners += [(i, order[i][j]) if j < len(order[i]) else None for j in range(found)]
@@ -253,10 +251,9 @@ class MaskedLMFiller:
                 logits = project(part) if project is not None else part
                 probabilities = torch.softmax(logits.double(), dim=-1)
                 mine = owners[start:start + head_batch]
-                keep = [j for j, owner in enumerate(mine) if owner is not None]
-                values = reduce(probabilities[keep], [mine[j] for j in keep]) if keep else []
-                for j, value in zip(keep, values):
-                    i, word = mine[j]
+                kept = [(j, owner) for j, owner in enumerate(mine) if owner is not None]
+                values = reduce(probabilities[[j for j, _ in kept]], [owner for _, owner in kept]) if kept else []
+                for (_, (i, word)), value in zip(kept, values):
                     results[i][order[i].index(word)] = value
 
         for chunk in self._chunks(lengths):
@@ -414,64 +411,6 @@ class MaskedLMFiller:
                 predicted = results[position][0]
                 current[r][index] = predicted if predicted is not None else words[index]
         return current
-
-
-# ----- the candidate inspector (paper 000 figure 1) -----------------------------------------------
-@dataclass(frozen=True)
-class WordCandidates:
-    """The masked LM's view of one word: its top replacements and whether it is predictable."""
-
-    index: int
-    word: str
-    segment: int
-    candidates: tuple[Candidate, ...]
-    original_probability: float  # the masked LM's probability of the word itself (0 if not a single vocab word)
-    original_rank: int | None  # 1 = the top-1 candidate is the original word; None = not among the listed
-
-    @property
-    def top1_is_original(self) -> bool:
-        return self.original_rank == 1
-
-    def predictable(self, threshold: float = HIGH_CONFIDENCE) -> bool:
-        """The masked LM predicts the word itself with probability >= threshold (paper 000 App. B: IM's
-        attribution of such a word is bounded by about 1 - p whatever the classifier does)."""
-        return self.top1_is_original and self.original_probability >= threshold
-
-    def to_dict(self) -> dict:
-        return {"index": self.index, "word": self.word, "segment": self.segment,
-                "candidates": [dataclasses.asdict(c) for c in self.candidates],
-                "original_probability": self.original_probability, "original_rank": self.original_rank}
-
-
-def inspect_candidates(filler: MaskedLMFiller, encoding: Encoding, k: int = 3) -> list[WordCandidates]:
-    """Top-k replacements of every word, one word masked at a time (one batched masked-LM pass), with the
-    masked LM's probability of the original word itself and its rank (paper 000 figure 1 and App. B)."""
-    n = encoding.n_words
-    if n == 0:
-        return []
-    rows = [(list(encoding.words), list(encoding.word_segment))] * n
-    valid = torch.as_tensor(filler._valid)
-
-    def reduce(probabilities, owners):
-        ranked = filler._ranked(probabilities, k, 0.0, [None] * len(owners))
-        out = []
-        for distribution, (_, index), candidates in zip(probabilities, owners, ranked):
-            word = encoding.words[index]
-            original = filler.word_probability(distribution, word)
-            rank = None
-            if original > 0:
-                proposable = distribution[valid[:len(distribution)].to(distribution.device)]
-                rank = 1 + int((proposable > original).sum())
-            out.append((candidates, original, rank))
-        return out
-
-    results = filler._run(rows, [{i} for i in range(n)], reduce)
-    table = []
-    for index, [result] in enumerate(results):
-        candidates, original, rank = result if result is not None else ([], 0.0, None)
-        table.append(WordCandidates(index, encoding.words[index], encoding.word_segment[index], tuple(candidates),
-                                    original, rank))
-    return table
 
 
 class FixedFill:

@@ -74,6 +74,15 @@ def load_filler(name: str = BUILT_IN_MLM, mode: str = "joint", exclude_original:
     return base.with_options(mode=mode, exclude_original=exclude_original)
 
 
+def with_fill_options(filler, mode: str | None = None, exclude_original: bool | None = None):
+    """``filler`` under a method's fill options (None: leave that option as it is): a ``MaskedLMFiller``'s twin
+    sharing its model when an option differs, else the filler itself (also one without options: a fill in code)."""
+    wanted = {"mode": mode, "exclude_original": exclude_original}
+    changed = {name: value for name, value in wanted.items() if value is not None and getattr(filler, name, None) != value}
+    with_options = getattr(filler, "with_options", None)
+    return filler if with_options is None or not changed else with_options(**changed)
+
+
 @lru_cache(maxsize=4)
 def _load(name: str, device: str | None, cache_dir: str, choice: str) -> MaskedLMFiller:
     """One masked LM per (name, device, cache folder, EXWB_MLM) and process; the wrappers share it."""

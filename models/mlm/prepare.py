@@ -148,14 +148,15 @@ def unigram_log_frequencies(tokenizer, sentences: list[str], vocab_size: int) ->
     return torch.as_tensor(np.log(counts / counts.sum()), dtype=torch.float32)
 
 
-def masked_batches(tokenizer, sentences: list[str], recipe: MLMRecipe, counter: dict) -> Iterator[list]:
+def masked_batches(tokenizer, sentences: list[str], recipe: MLMRecipe,
+                   counter: dict) -> Iterator[list[tuple[list[int], list[int]]]]:
     """Batches of whole-word-masked training sentences, drawn in seeded shuffled passes over ``sentences``
     (``counter["seen"]`` counts the sentences drawn, including those with nothing to predict)."""
     rng = random.Random(recipe.seed)
     masker = _Masker(tokenizer, recipe)
     order, cursor = list(range(len(sentences))), len(sentences)
     while True:
-        items = []
+        items: list[tuple[list[int], list[int]]] = []
         while len(items) < recipe.batch_size:
             if cursor >= len(order):
                 rng.shuffle(order)

@@ -42,7 +42,7 @@ TABLE_A6 = [("lime", {"n_samples": 1000}), ("lime_bert", {"n_samples": 1000})]
 
 def _resolved(preset: str) -> list:
     from evaluation.roar.measures import resolve_measure
-    from evaluation.roar.study import PRESETS
+    from evaluation.roar.presets import PRESETS
 
     measures = [resolve_measure(m, PRESETS[preset]["settings"]) for m in PRESETS[preset]["measures"]]
     return [(m.method, m.explainer().params) for m in measures]
@@ -77,7 +77,7 @@ def test_measures_im_parses_to_input_marginalization(monkeypatch):
 def test_paper_001_presets_measure_table_2s_roberta_column_without_attention():
     # seeds-000-001.md 001.5, Table 2: RoBERTa rows Gradient, x * Gradient, IG; attention "—" (the paper's attention
     # is a BiLSTM's, section 4), so transformer attention is not in a preset named after the paper
-    from evaluation.roar.study import PRESETS
+    from evaluation.roar.presets import PRESETS
 
     for preset in ("paper-001", "paper-001-quick", "paper-001-one-token", "paper-001-one-token-quick"):
         methods = [method for method, _ in _resolved(preset)]

@@ -68,7 +68,7 @@ def test_every_option_group_keeps_its_defaults():
     from evaluation.faithfulness.curves import RemovalOptions
     from evaluation.metric import RunOptions
     from evaluation.plausibility.metrics import PlausibilityConfig
-    from evaluation.roar.study import StudyConfig
+    from evaluation.roar.config import StudyConfig
     from evaluation.roar.training import Variant
 
     assert dataclasses.asdict(RemovalOptions()) == {"operator": None, "target": "predicted", "exclude_special": True,

@@ -10,15 +10,10 @@ from tiny_models import FILLER
 
 from explainers import Explanation, create
 from explainers.cache import DEFAULT_CACHE, cache_key, cached_only, explain_cached
+from explainers.choices import MethodChoice
+from explainers.method_jobs import DONE, RUNNING, STOPPED, MethodJob, MethodJobs, Planned
 from explainers.plan import (
-    DONE,
-    RUNNING,
-    STOPPED,
-    MethodChoice,
-    MethodJob,
-    MethodJobs,
     Pending,
-    Planned,
     cost_rows,
     estimate,
     make_plan,

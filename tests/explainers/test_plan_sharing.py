@@ -7,7 +7,8 @@ import pytest
 
 from explainers import Explanation, create
 from explainers.cache import DEFAULT_CACHE, explain_cached
-from explainers.plan import MethodChoice, Pending, cost_rows, make_plan, run_now
+from explainers.choices import MethodChoice
+from explainers.plan import Pending, cost_rows, make_plan, run_now
 from models import TextClassifier
 from models.metering import Throughput
 

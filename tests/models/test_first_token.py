@@ -11,6 +11,7 @@ from tiny_models import tiny_architecture
 
 from explainers import create
 from models import first_token, randomize
+from models.batching import pad
 from models.classifier import TextClassifier, TokenBatch
 
 FAMILIES = ["bert", "roberta", "electra"]
@@ -111,8 +112,8 @@ def test_a_wrong_mask_or_a_skipped_last_layer_would_be_caught(family):
     classifier = tiny(family)
     batch = mixed_batch(classifier)
     expected = one_by_one(classifier, batch)
-    ids = classifier._pad(batch.input_ids, classifier.tokenizer.pad_token_id)
-    mask = classifier._pad([[1] * len(row) for row in batch.input_ids], 0)
+    ids = pad(batch.input_ids, classifier.tokenizer.pad_token_id)
+    mask = pad([[1] * len(row) for row in batch.input_ids], 0)
     model, head = classifier.model, classifier.architecture.head
     with torch.no_grad():
         unmasked = first_token.first_token_logits(model, head, attention_mask=torch.ones_like(mask), input_ids=ids)
@@ -232,7 +233,7 @@ def test_the_self_check_turns_the_path_off_for_a_head_that_reads_every_token():
     assert "self-check" in classifier.first_token.note
     # its logits are the model's own on the padded rows (a mean over padding depends on it: no one-by-one here)
     texts = TEXTS[:3]
-    ids = classifier._pad(classifier.tokenize_texts(texts).input_ids, classifier.tokenizer.pad_token_id)
+    ids = pad(classifier.tokenize_texts(texts).input_ids, classifier.tokenizer.pad_token_id)
     with torch.no_grad():
         expected = model(input_ids=ids, attention_mask=(ids != classifier.tokenizer.pad_token_id).long()).logits
     np.testing.assert_allclose(classifier.predict_logits(classifier.tokenize_texts(texts)), expected.double().numpy(),

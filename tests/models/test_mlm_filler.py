@@ -20,6 +20,7 @@ from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from explainers import create
 from explainers.methods.input_marginalization import InputMarginalization, marginal_log2_odds
+from explainers.methods.leave_one_out_fill import LeaveOneOutFill
 from explainers.methods.lime_bert import LimeBert
 from models import ModelNotPrepared, perturb
 from models.mlm import (
@@ -35,6 +36,7 @@ from models.mlm import (
     load_filler,
     prepare_mlm,
     read_mlm_manifest,
+    with_fill_options,
 )
 from models.mlm.prepare import build_model
 
@@ -371,6 +373,22 @@ def test_lime_bert_fills_with_the_masked_lm(tiny_mlm, keyword_classifier):
     again = LimeBert(filler=tiny_mlm, n_samples=40, seed=1, fill_mode="sequential").explain(keyword_classifier,
                                                                                             encoding, 1)
     np.testing.assert_array_equal(explanation.word_scores, again.word_scores)  # seeded
+
+
+def test_every_masked_lm_method_gets_its_own_fill_options_on_the_shared_model(tiny_mlm):
+    """One rule (``with_fill_options``) for the three methods: each option it owns applied, the others left as the
+    given filler has them, the model shared; a filler without options (a fill in code) is used as it is."""
+    assert with_fill_options(tiny_mlm) is tiny_mlm and with_fill_options(tiny_mlm, mode="joint") is tiny_mlm
+    sequential = tiny_mlm.with_options(mode="sequential")
+    lime = LimeBert(filler=sequential, fill_mode="joint").filler()
+    assert (lime.mode, lime.exclude_original, lime.model) == ("joint", False, tiny_mlm.model)
+    for method in (InputMarginalization, LeaveOneOutFill):
+        other_words = method(filler=sequential, exclude_original=True).filler()
+        assert (other_words.mode, other_words.exclude_original, other_words.model) == ("sequential", True,
+                                                                                       tiny_mlm.model)
+        assert method(filler=sequential).filler() is sequential  # nothing to change: the given filler itself
+    fixed = FixedFill([["a"]])
+    assert LimeBert(filler=fixed, fill_mode="sequential").filler() is fixed
 
 
 def test_fixed_fill_checks_its_rows(keyword_classifier):

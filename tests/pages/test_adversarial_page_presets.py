@@ -8,7 +8,7 @@ from conftest import ROOT
 from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
-from evaluation.adversarial.attack import config_for
+from evaluation.adversarial.config import config_for
 from evaluation.runs.jobs import JOBS
 
 PAGE = "app_pages/10_Adversarial.py"

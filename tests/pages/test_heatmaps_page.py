@@ -248,7 +248,7 @@ LONG_TEXT = " ".join(("the film is slow at first but the actors carry it and the
 @pytest.fixture()
 def background_jobs():
     """Leaves no method running after the test (the jobs are threads of this process)."""
-    from explainers.plan import METHOD_JOBS
+    from explainers.method_jobs import METHOD_JOBS
 
     yield METHOD_JOBS
     METHOD_JOBS.stop_all(wait=60)

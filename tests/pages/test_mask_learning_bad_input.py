@@ -49,7 +49,7 @@ def app_model(keyword_classifier, random_classifier, tmp_path_factory):
 
 @pytest.fixture()
 def background_jobs():
-    from explainers.plan import METHOD_JOBS
+    from explainers.method_jobs import METHOD_JOBS
 
     yield METHOD_JOBS
     METHOD_JOBS.stop_all(wait=60)

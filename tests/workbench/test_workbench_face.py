@@ -20,8 +20,9 @@ from evaluation.faithfulness.one_input import evaluate_input
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.metric import RANDOM_METHOD
 from explainers import create
+from explainers.choices import MethodChoice
 from explainers.export import FormatError, read_document
-from explainers.plan import MethodChoice, make_plan, run_now
+from explainers.plan import make_plan, run_now
 
 TEXT = "an excellent film , not boring"
 METHODS = ["saliency", "integrated_gradients", "leave_one_out"]

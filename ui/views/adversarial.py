@@ -13,10 +13,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evaluation.adversarial import dataset as adversarial_dataset
-from evaluation.adversarial.attack import ATTACKED_METHODS, PRESETS, AttackConfig, AttackResult, config_for
-from evaluation.adversarial.attack import estimate_seconds as attack_seconds
+from evaluation.adversarial.config import ATTACKED_METHODS, PRESETS, AttackConfig, config_for
+from evaluation.adversarial.config import estimate_seconds as attack_seconds
 from evaluation.adversarial.live import LiveAttack
 from evaluation.adversarial.long_inputs import long_input_refusal
+from evaluation.adversarial.result import AttackResult
 from evaluation.runs.store import ResultStore
 from explainers import ParamError
 from models import Encoding, TextClassifier

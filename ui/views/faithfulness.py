@@ -16,7 +16,8 @@ from evaluation.agreement import dataset as agreement_dataset
 from evaluation.baselines import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
 from evaluation.faithfulness import known_feature, other_measures
 from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
-from evaluation.faithfulness.curves import RemovalOptions, load_filler
+from evaluation.faithfulness.curves import RemovalOptions
+from evaluation.faithfulness.mlm_filler import load_filler
 from evaluation.faithfulness.one_input import evaluate_input, operator_label, operators_of
 from evaluation.faithfulness.perturbation_shift import MAGNITUDE
 from evaluation.faithfulness.perturbation_shift_run import PAPER_DATASETS, table_a1_reference

@@ -9,8 +9,9 @@ import streamlit as st
 
 from explainers import FAMILIES, REGISTRY, Explanation, plan
 from explainers.aggregate import NORMALIZATION_LABELS, NORMALIZATIONS
-from explainers.choices import MethodChoice, Prepared
-from explainers.plan import MethodJob, Pending
+from explainers.choices import MethodChoice, Prepared, prepare
+from explainers.method_jobs import MethodJob, Planned
+from explainers.plan import Pending
 from models import Encoding, InputError, TextClassifier
 from models.documents import read_input
 from models.metering import autorun_budget
@@ -242,7 +243,7 @@ def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: E
         bar = (rows.progress if rows is not None else st).progress(
             0.0, text=f"Explaining with {len(items)} method(s), about {total:.0f} s ...")
 
-        def show(index: int, item: plan.Planned) -> None:
+        def show(index: int, item: Planned) -> None:
             if rows is not None and index > 0:  # the method before this one has finished
                 done_id = items[index - 1].method_id
                 rows.show(done_id, the_plan.results[done_id])
@@ -269,7 +270,7 @@ class CostPreview:
 
 def cost_preview(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding, target: int | None,
                  key: str = "cost") -> CostPreview:
-    prepared = plan.prepare(choices, classifier, encoding, target)
+    prepared = prepare(choices, classifier, encoding, target)
     rows = plan.cost_rows(choices, classifier, encoding, target, prepared)
     to_compute = [r for r in rows if r.get("status") == "to compute"]
     seconds = sum(r["estimated seconds"] for r in to_compute)
@@ -376,8 +377,8 @@ class Rows:
             self.show(method_id, result)
 
 
-def render_rows(results: dict[str, Explanation | Pending | str], level: str, normalization: str, absolute: bool,
-                human: list[int] | None = None, key: str = "rows", model: str | None = None,
+def render_rows(results: dict[str, Explanation | Pending | MethodJob | str], level: str, normalization: str,
+                absolute: bool, human: list[int] | None = None, key: str = "rows", model: str | None = None,
                 classifier: TextClassifier | None = None) -> None:
     """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of
     the scales in use above the rows (``Rows`` at once, for results computed already)."""

@@ -16,21 +16,12 @@ from plotly.subplots import make_subplots
 
 from corpora import DATASETS, DataError, check_dataset_id
 from evaluation.roar import scores as roar_scores
+from evaluation.roar.config import FULL_RATIOS, MODES, TARGETS, StudyConfig
+from evaluation.roar.cost import estimate
 from evaluation.roar.masking import COUNT_RULES, RANKINGS, SEGMENTS
 from evaluation.roar.measures import ALIASES, SETTINGS, Measure
-from evaluation.roar.study import (
-    FULL_RATIOS,
-    KIND,
-    MODES,
-    PRESETS,
-    TARGETS,
-    StudyConfig,
-    build_config,
-    cells_of_run,
-    estimate,
-    roar_cell,
-    start_study,
-)
+from evaluation.roar.presets import PRESETS
+from evaluation.roar.study import KIND, build_config, cells_of_run, roar_cell, start_study
 from evaluation.roar.synthetic import STRATEGIES, synthetic_study
 from evaluation.roar.training import INITS, TRAINABLE, Variant
 from evaluation.runs.jobs import JOBS

@@ -18,7 +18,7 @@ import streamlit as st
 from evaluation import targets
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
-from evaluation.sanity import one_input, repeatability, smprt
+from evaluation.sanity import head_check, one_input, repeatability, smprt
 from evaluation.sanity.one_input import SanityOptions
 from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.seeds import parse_seeds
@@ -346,7 +346,7 @@ def seeds_or_message(text: str) -> tuple[list[int], str | None]:
 
 # ----- one input: paper 000's head check ---------------------------------------------------------------------------
 def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[MethodChoice], target: int,
-                 level: str) -> one_input.HeadCheckResult | None:
+                 level: str) -> head_check.HeadCheckResult | None:
     st.caption("Paper 000 (§3.3, App. E): re-initialize only the classifier's last layer (Xavier uniform, bias "
                "unchanged) under several seeds. Higher = the explanation reacts to the model (better).")
     text = st.text_input("Seeds", "0, 1, 2", key="sanity-head-seeds", help="paper 000 used three; also used by "
@@ -368,7 +368,7 @@ def head_section(classifier: TextClassifier, encoding: Encoding, choices: list[M
         return None
     with st.spinner("Randomizing the head and explaining ..."):
         try:
-            result = one_input.run_head_check(classifier, encoding, explainers, seeds=seeds, target=target)
+            result = head_check.run_head_check(classifier, encoding, explainers, seeds=seeds, target=target)
         except UserFacingError as error:
             st.error(str(error))
             return None
@@ -424,7 +424,7 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict, num_la
     smoothing = smprt.PRESETS[st.session_state.get("sanity-smprt-preset", "quantus-2023")]
     repeat_seeds, _ = seeds_or_message(st.session_state.get("sanity-repeat-seeds", "0, 1, 2, 3, 4"))
     seeds, _ = seeds_or_message(st.session_state.get("sanity-head-seeds", "0, 1, 2"))
-    seeds = seeds or list(one_input.PAPER_000_SEEDS)
+    seeds = seeds or list(head_check.PAPER_000_SEEDS)
     what = (f"{config['mode']} · {randomize.INITS[config['init']]} · seed {config['seed']}" if check == "layers"
             else f"head seeds {', '.join(map(str, seeds))} (Xavier uniform)")
     st.caption(f"Methods: {', '.join(map(label_for, methods)) or 'none'} (presets kept; individual parameter changes apply to the "

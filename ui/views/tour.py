@@ -15,9 +15,10 @@ import numpy as np
 import streamlit as st
 
 from evaluation.faithfulness.one_input import evaluate_input
-from evaluation.sanity.one_input import PAPER_000_SEEDS, run_head_check
+from evaluation.sanity.head_check import PAPER_000_SEEDS, run_head_check
 from explainers import REGISTRY, Explanation
-from explainers.plan import MethodChoice, Pending
+from explainers.choices import MethodChoice
+from explainers.plan import Pending
 from models import Encoding, TextClassifier, UserFacingError
 from ui.figures.heatmap_matrix import export_config, heatmap_matrix
 from ui.views import heatmaps

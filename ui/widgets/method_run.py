@@ -12,18 +12,11 @@ from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from evaluation.suite import aml_build
 from explainers import REGISTRY, ParamError, create, create_from_spec, split_spec
+from explainers.choices import MethodChoice
 from explainers.mask_learning.progress import MaskProgress
 from explainers.mask_learning.selection import metric_named
-from explainers.plan import (
-    FAILED,
-    METHOD_JOBS,
-    STOPPED,
-    MethodChoice,
-    MethodJob,
-    NeedsTraining,
-    Pending,
-    missing_training,
-)
+from explainers.method_jobs import FAILED, METHOD_JOBS, STOPPED, MethodJob
+from explainers.plan import NeedsTraining, Pending, missing_training
 from models import ModelError, TextClassifier, UserFacingError
 from ui.widgets.heatmap import CSS, heatmap_html
 from ui.widgets.run_progress import run_progress

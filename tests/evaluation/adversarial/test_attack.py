@@ -10,7 +10,10 @@ from smooth_models import smooth_classifier
 from tolerances import EPS32
 
 from evaluation.adversarial import measures
-from evaluation.adversarial.attack import AttackError, attack, config_for, differentiable_attribution, passes
+from evaluation.adversarial.attack import attack
+from evaluation.adversarial.attribution import differentiable_attribution
+from evaluation.adversarial.config import config_for, passes
+from evaluation.adversarial.result import AttackError
 from explainers import ParamError
 from explainers.embedding_forward import baseline_embeddings, embedding_function
 from models.attention_kernel import eager_attention

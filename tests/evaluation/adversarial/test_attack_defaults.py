@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from evaluation.adversarial.attack import config_for
+from evaluation.adversarial.config import config_for
 
 
 def test_defaults_are_the_thesis_settings():

@@ -23,15 +23,9 @@ from tolerances import EPS32, float32_tolerance
 
 from corpora import load_dataset
 from evaluation.adversarial import dataset as adversarial
-from evaluation.adversarial.attack import (
-    BATCH_OVERHEAD_TOKENS,
-    AttackError,
-    attack,
-    attack_groups,
-    attack_many,
-    config_for,
-    rows_per_input,
-)
+from evaluation.adversarial.attack import BATCH_OVERHEAD_TOKENS, attack, attack_groups, attack_many, rows_per_input
+from evaluation.adversarial.config import config_for
+from evaluation.adversarial.result import AttackError
 from evaluation.runs.store import ResultStore
 from models import cached_classifier
 from models.metering import metered

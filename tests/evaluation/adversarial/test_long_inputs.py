@@ -5,7 +5,9 @@ import random
 import pytest
 from tiny_models import FILLER, KEYWORD
 
-from evaluation.adversarial.attack import AttackError, AttackResult, attack, attack_many, config_for
+from evaluation.adversarial.attack import attack, attack_many
+from evaluation.adversarial.config import config_for
+from evaluation.adversarial.result import AttackError, AttackResult
 from models.windows import DocumentEncoding, encode_document
 
 SHORT = f"a fine and {KEYWORD} film , truly moving"

@@ -14,7 +14,8 @@ from sklearn.metrics import auc
 from tolerances import float32_tolerance
 
 from evaluation.faithfulness import curves as F
-from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, rank_words, steps_limit
+from evaluation.faithfulness.curve_points import steps_limit
+from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, rank_words
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, METRICS, removal_metrics_of
 from evaluation.metric import EVALUATORS
 from evaluation.metric import METRICS as REGISTERED

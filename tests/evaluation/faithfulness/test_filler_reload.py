@@ -1,5 +1,5 @@
 """The MLM-fill operator of the metrics uses the masked-LM loader's one cache: a re-prepared masked LM is picked up
-after ``clear_loaded()`` (it used to stay hidden behind a second cache in curves.py until a restart)."""
+after ``clear_loaded()`` (it used to stay hidden behind a second cache in the metrics until a restart)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import torch
 from tiny_models import VOCAB, tiny_tokenizer
 from transformers import BertConfig, BertForMaskedLM
 
-from evaluation.faithfulness import curves
+from evaluation.faithfulness import mlm_filler
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from models.mlm import MaskedLMFiller, clear_loaded, mlm_folder
@@ -41,12 +41,12 @@ def test_a_re_prepared_masked_lm_reaches_the_metric_after_clear_loaded(keyword_c
     clear_loaded()
     install_mlm("excellent", seed=1)  # refills the keyword: the prediction stays positive
     first = evaluate_scores(keyword_classifier, encoding, [METRIC], scores, RemovalOptions())
-    first_fingerprint = curves.load_filler().fingerprint
+    first_fingerprint = mlm_filler.load_filler().fingerprint
 
     replacement = install_mlm("dull", seed=2)  # a new masked LM in the same folder
     clear_loaded()
     second = evaluate_scores(keyword_classifier, encoding, [METRIC], scores, RemovalOptions())
-    assert curves.load_filler().fingerprint != first_fingerprint
+    assert mlm_filler.load_filler().fingerprint != first_fingerprint
     direct = MaskedLMFiller(replacement, tiny_tokenizer(), name="direct", device="cpu")
     expected = evaluate_scores(keyword_classifier, encoding, [METRIC], scores, RemovalOptions(),
                                filler_options={"filler": direct})

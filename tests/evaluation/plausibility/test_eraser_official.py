@@ -13,11 +13,10 @@ import pytest
 
 from evaluation.metric import METRICS
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table
-from evaluation.plausibility.metrics import (
-    PlausibilityConfig,
+from evaluation.plausibility.metrics import PlausibilityConfig, example_metrics
+from evaluation.plausibility.rationale_scores import (
     auprc_trapezoid,
     average_precision,
-    example_metrics,
     iou_f1_of_means,
     iou_span_scores,
 )

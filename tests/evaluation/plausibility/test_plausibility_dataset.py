@@ -11,14 +11,9 @@ from tiny_models import FILLER, KEYWORD
 from corpora import SENTIMENT_LABELS, Example
 from evaluation.baselines import generic_random_values
 from evaluation.metric import RANDOM_METHOD
+from evaluation.plausibility.alignment import align, kept_word_indices
 from evaluation.plausibility.dataset import metric_table, paper000_table, run_report, sweep_curves, wide_table
-from evaluation.plausibility.metrics import (
-    PLAUSIBILITY,
-    align,
-    compute_plausibility,
-    example_metrics,
-    kept_word_indices,
-)
+from evaluation.plausibility.metrics import PLAUSIBILITY, compute_plausibility, example_metrics
 from evaluation.runs.store import ResultStore
 from evaluation.suite.plausibility_run import run_plausibility
 from evaluation.summary import results_frame

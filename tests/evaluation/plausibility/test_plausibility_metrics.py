@@ -13,20 +13,17 @@ from sklearn.metrics import average_precision_score
 
 from evaluation.metric import RANDOM_METHOD as RANDOM
 from evaluation.plausibility.dataset import metric_table, paper000_table, sweep_curves, wide_table
-from evaluation.plausibility.metrics import (
+from evaluation.plausibility.metrics import PlausibilityConfig, example_metrics, make_config, sweep_metrics
+from evaluation.plausibility.rationale_scores import (
     TAUS,
-    PlausibilityConfig,
     average_precision,
     binarize_threshold,
     binarize_top_k,
-    example_metrics,
     iou_f1,
-    make_config,
     rank_scores,
     set_scores,
     spans,
     sweep,
-    sweep_metrics,
     top_k_size,
 )
 

@@ -8,9 +8,13 @@ import numpy as np
 import pytest
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
+from evaluation.roar.config import StudyConfig
+from evaluation.roar.data import study_data
 from evaluation.roar.masking import count_at, masked_encoding, scores_on_original, select_removed
 from evaluation.roar.measures import importance_scores, resolve_measure
-from evaluation.roar.study import PRESETS, StudyConfig, build_config, recursive_masks, study_data, trained
+from evaluation.roar.presets import PRESETS
+from evaluation.roar.steps import recursive_masks, trained
+from evaluation.roar.study import build_config
 from models import UserFacingError
 
 

@@ -6,7 +6,10 @@ import pytest
 from roar_fixtures import write_keyword_csv
 
 from corpora import load_dataset
-from evaluation.roar.study import FORWARD_FACTOR, PRESETS, build_config, estimate, sample_examples
+from evaluation.roar.cost import FORWARD_FACTOR, estimate
+from evaluation.roar.data import sample_examples
+from evaluation.roar.presets import PRESETS
+from evaluation.roar.study import build_config
 from evaluation.roar.training import EVERY_EXAMPLE, Variant
 from explainers.params import options_from
 

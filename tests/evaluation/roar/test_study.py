@@ -11,18 +11,11 @@ import pytest
 from roar_fixtures import save_keyword_model, tiny_study_kwargs, write_keyword_csv
 
 from evaluation.roar import scores as roar_scores
+from evaluation.roar.cost import retrain_count
+from evaluation.roar.data import study_data
 from evaluation.roar.measures import resolve_measure
-from evaluation.roar.study import (
-    build_config,
-    cells_of_run,
-    prepare_study,
-    retrain_count,
-    roar_cell,
-    run_study,
-    static_masks,
-    study_cells,
-    study_data,
-)
+from evaluation.roar.steps import static_masks
+from evaluation.roar.study import build_config, cells_of_run, prepare_study, roar_cell, run_study, study_cells
 from evaluation.roar.training import Variant
 from evaluation.runs.jobs import JOBS, run_cells
 from evaluation.runs.store import ResultStore

@@ -12,7 +12,8 @@ from roar_fixtures import save_keyword_model
 from tiny_models import KEYWORD, keyword_sentences
 
 import cli
-from evaluation.roar.study import build_config, study_data
+from evaluation.roar.data import study_data
+from evaluation.roar.study import build_config
 from evaluation.roar.training import Variant
 from evaluation.runs.store import ResultStore
 from evaluation.sanity.dataset import sanity_cell, start_sanity

@@ -12,7 +12,8 @@ from tiny_models import keyword_sentences
 import cli
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
-from evaluation.sanity.one_input import CHANCE, run_head_check, run_sanity
+from evaluation.sanity.head_check import run_head_check
+from evaluation.sanity.one_input import CHANCE, run_sanity
 from models import load_classifier
 
 

@@ -12,7 +12,7 @@ import torch
 from scipy import stats
 from tolerances import float32_tolerance
 
-from evaluation.sanity import one_input
+from evaluation.sanity import head_check, one_input
 from explainers import REGISTRY, create
 from explainers.base import Attribution, Explainer
 from explainers.cache import ExplanationCache, explain_cached
@@ -182,7 +182,7 @@ def test_stopping_keeps_finished_stages(keyword_classifier):
 
 def test_paper_000_head_check(keyword_classifier):
     encoding = keyword_classifier.encode(SENTENCES[0])
-    result = one_input.run_head_check(keyword_classifier, encoding, ["leave_one_out", "attention"], cache=None)
+    result = head_check.run_head_check(keyword_classifier, encoding, ["leave_one_out", "attention"], cache=None)
     assert result.seeds == [0, 1, 2] and result.layer == "classifier"
     frame = result.frame()
     for seed in result.seeds:

@@ -170,7 +170,8 @@ def test_the_attack_check_gives_its_three_measures_as_a_direct_attack_does(zoo, 
     (only the chosen attacked methods run; the others are not applicable, with the reason)."""
     from tiny_models import FILLER
 
-    from evaluation.adversarial.attack import attack, config_for
+    from evaluation.adversarial.attack import attack
+    from evaluation.adversarial.config import config_for
 
     words = list(FILLER)
     path = tmp_path / "long.csv"

@@ -10,7 +10,7 @@ from transformers import BertConfig, BertForSequenceClassification
 
 from explainers import create
 from explainers.methods.alti import alti_matrices
-from models import TextClassifier
+from models import ModelError, TextClassifier
 
 TEXT = "the movie was excellent and the music was long"
 
@@ -80,3 +80,18 @@ def test_alti_scores_are_the_rolled_out_row_of_cls():
     np.testing.assert_allclose(last.token_scores, matrices[1][0], rtol=1e-6, atol=1e-9)
     assert explanation.token_scores.sum() == pytest.approx(1.0)
     assert not explanation.signed
+
+
+def test_a_post_attention_norm_without_bias_is_refused_with_a_message():
+    """torch's LayerNorm(bias=False) has a ``bias`` attribute that is None: ALTI's decomposition needs the bias, so
+    the model gets ALTI's message, not an AttributeError from inside the decomposition."""
+    classifier = wide_bert(layers=1)
+    layer = classifier.model.bert.encoder.layer[0]
+    trained = layer.attention.output.LayerNorm
+    norm = torch.nn.LayerNorm(32, eps=trained.eps, bias=False)
+    with torch.no_grad():
+        norm.weight.copy_(trained.weight)
+    layer.attention.output.LayerNorm = norm
+    assert norm.bias is None and hasattr(norm, "bias")  # what the old attribute check let through
+    with pytest.raises(ModelError, match="is not a LayerNorm with weight, bias and eps"):
+        create("alti").explain(classifier, classifier.encode(TEXT))

@@ -11,7 +11,7 @@ def _rows_page():
     import streamlit as st
 
     from explainers.cache import cached_only
-    from explainers.plan import MethodChoice
+    from explainers.choices import MethodChoice
     from explainers.registry import create
     from ui.views import heatmaps
 
