@@ -42,6 +42,7 @@ from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_tab
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.runs.jobs import run_cells
+from evaluation.runs.store import CellsReadOnce
 
 # these register the sanity metrics that --list-metrics prints
 from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt  # noqa: F401
@@ -49,7 +50,7 @@ from evaluation.suite import paper_targets
 from evaluation.suite.registry import EVALUATORS, option_groups
 from evaluation.suite.run_report import run_table, wide_table
 from evaluation.suite.runner import run_evaluation
-from evaluation.summary import CellsReadOnce, random_orderings_frame, results_frame
+from evaluation.summary import random_orderings_frame, results_frame
 from explainers import ParamError
 from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError
@@ -222,7 +223,7 @@ def handle(args) -> int:
               f"they are left out of the summary and rerun next time.", file=sys.stderr)
         if len(summary.errors) == summary.total:
             raise UserFacingError(f"Every example failed: {first_error}")
-    store = CellsReadOnce(store)  # the tables below read the finished run's cells once, not once each
+    store = CellsReadOnce(store.path)  # the tables below read the finished run's cells once, not once each
     table = run_table(store, summary.run_id)
     if table.empty:
         raise UserFacingError(f"No metric applied to any example of {args.dataset}: known-feature needs the "

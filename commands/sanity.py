@@ -327,7 +327,7 @@ def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat
         bar.set_postfix_str(label[:40])
         bar.refresh()
 
-    result: one_input.HeadCheckResult | one_input.SanityResult
+    result: head_check.HeadCheckResult | one_input.SanityResult
     if args.check == "head":
         if measures:
             raise ParamError("--measures run with the layer check: use --check layers.")

@@ -20,24 +20,6 @@ class StoredCells(Protocol):
     def cells(self, run_id: str) -> dict: ...
 
 
-class CellsReadOnce:
-    """A result store whose cells are read once per run: the tables of one finished run (its summary, the plausibility
-    binarization, per-example values, random orderings, ERASER's and micro F1's tables) each read every cell, so
-    ``cli.py evaluate`` reads a run through this. Every other store method is the store's own."""
-
-    def __init__(self, store) -> None:
-        self._store = store
-        self._cells: dict[str, dict] = {}
-
-    def cells(self, run_id: str) -> dict:
-        if run_id not in self._cells:
-            self._cells[run_id] = self._store.cells(run_id)
-        return self._cells[run_id]
-
-    def __getattr__(self, name: str):
-        return getattr(self._store, name)
-
-
 def cell_rows_frame(store: StoredCells, run_id: str, columns: list[str]) -> pd.DataFrame:
     """The ``rows`` of every stored cell as one table (a column ``example_id`` names the cell); failed cells
     (no rows) are left out."""
