@@ -218,7 +218,7 @@ def run_workers() -> str:
 
 
 def aml_budget() -> str:
-    """EXWB_AML_BUDGET as written (blank when unset; evaluation/aml_build.py parses it)."""
+    """EXWB_AML_BUDGET as written (blank when unset; evaluation/suite/aml_build.py parses it)."""
     return os.environ.get("EXWB_AML_BUDGET", "").strip()
 
 

@@ -38,7 +38,7 @@ import torch  # noqa: E402
 from corpora import load_dataset  # noqa: E402
 from evaluation.adversarial.attack import attack, attack_groups, attack_many, rows_per_input  # noqa: E402
 from evaluation.adversarial.config import config_for  # noqa: E402
-from evaluation.report_card import CardConfig  # noqa: E402
+from evaluation.suite.report_card import CardConfig  # noqa: E402
 from explainers.embedding_forward import embedding_function  # noqa: E402
 from models import load_classifier  # noqa: E402
 from models.attention_kernel import eager_attention  # noqa: E402

@@ -95,8 +95,8 @@ def main() -> int:
     from evaluation.faithfulness.curves import RemovalOptions, keep_rows, rank_words
     from evaluation.faithfulness.presets import BY_ID
     from evaluation.faithfulness.random_band import methods_and_random
-    from evaluation.runs.runner import run_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import run_evaluation
     from explainers import REGISTRY, create
     from explainers.cache import explain_cached
     from models import load_classifier, metered
@@ -205,12 +205,12 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     import numpy as np
 
     from corpora import load_dataset
-    from evaluation.faithfulness import naopc
+    from evaluation.baselines import orderings_seed
+    from evaluation.batch import evaluate_batch
+    from evaluation.faithfulness import naopc, naopc_bounds
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
     from evaluation.faithfulness.mlm_filler import load_filler
     from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS
-    from evaluation.faithfulness.random_band import orderings_seed
-    from evaluation.registry import evaluate_batch
     from explainers import create
     from explainers.cache import explain_cached
     from models import UserFacingError, metered
@@ -225,11 +225,11 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
         filler = None
         print(f"  (no masked-LM filler, ROAD and DeletionBERT skipped: {error})")
     # the NAOPC default and the preset of the other beam width (whichever the measured decision made the default)
-    width = naopc.NaopcOptions().naopc_beam
+    width = naopc_bounds.NaopcOptions().naopc_beam
     other = next(p for p in naopc.PRESETS if p.option == "naopc_beam" and p.value != width)
 
     def fresh_memos() -> None:  # measure every search and fill, not a memo of the previous row's
-        naopc._cache.clear()
+        naopc_bounds._cache.clear()
         if filler is not None:
             with filler._fills_lock:
                 filler._fills.clear()
@@ -263,13 +263,13 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
 
     def raw_aopc():  # the full one-word-step AOPC curves NAOPC normalizes, without the bounds, same orderings
         for enc, per_method in zip(encodings, explanations):
-            evaluate_orders(classifier, enc, list(naopc.METRICS), orders_of(enc, per_method), RemovalOptions())
+            evaluate_orders(classifier, enc, list(naopc_bounds.METRICS), orders_of(enc, per_method), RemovalOptions())
 
     def curve_passes(longer_than: int = 0, count=None) -> int:  # AOPC curves of every (or ``count``) ordering
         with metered() as meter:
             for enc, per_method in zip(encodings, explanations):
                 if enc.n_words > longer_than:
-                    evaluate_orders(classifier, enc, list(naopc.METRICS), orders_of(enc, per_method, count),
+                    evaluate_orders(classifier, enc, list(naopc_bounds.METRICS), orders_of(enc, per_method, count),
                                     RemovalOptions())
         return meter.forward_passes
 
@@ -336,7 +336,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     # NAOPC's worst case: one method alone (no random ordering shares its bounds); exact counts from the rows above:
     # NAOPC as used = bounds + (above the exact threshold) the curves of every ordering; below it the curves are read
     # off the exact search's subset table
-    threshold = naopc.NaopcOptions().naopc_exact_words
+    threshold = naopc_bounds.NaopcOptions().naopc_exact_words
     every, one, alone = curve_passes(threshold), curve_passes(threshold, 1), curve_passes(count=1)
     for name in naopc_rows:
         bounds = naopc_rows[name] - every
@@ -369,11 +369,11 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
         target = int(np.argmax(classifier.logits_of(encoding)))
         cells = []
         for exact_words, beam in ((16, 5), (1, 5), (1, 1)):
-            search = naopc.NaopcOptions(naopc_exact_words=exact_words, naopc_beam=beam)
-            naopc._cache.clear()
+            search = naopc_bounds.NaopcOptions(naopc_exact_words=exact_words, naopc_beam=beam)
+            naopc_bounds._cache.clear()
             with metered() as meter:
                 cpu = time.process_time()
-                naopc.aopc_bounds(classifier, encoding, removal, search, target)
+                naopc_bounds.aopc_bounds(classifier, encoding, removal, search, target)
                 cells.append((meter.forward_passes, time.process_time() - cpu))
         print(f"    {n:2d} words: exact {cells[0][0]:5d} ({cells[0][1]:5.2f} s), beam 5 {cells[1][0]:5d} "
               f"({cells[1][1]:5.2f} s), beam 1 {cells[2][0]:5d} ({cells[2][1]:5.2f} s)", flush=True)
@@ -398,12 +398,12 @@ def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_ran
     from dataclasses import replace
 
     from corpora import load_dataset
-    from evaluation.faithfulness import naopc
+    from evaluation.faithfulness import naopc_bounds
     from evaluation.faithfulness.presets import register_removal
     from evaluation.metric import EVALUATORS
     from evaluation.runs.jobs import run_cells
-    from evaluation.runs.runner import evaluate_example, run_evaluation, start_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import evaluate_example, run_evaluation, start_evaluation
     from explainers import create
     from explainers.cache import explain_cached
     from models import metered
@@ -411,7 +411,7 @@ def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_ran
     aopc = "aopc-every-step"  # the baseline only: the two raw curves NAOPC normalizes, under ids of their own
     if aopc not in EVALUATORS:
         register_removal(aopc, "every-step AOPC (comp + suff), the curves NAOPC normalizes (benchmark baseline)",
-                         tuple(replace(m, id=f"aopc-every-step-{m.curve}", preset=aopc) for m in naopc.METRICS))
+                         tuple(replace(m, id=f"aopc-every-step-{m.curve}", preset=aopc) for m in naopc_bounds.METRICS))
     examples = load_dataset("sst2:dev", limit=limit)
     for example in examples:  # explanations cached: the runs serve them from the explanation cache
         encoding = classifier.encode(example.text)
@@ -439,7 +439,7 @@ def naopc_in_a_run(model: str, classifier, methods: list[str], limit: int, n_ran
     best = {}
     for _ in range(repeats):  # A, B, C, A, B, C
         for name, function in subjects:
-            naopc._cache.clear()
+            naopc_bounds._cache.clear()
             with metered() as meter:
                 started, cpu = time.perf_counter(), time.process_time()
                 function()
@@ -468,8 +468,9 @@ def compare_executors(model: str, methods: list[str], limit: int, n_random: int,
 
     import numpy as np
 
-    from evaluation.runs.runner import results_frame, run_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import run_evaluation
+    from evaluation.summary import results_frame
 
     def cpu() -> float:
         own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -58,8 +58,8 @@ from bench_ferret import PAIRS  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
-from evaluation.runs import runner  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
+from evaluation.suite import runner  # noqa: E402
 from explainers import cache as cache_module  # noqa: E402
 from explainers import (  # noqa: E402
     create_from_spec,

@@ -40,7 +40,7 @@ import torch  # noqa: E402
 
 from corpora import load_dataset  # noqa: E402
 from corpora.records import split_words  # noqa: E402
-from evaluation.agreement import agreement_matrix, top_k_table  # noqa: E402
+from evaluation.agreement.measures import agreement_matrix, top_k_table  # noqa: E402
 from explainers import REGISTRY, create, format_spec  # noqa: E402
 from explainers.cache import ExplanationCache, explain_cached  # noqa: E402
 from models import load_classifier  # noqa: E402

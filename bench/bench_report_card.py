@@ -44,8 +44,9 @@ settings.prepare_runtime()
 
 from corpora import load_dataset  # noqa: E402
 from evaluation.adversarial.config import ATTACKED_METHODS, config_for, passes  # noqa: E402
-from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods  # noqa: E402
 from evaluation.runs.store import ResultStore  # noqa: E402
+from evaluation.suite.report_card import CardConfig, build_report_card, default_methods  # noqa: E402
+from evaluation.suite.report_card_rules import RULES  # noqa: E402
 from explainers import create_from_spec, split_spec  # noqa: E402
 from explainers.cache import DEFAULT_CACHE  # noqa: E402
 from models import cached_classifier  # noqa: E402

@@ -130,8 +130,8 @@ def bench_page(classifier, variant: str, repeats: int) -> None:
 
 
 def bench_dataset(model: str, limit: int) -> None:
-    from evaluation.runs.runner import run_evaluation
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import run_evaluation
 
     real_models = settings.cache_dir() / "models"
     figures = {}

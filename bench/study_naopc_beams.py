@@ -56,9 +56,9 @@ def main() -> int:
     isolated_cache()
 
     from corpora import load_dataset
-    from evaluation.faithfulness import naopc
+    from evaluation.baselines import orderings_seed
+    from evaluation.faithfulness import naopc, naopc_bounds
     from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, random_orders, rank_words
-    from evaluation.faithfulness.random_band import orderings_seed
     from explainers import create
     from explainers.cache import explain_cached
     from models import load_classifier, metered
@@ -79,7 +79,7 @@ def main() -> int:
         if n <= EXACT_UP_TO:
             searches.append(("exact", {"naopc_exact_words": 16}))
         for name, options in searches:
-            naopc._cache.clear()
+            naopc_bounds._cache.clear()
             with metered() as meter:
                 cpu = time.process_time()
                 scored, bounds = naopc.score_orders(classifier, encoding, orders, options)
@@ -89,7 +89,7 @@ def main() -> int:
                 "values": {m: [float(v[m]) for v in scored] for m in IDS}}
         with metered() as meter:  # the AOPC curves alone (what NAOPC normalizes), same orderings
             cpu = time.process_time()
-            evaluate_orders(classifier, encoding, list(naopc.METRICS), orders, RemovalOptions())
+            evaluate_orders(classifier, encoding, list(naopc_bounds.METRICS), orders, RemovalOptions())
             record["aopc"] = {"passes": meter.forward_passes, "cpu": time.process_time() - cpu}
         records.append(record)
         print(f"  {number + 1:2d}/{len(examples)} {n:2d} words: " + ", ".join(

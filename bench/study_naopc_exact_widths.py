@@ -54,9 +54,9 @@ def main() -> int:
     isolated_cache()
 
     from corpora import load_dataset
-    from evaluation.faithfulness import naopc
+    from evaluation.baselines import orderings_seed
+    from evaluation.faithfulness import naopc, naopc_bounds
     from evaluation.faithfulness.curves import random_orders, rank_words
-    from evaluation.faithfulness.random_band import orderings_seed
     from explainers import create
     from explainers.cache import explain_cached
     from models import load_classifier, metered
@@ -80,7 +80,7 @@ def main() -> int:
         searches = [("exact", {"naopc_exact_words": 16})] + [
             (f"beam-{w}", {"naopc_exact_words": 1, "naopc_beam": w}) for w in WIDTHS]
         for name, options in searches:
-            naopc._cache.clear()
+            naopc_bounds._cache.clear()
             with metered() as meter:
                 cpu = time.process_time()
                 scored, bounds = naopc.score_orders(classifier, encoding, orders, options)
@@ -90,7 +90,7 @@ def main() -> int:
                 "values": {m: [float(v[m]) for v in scored] for m in IDS},
                 "aopc": {m: [float(v.details[m]["aopc"]) for v in scored] for m in IDS}}
             if name != "exact":
-                record["search"][name]["beam_only"] = beam_only(naopc, classifier, encoding, options)
+                record["search"][name]["beam_only"] = beam_only(naopc_bounds, classifier, encoding, options)
         records.append(record)
         if args.out:  # after every sentence: a long study interrupted still leaves its records
             Path(args.out).write_text(json.dumps(records))
@@ -100,17 +100,17 @@ def main() -> int:
     return 0
 
 
-def beam_only(naopc, classifier, encoding, options) -> dict:
+def beam_only(naopc_bounds, classifier, encoding, options) -> dict:
     """The beam's bounds alone (AOPC scale), from a fresh search: what each ordering was normalized by before
     the shared bound (widened by that ordering's own AOPCs only)."""
     from evaluation.faithfulness.curves import RemovalOptions, base_logits, target_class
     from explainers.params import options_from
 
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     removal = RemovalOptions.from_dict(options)
     logits0 = base_logits(classifier, encoding)
-    bounds = naopc.aopc_bounds(classifier, encoding, removal, options_from(naopc.NaopcOptions, options),
-                               target_class(removal, logits0, None, None), options)
+    bounds = naopc_bounds.aopc_bounds(classifier, encoding, removal, options_from(naopc_bounds.NaopcOptions, options),
+                                      target_class(removal, logits0, None, None), options)
     return {m: list(bounds.values[m]) for m in IDS}
 
 

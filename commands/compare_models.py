@@ -30,11 +30,11 @@ from commands.common import (
     write_out,
 )
 from corpora import check_dataset_id, normalize_typed_text
-from evaluation import model_comparison_dataset as mcd
 from evaluation.adversarial.config import ATTACKED_METHODS
-from evaluation.model_comparison import ModelComparison, compare_models
-from evaluation.protocols import PROTOCOLS
-from evaluation.report_card import default_methods
+from evaluation.suite import model_comparison_dataset as mcd
+from evaluation.suite.model_comparison import ModelComparison, compare_models
+from evaluation.suite.protocols import PROTOCOLS
+from evaluation.suite.report_card import default_methods
 from explainers import ParamError, label_for
 from models import load_classifier
 from models.prepare import ZOO

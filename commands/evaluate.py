@@ -30,26 +30,27 @@ from commands.common import (
 )
 from commands.documents import add_document_options, document_options_of
 from corpora import DataError
-from evaluation import paper_targets, targets
-from evaluation.agreement_dataset import AgreementOptions, with_settings
+from evaluation import targets
+from evaluation.agreement.dataset import with_settings
+from evaluation.baselines import MIN_ORDERINGS
 from evaluation.faithfulness.curves import RemovalOptions
-from evaluation.faithfulness.f_fidelity import FFidOptions
-from evaluation.faithfulness.other_measures import OPTIONS as MEASURE_OPTIONS
 from evaluation.faithfulness.perturbation_shift import SCHEMES
 from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
-from evaluation.faithfulness.random_band import MIN_ORDERINGS
-from evaluation.faithfulness.report import run_table, wide_table
 from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.metric import METRICS, RunOptions
 from evaluation.plausibility.dataset import ERASER_OFFICIAL, eraser_official_table, micro_macro_report
 from evaluation.plausibility.metrics import PRESETS as PLAUSIBILITY_PRESETS
 from evaluation.plausibility.metrics import PlausibilityConfig
-from evaluation.registry import EVALUATORS
 from evaluation.runs.jobs import run_cells
-from evaluation.runs.runner import random_orderings_frame, results_frame, run_evaluation
+from evaluation.runs.store import CellsReadOnce
 
 # these register the sanity metrics that --list-metrics prints
 from evaluation.sanity import data_randomization, emprt, one_input, repeatability, smprt  # noqa: F401
+from evaluation.suite import paper_targets
+from evaluation.suite.registry import EVALUATORS, option_groups
+from evaluation.suite.run_report import run_table, wide_table
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import random_orderings_frame, results_frame
 from explainers import ParamError
 from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError
@@ -76,8 +77,8 @@ def add_parser(subparsers) -> None:
     add_schema_flags(parser, RemovalOptions, skip=("exclude_special",))
     parser.add_argument("--count-special", action="store_true",  # = exclude_special false, said positively
                         help=help_text("count [CLS]/[SEP] in the fractions (papers 003/004); default: words only"))
-    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):  # NAOPC's search, soft
-        add_schema_flags(parser, options_class)  # masks, F-Fidelity, agreement's k and ranking
+    for options_class in option_groups():  # each evaluator's own: NAOPC's search, soft masks, F-Fidelity, agreement's k
+        add_schema_flags(parser, options_class)
     parser.add_argument("--plausibility-preset", choices=list(PLAUSIBILITY_PRESETS), default=None,
                         help="settings of the plausibility metrics from a paper (the flags below override them)")
     add_schema_flags(parser, PlausibilityConfig, prefix=PLAUSIBILITY)
@@ -110,7 +111,7 @@ def run_options(args) -> dict:
     options = {"target": run.target, "operator": removal.operator, "exclude_special": removal.exclude_special,
                "seed": run.seed, "random_orderings": run.random_orderings}
     options.update({k: given[k] for k in ("rank_by", "aopc_divisor", "contrast") if k in given})
-    for options_class in (*MEASURE_OPTIONS.values(), FFidOptions, AgreementOptions):
+    for options_class in option_groups():
         options.update(schema_values(args, options_class))
     options.update(document_options_of(args))  # long documents: windows, granularity (only when given)
     plausibility = schema_values(args, PlausibilityConfig, prefix=PLAUSIBILITY)
@@ -222,6 +223,7 @@ def handle(args) -> int:
               f"they are left out of the summary and rerun next time.", file=sys.stderr)
         if len(summary.errors) == summary.total:
             raise UserFacingError(f"Every example failed: {first_error}")
+    store = CellsReadOnce(store.path)  # the tables below read the finished run's cells once, not once each
     table = run_table(store, summary.run_id)
     if table.empty:
         raise UserFacingError(f"No metric applied to any example of {args.dataset}: known-feature needs the "

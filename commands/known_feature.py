@@ -34,8 +34,8 @@ from evaluation.faithfulness.known_feature import (
     read_manifest,
     recipe_for,
 )
-from evaluation.faithfulness.report import run_table, wide_table
-from evaluation.runs.runner import run_evaluation
+from evaluation.suite.run_report import run_table, wide_table
+from evaluation.suite.runner import run_evaluation
 from models import UserFacingError
 from models.prepare import RECIPES
 

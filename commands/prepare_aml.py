@@ -14,9 +14,9 @@ from tqdm import tqdm
 
 from commands.common import add_output_options, check_out, report_manifest, training_progress
 from corpora import load_dataset
-from evaluation.aml_cross_training import prepare_cross_aml
-from evaluation.aml_training import AMLRecipe, prepare_aml
+from explainers.mask_learning.aml_cross_training import prepare_cross_aml
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
 from explainers.mask_learning.cross_backbone import cross_folder
 from explainers.mask_learning.selection import DEFAULT_METRIC, METRICS, metric_named
 from models import UserFacingError, load_classifier

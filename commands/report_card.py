@@ -29,9 +29,10 @@ from commands.common import (
     write_out,
 )
 from corpora import check_dataset_id
-from evaluation.protocols import PROTOCOLS
-from evaluation.report_card import RULES, CardConfig, build_report_card, default_methods
-from evaluation.report_card_html import card_html, interval_text, reference_text
+from evaluation.suite.protocols import PROTOCOLS
+from evaluation.suite.report_card import CardConfig, build_report_card, default_methods
+from evaluation.suite.report_card_html import card_html, interval_text, reference_text
+from evaluation.suite.report_card_rules import RULES
 from explainers import ParamError
 
 OUT_FORMATS = (".json", ".html")

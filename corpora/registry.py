@@ -127,7 +127,7 @@ def _load_cached(name: str, split: str) -> tuple[Example, ...]:
 
 
 # The last user files parsed, keyed by their path, size and modification time: a dataset run's cells each load
-# their example (evaluation/runs/runner.py), and a file must not be parsed (in a worker process) once per cell.
+# their example (evaluation/suite/runner.py), and a file must not be parsed (in a worker process) once per cell.
 # Two entries of at most EXWB_UPLOAD_ROWS rows each bound the memory this keeps.
 _PARSED: OrderedDict[tuple, tuple[Example, ...]] = OrderedDict()
 _PARSED_ENTRIES = 2

@@ -116,7 +116,13 @@ class Evaluator:
     every method's explanation of one example (``explanations``: method spec -> Explanation) and ``n_random``
     draws of the random baseline. The dataset runner hands every chosen evaluator that shares a batch hook to
     one call (so all removal metrics of a run share one engine call per operator); None = the default hook
-    (``evaluation.registry.each_explanation``: ``compute`` per explanation, random word scores as baseline).
+    (``evaluation.batch.each_explanation``: ``compute`` per explanation, random word scores as baseline).
+
+    ``options``: the evaluator's own option group (a ``param()`` dataclass read from a run's flat options dict),
+    from which ``cli.py evaluate`` builds its flags and a run checks its settings (LIT's ``config_spec()``);
+    None = the run's options only. ``window_hook(evaluator, window)``: work shared ahead by a dataset run's window of
+    cells (``evaluation.batch.Window``: the cells' specs, examples and encodings), e.g. NAOPC's bounds in lockstep; the runner calls it before the
+    window's cells and knows no family. A failure there only loses the speed-up (the cells do the work).
     """
 
     id: str
@@ -126,6 +132,8 @@ class Evaluator:
     needs_rationale: bool = False
     needs_gold_label: bool = False
     batch: Callable | None = None
+    options: type | None = None
+    window_hook: Callable | None = None
 
     def applies_to(self, example) -> bool:
         """False when the example lacks what the metrics need (a human rationale, a gold label)."""

@@ -12,7 +12,7 @@ so an explanation and the score that judges it always refer to the same class.
 
 The fallback is deliberate: a dataset without labels (a user's file, typed text) can still be run with
 "gold" and gets the predicted class, which ``how`` reports per input. The one exception is a metric whose paper
-reads the gold label (paper 002's): ``evaluation/paper_targets.py`` refuses such a run rather than report the
+reads the gold label (paper 002's): ``evaluation/suite/paper_targets.py`` refuses such a run rather than report the
 predicted class under the paper's name.
 """
 from __future__ import annotations

@@ -71,7 +71,7 @@ class Pending:
 @dataclass
 class NeedsTraining:
     """A method that needs a model trained for this classifier first (AML's attribution model): the page says so
-    and offers to build it (``evaluation/aml_build.py``)."""
+    and offers to build it (``evaluation/suite/aml_build.py``)."""
 
     method_id: str
     message: str

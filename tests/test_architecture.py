@@ -19,7 +19,7 @@ LAZY_HEAVY = {"captum": {"explainers.captum_lazy", "models.runtime"},
               "transformers.masking_utils": {"models.first_token"},
               "sklearn": {"evaluation.errors.filters", "evaluation.plausibility.rationale_scores", "evaluation.errors.embedding_map",
                           "explainers.methods.lime"},
-              "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement",
+              "scipy": {"models.untrained_head", "explainers.coarse_to_fine", "evaluation.agreement.measures",
                         "evaluation.roar.scores", "evaluation.statistics", "evaluation.sanity.one_input",
                         "evaluation.sanity.repeatability", "evaluation.errors.slices"}}
 
@@ -157,3 +157,50 @@ def test_heavy_third_party_modules_are_imported_lazily_and_only_where_allowed():
                 if heavy and not (id(node) in local and name in LAZY_HEAVY[heavy]):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")
     assert found == []
+
+
+# evaluation/ in floors (docs/architecture.md, "why floors"): the loose files are the core every other floor reads;
+# runs/ (jobs, store, executors) knows no metric; the families read the core and runs/ and each other only without
+# a cycle; suite/ assembles the families (registry, dataset runner, report card); reproduce/ composes suite studies
+EVALUATION_CORE = {"metric", "targets", "statistics", "seeds", "user_regex", "baselines", "summary", "batch"}
+EVALUATION_FAMILIES = {"faithfulness", "plausibility", "sanity", "roar", "adversarial", "errors", "agreement"}
+EVALUATION_FLOOR = {"core": 0, "runs": 1, **{family: 2 for family in EVALUATION_FAMILIES}, "suite": 3, "reproduce": 4}
+
+
+def evaluation_unit(module: str) -> str:
+    """The floor unit of an evaluation module: "core" for the loose files, else its folder."""
+    parts = module.split(".")
+    if len(parts) == 1 or (len(parts) == 2 and (ROOT / "evaluation" / f"{parts[1]}.py").exists()):
+        return "core"
+    return parts[1]
+
+
+def evaluation_folder_graph() -> dict[str, set[str]]:
+    graph = import_graph(project_modules())
+    folders: dict[str, set[str]] = {}
+    for name, edges in graph.items():
+        if name.startswith("evaluation"):
+            unit = evaluation_unit(name)
+            folders.setdefault(unit, set()).update(evaluation_unit(e) for e in edges if e.startswith("evaluation"))
+    return {unit: targets - {unit} for unit, targets in folders.items()}
+
+
+def test_the_loose_files_of_evaluation_are_the_core_only():
+    loose = {p.stem for p in (ROOT / "evaluation").glob("*.py")} - {"__init__"}
+    folders = {p.name for p in (ROOT / "evaluation").iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert loose - EVALUATION_CORE == set()
+    assert folders - set(EVALUATION_FLOOR) == set()
+
+
+def test_evaluation_floors_import_only_their_floor_or_below():
+    graph = evaluation_folder_graph()
+    upward = sorted((unit, target) for unit, targets in graph.items() for target in targets
+                    if EVALUATION_FLOOR.get(target, 99) > EVALUATION_FLOOR.get(unit, -1)
+                    or (EVALUATION_FLOOR.get(target) == EVALUATION_FLOOR.get(unit) and unit not in EVALUATION_FAMILIES))
+    assert upward == []
+
+
+def test_no_cycle_between_evaluation_families():
+    graph = evaluation_folder_graph()
+    families = {unit: targets & EVALUATION_FAMILIES for unit, targets in graph.items() if unit in EVALUATION_FAMILIES}
+    assert cycles(families) == []

@@ -13,9 +13,10 @@ import pandas as pd
 
 import settings
 from corpora.objects import examples_from, examples_rows, plain_cell
-from evaluation.faithfulness.report import run_table
-from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 from models import UserFacingError
 
 DEFAULT_EVALUATORS = ("eraser",)  # ERASER comprehensiveness / sufficiency (DeYoung et al. 2020)

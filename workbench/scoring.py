@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 
 from corpora import normalize_typed_text
-from evaluation.agreement import MEASURES, agreement_matrix, shape_table
+from evaluation.agreement.measures import MEASURES, agreement_matrix, shape_table
+from evaluation.baselines import DEFAULT_ORDERINGS
 from evaluation.faithfulness.one_input import evaluate_input
-from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS
-from evaluation.model_comparison import compare_models as _compare_models
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.plausibility.one_input import score_example
 from evaluation.sanity.one_input import run_sanity
+from evaluation.suite.model_comparison import compare_models as _compare_models
 from explainers import format_spec
 from models import Encoding, TextClassifier, UserFacingError
 from workbench.explaining import load_model
@@ -66,7 +66,7 @@ def faithfulness(explanations: Explanations, metrics: Sequence[str] = DEFAULT_ME
 
 
 def agreement(explanations: Explanations, measure: str = "spearman", absolute: bool = True) -> pd.DataFrame:
-    """Methods x methods agreement of the word scores (``measure``: one of ``evaluation.agreement.MEASURES``;
+    """Methods x methods agreement of the word scores (``measure``: one of ``evaluation.agreement.measures.MEASURES``;
     Krishna et al., arXiv 2202.01602). Rank agreement of |scores| by default, as on the page."""
     if len(explanations) < 2:
         raise UserFacingError("Agreement compares methods: explain with at least two.")

@@ -23,9 +23,9 @@ from evaluation.adversarial.config import ATTACKED_METHODS, AttackConfig, config
 from evaluation.adversarial.result import AttackError
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, current_stop_check, run_cells
-from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
+from evaluation.summary import cell_rows_frame
 from models import ModelError, cached_classifier
 
 KIND = "adversarial"

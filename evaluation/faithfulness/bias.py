@@ -159,7 +159,7 @@ if SWEEP not in EVALUATORS:
 
 
 def sweep_values(frame: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
-    """methods x operators mean Deletion AUC from a results frame (``evaluation.runs.runner.results_frame``)."""
+    """methods x operators mean Deletion AUC from a results frame (``evaluation.summary.results_frame``)."""
     part = frame[frame["metric"].isin([m.id for m in SWEEP_METRICS.values()])]
     if part.empty:
         return pd.DataFrame()

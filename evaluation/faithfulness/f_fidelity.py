@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation.baselines import orderings_seed, random_explanation
 from evaluation.faithfulness.curves import RemovalOptions, contrast_class, rank_words, target_class
 from evaluation.faithfulness.f_fidelity_finetune import find_finetuned, load_finetuned
-from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 from explainers.explanation import Explanation
 from explainers.params import options_from, param, validate
@@ -237,4 +237,4 @@ METRICS = (
 )
 EVALUATOR = register_evaluator(Evaluator(id="ffid", label="F-Fidelity (Zheng et al. 2025: FFid+ / FFid- on a copy "
                                          "fine-tuned with random removal)", metrics=METRICS, compute=compute,
-                                         batch=ffid_batch))
+                                         batch=ffid_batch, options=FFidOptions))

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluation.baselines import DEFAULT_ORDERINGS, NOT_DISTINGUISHABLE
 from evaluation.faithfulness.curves import OrderResult, RemovalMetric, RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, NOT_DISTINGUISHABLE, RandomBaseline, random_baseline
+from evaluation.faithfulness.random_band import RandomBaseline, random_baseline
 from evaluation.faithfulness.removal_provenance import provenance
 from evaluation.metric import RANDOM_METHOD
 from models import OPERATORS, Operator

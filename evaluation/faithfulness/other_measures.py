@@ -3,7 +3,7 @@ every method's value next to the random baseline (mean, 95 % band, "not distingu
 (which only draws the table) and for export.
 
 The removal metrics have their own one-input report (``one_input.py``); these measures run through their
-evaluators' batch hooks (``evaluation.registry.evaluate_batch``), exactly as in a dataset run.
+evaluators' batch hooks (``evaluation.batch.evaluate_batch``), exactly as in a dataset run.
 """
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from evaluation.faithfulness.naopc import NaopcOptions
-from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE, band, inside
-from evaluation.faithfulness.soft import SoftOptions
+from evaluation.baselines import NOT_DISTINGUISHABLE, band, inside
+from evaluation.batch import evaluate_batch
+from evaluation.faithfulness import naopc, soft
 from evaluation.metric import EVALUATORS, RANDOM_METHOD
-from evaluation.registry import evaluate_batch
 
-MEASURES = ("naopc", "soft")  # evaluator ids (normalized and in-distribution measures)
-OPTIONS = {"naopc": NaopcOptions, "soft": SoftOptions}  # each evaluator's own options (param() schemas)
+MEASURES = (naopc.EVALUATOR.id, soft.EVALUATOR.id)  # evaluator ids (normalized and in-distribution measures)
+OPTIONS = {evaluator_id: EVALUATORS[evaluator_id].options for evaluator_id in MEASURES}  # their param() schemas
 
 
 def _side(value: float, random_mean: float, higher_is_better: bool) -> str:

@@ -1,24 +1,16 @@
-"""The random baseline every faithfulness number is compared with, and the "not distinguishable" flag.
-
-For one input, ``random_baseline`` scores ``n`` (>= 10) seeded random orderings of the words with the same
-metrics, options and operator as the methods, in one batched engine call per operator. Its mean and 95 %
-band (2.5th-97.5th percentile over the orderings) are drawn on every curve and put in every table; a method
-whose value lies inside the band is flagged "not distinguishable from random" (paper 003 s. 4.1.1, Fig. 4.1:
-gradients "only slightly outperforming" random; paper 001 always plots Random).
-
-For a dataset, each example stores the orderings' values; the band is the spread of the per-ordering dataset
-means, and a method is flagged when the paired bootstrap 95 % CI of (method - random) per example contains 0.
-
-Evaluators that are not removal metrics (plausibility, ...) get the same baseline by scoring explanations
-with uniformly random word scores.
+"""The removal metrics' random baseline for one input: ``random_baseline`` scores ``n`` (>= 10) seeded random
+orderings of the words with the same metrics, options and operator as the methods, in one batched engine call per
+operator; ``methods_and_random`` scores the methods' rankings in the same call. Its mean and 95 % band are drawn
+on every curve and put in every table; the band, the verdict and the dataset-level comparison are the core's
+(``evaluation/baselines.py``), shared with the evaluators that are not removal metrics.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation.baselines import DEFAULT_ORDERINGS, band, inside, orderings_seed
 from evaluation.faithfulness.curves import (
     OrderResult,
     RemovalMetric,
@@ -27,34 +19,6 @@ from evaluation.faithfulness.curves import (
     random_orders,
     rank_words,
 )
-from evaluation.metric import RANDOM_METHOD
-from evaluation.statistics import Estimate, bootstrap_ci
-from explainers import Explanation
-
-DEFAULT_ORDERINGS = 10
-MIN_ORDERINGS = 10
-NOT_DISTINGUISHABLE = "not distinguishable from random"
-
-
-def orderings_seed(seed: int, encoding_key: str) -> int:
-    """A seed per (run seed, input): the same input gets the same orderings in the app and the CLI."""
-    digest = hashlib.sha256(f"{int(seed)}:{encoding_key}".encode()).hexdigest()
-    return int(digest[:12], 16)
-
-
-def band(values, confidence: float = 0.95) -> tuple[float, float]:
-    """Central percentile interval of the orderings' values (2.5 %, 97.5 % for 95 %)."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return float("nan"), float("nan")
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
-
-
-def inside(value: float, interval: tuple[float, float]) -> bool:
-    low, high = interval
-    return bool(np.isfinite(value) and low <= value <= high)
 
 
 @dataclass
@@ -121,67 +85,3 @@ def methods_and_random(classifier, encoding, metrics: list[RemovalMetric], metho
                                       "start": first.start if first else float("nan"), "mode": metric.mode,
                                       "score": metric.score}
     return per_method, baseline
-
-
-def random_explanation(encoding, target: int, target_label: str, scores: np.ndarray, ordering: int,
-                       seed: int) -> Explanation:
-    """An Explanation with random word scores, for evaluators that read scores rather than rankings."""
-    return Explanation(method_id=RANDOM_METHOD, method_label="Random baseline", family="baseline", signed=False,
-                       tokens=encoding.tokens, token_word=encoding.token_word, words=encoding.words,
-                       word_segment=encoding.word_segment, word_scores=np.asarray(scores, dtype=np.float64),
-                       token_scores=None, target=target, target_label=target_label,
-                       provenance={"method": RANDOM_METHOD, "ordering": ordering, "seed": seed})
-
-
-def generic_random_values(evaluator, classifier, encoding, example, options: dict, target: int, n: int,
-                          seed: int) -> dict[str, list[float]]:
-    """Any evaluator's values for ``n`` explanations with uniform random scores (one call per ordering)."""
-    rng = np.random.default_rng(orderings_seed(seed, encoding.key))
-    values: dict[str, list[float]] = {}
-    for ordering in range(n):
-        pseudo = random_explanation(encoding, target, classifier.labels[target], rng.random(encoding.n_words),
-                                    ordering, seed)
-        for metric_id, value in evaluator.compute(classifier, encoding, pseudo, example, options).items():
-            values.setdefault(metric_id, []).append(float(value))
-    return values
-
-
-# ----- dataset level ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RandomComparison:
-    """A method against the random baseline on a dataset."""
-
-    random: Estimate            # mean of the per-example random means, bootstrap CI over examples
-    band: tuple[float, float]   # spread of the per-ordering dataset means (2.5 %, 97.5 %)
-    difference: Estimate        # paired (method - random mean) per example, bootstrap CI
-    distinguishable: bool
-    verdict: str                # "better than random" | "worse than random" | NOT_DISTINGUISHABLE
-
-
-def compare_with_random(method_values, random_means, random_orderings=None, higher_is_better: bool = True,
-                        seed: int = 0) -> RandomComparison:
-    """Paired comparison over the examples both have (arrays aligned by example).
-
-    ``random_orderings``: (examples, orderings) values, for the band of per-ordering dataset means.
-    With a single example the flag falls back to "inside the orderings' band".
-    """
-    method_values = np.asarray(method_values, dtype=np.float64)
-    random_means = np.asarray(random_means, dtype=np.float64)
-    ok = np.isfinite(method_values) & np.isfinite(random_means)
-    difference = bootstrap_ci(method_values[ok] - random_means[ok], seed=seed)
-    random_estimate = bootstrap_ci(random_means[ok], seed=seed)
-    if random_orderings is not None and len(random_orderings):
-        per_ordering = np.nanmean(np.asarray(random_orderings, dtype=np.float64)[ok], axis=0)
-        spread = band(per_ordering)
-    else:
-        spread = (random_estimate.low, random_estimate.high)
-    if difference.n >= 2:
-        distinguishable = not (difference.low <= 0.0 <= difference.high)
-    else:
-        distinguishable = not inside(float(np.nanmean(method_values[ok])) if ok.any() else float("nan"), spread)
-    if not distinguishable:
-        verdict = NOT_DISTINGUISHABLE
-    else:
-        better = difference.mean > 0 if higher_is_better else difference.mean < 0
-        verdict = "better than random" if better else "worse than random"
-    return RandomComparison(random_estimate, spread, difference, distinguishable, verdict)

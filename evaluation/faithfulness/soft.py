@@ -16,7 +16,7 @@ Ill-conditioned inputs: both normalizations divide by d = p(y | x) - p(y | x0). 
 input barely moves the prediction, d is tiny and the ratio explodes (on one SST-2 dev sentence d = 0.0036 gave
 Soft-NC ~125, Soft-NS ~-10; Soft-NC is nominally in [0, 1]). An input with 0 < d < ``ILL_CONDITIONED`` = 0.05 keeps
 its values, marked ``ill_conditioned`` in their details (and in the run's rows and exports, with ``denominator``);
-dataset means leave them out and say how many (``runner.summarize``: ``excluded`` and their own mean,
+dataset means leave them out and say how many (``summary.summarize``: ``excluded`` and their own mean,
 ``excluded_mean``). Why 0.05: below it a change of p by 0.05 under one mask is more than the whole normalization
 range, so the value measures the noise of the draw rather than a share of the all-masked drop (Soft-NC > 1, Soft-NS
 far below 0). 0.05 is 5 % of the probability scale, the smallest drop we read as "the all-masked input moved the
@@ -51,9 +51,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from evaluation.baselines import orderings_seed
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, contrast_class, target_class
 from evaluation.faithfulness.pinned_preset import PinnedPreset
-from evaluation.faithfulness.random_band import orderings_seed
 from evaluation.faithfulness.soft_documents import document_target_probabilities
 from evaluation.metric import BatchResult, Evaluator, Metric, MetricValues, RunOptions, register_evaluator
 from explainers.params import options_from, param, validate
@@ -274,6 +274,7 @@ def _metrics(preset: PinnedPreset) -> tuple[Metric, ...]:
 
 METRICS = _metrics(BY_ID["soft"])
 EVALUATORS_BY_PRESET = {preset.id: register_evaluator(Evaluator(
-    id=preset.id, label=preset.label, metrics=_metrics(preset), compute=compute_for(preset), batch=soft_batch))
+    id=preset.id, label=preset.label, metrics=_metrics(preset), compute=compute_for(preset), batch=soft_batch,
+    options=SoftOptions))
     for preset in PRESETS}
 EVALUATOR = EVALUATORS_BY_PRESET["soft"]

@@ -1,7 +1,7 @@
 """Plausibility over a dataset: method x metric tables with bootstrap CIs, a random baseline, paper 000's sweep.
 
-Plausibility is agreement with people, not faithfulness. A run is an ordinary dataset evaluation of the
-shared runner (``evaluation/runs/runner.py``, kind ``evaluation``) with the ``plausibility`` and
+Plausibility is agreement with people, not faithfulness. A run (``evaluation/suite/plausibility_run.py``) is an
+ordinary dataset evaluation of the shared runner (``evaluation/suite/runner.py``, kind ``evaluation``) with the ``plausibility`` and
 ``plausibility-sweep`` evaluators of ``evaluation/plausibility/metrics.py``, exactly what
 ``cli.py evaluate --metrics plausibility,plausibility-sweep`` runs, so the app and the command line share
 results. Each cell is one example: every method's explanation (through the explanation cache), the
@@ -34,9 +34,8 @@ from evaluation.plausibility.metrics import TOP_K_TO_TOP_P, PlausibilityConfig, 
 from evaluation.plausibility.micro_f1 import micro_macro_table
 from evaluation.plausibility.rationale_scores import TAUS, f1, iou_f1_of_means, set_scores
 from evaluation.plausibility.top_p import top_p_binarize
-from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
-from evaluation.runs.runner import evaluate_example, random_orderings_frame, results_frame, start_evaluation, summarize
 from evaluation.runs.store import ResultStore
+from evaluation.summary import random_orderings_frame, results_frame, summarize
 from explainers.params import options_from
 from models import cached_classifier
 from models.documents import read_input
@@ -44,27 +43,6 @@ from models.documents import read_input
 EVALUATORS = ["plausibility", "plausibility-sweep"]
 
 
-def start_plausibility(model: str, dataset: str, methods: list[str], limit: int | None = None,
-                       options: dict | None = None, store: ResultStore | None = None
-                       ) -> tuple[ResultStore, str, list[Cell]]:
-    """Create (or find, to resume) a plausibility run and its cells without running them."""
-    config_from_options(options)  # a bad setting fails here, before any work
-    if not any(e.rationale is not None for e in load_dataset(dataset, limit=limit)):
-        raise ValueError(f"{dataset} has no human rationales; pick a dataset with rationales (eraser-movies, "
-                         f"esnli-highlights, sst-rationales, or a file with a 'rationale' column).")
-    return start_evaluation(model, dataset, list(methods), EVALUATORS, limit, options, store)
-
-
-def run_plausibility(model: str, dataset: str, methods: list[str], limit: int | None = None,
-                     options: dict | None = None, store: ResultStore | None = None, executor: str = "local",
-                     progress: Progress | None = None, should_stop=None) -> tuple[ResultStore, str, RunSummary]:
-    store, run_id, cells = start_plausibility(model, dataset, methods, limit, options, store)
-    summary = run_cells(store, run_id, cells, evaluate_example, executor=executor, progress=progress,
-                        should_stop=should_stop)
-    return store, run_id, summary
-
-
-# ----- tables ---------------------------------------------------------------------------------------------------
 def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-example metrics, per-example sweep rows with ``quantity`` and ``tau`` columns)."""
     parsed = frame["metric"].map(parse_sweep_id)
@@ -77,7 +55,7 @@ def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def metric_table(frame: pd.DataFrame, orderings: pd.DataFrame | None = None) -> pd.DataFrame:
     """Method x metric means with 95 % bootstrap CIs and the comparison with the random baseline
-    (``evaluation.runs.runner.summarize``), plus the metric labels."""
+    (``evaluation.summary.summarize``), plus the metric labels."""
     metrics, _sweep = split_frame(frame)
     metrics = metrics[metrics["metric"].str.startswith("plaus_")]
     if metrics.empty:

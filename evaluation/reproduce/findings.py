@@ -34,7 +34,7 @@ class Budget:
     attack_steps: int = 500
     zoo_blocks: tuple[int | None, ...] = (None, 4, 2)  # paper 003's size axis (None: the six-block default)
     causal: bool = True      # paper 003's architecture axis (the causal twin)
-    aml_budget: dict = field(default_factory=dict)  # pAML's recipe overrides (evaluation/aml_training.py)
+    aml_budget: dict = field(default_factory=dict)  # pAML's recipe overrides (explainers/mask_learning/aml_training.py)
 
 
 BUDGETS = {

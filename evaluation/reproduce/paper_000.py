@@ -13,12 +13,12 @@ from evaluation.faithfulness.bias import SWEEP, SWEEP_METRICS
 from evaluation.faithfulness.perturbation_shift_run import accuracy_cell, start_accuracy_drop, stored_table
 from evaluation.plausibility.dataset import EVALUATORS as PLAUSIBILITY
 from evaluation.plausibility.dataset import paper000_table
-from evaluation.report_card import run_study
 from evaluation.reproduce.findings import Claim, Finding
 from evaluation.reproduce.seed_models import sst_model
 from evaluation.reproduce.studies import evaluation_frame, mean, mlm_missing, roar_frame
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
+from evaluation.suite.report_card import run_study
 
 DATASET = "sst2:dev"
 IM, LOO = "input_marginalization:paper-000-top10", "leave_one_out:paper-000-empty"

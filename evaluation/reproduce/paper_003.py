@@ -3,7 +3,7 @@ training seed: on the known-feature task (s. 3.1) IG and KernelSHAP find the fea
 every size), and the attack changes the top-k words of gradient explanations without changing the class (s. 3.5:
 "the lowest Rank Change value is over 40 %, with many values from 80-100 %").
 
-On the same known-feature models, through the ``paper-003`` protocol (``evaluation/protocols.py``): the thesis's
+On the same known-feature models, through the ``paper-003`` protocol (``evaluation/suite/protocols.py``): the thesis's
 Comprehensiveness and Sufficiency (Def. 2.2 / 2.1, Fig. 4.2: IG and KernelSHAP about 0.5 and 0.1) and cascading
 layer randomization with N(0, 1) (s. 3.3, Fig. 4.6: Gradient's and IG's Spearman rho "drops nearly to zero").
 
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from evaluation.adversarial import dataset as adversarial
 from evaluation.adversarial.config import config_for
-from evaluation.protocols import get_protocol
-from evaluation.report_card import run_study, sanity_rows
 from evaluation.reproduce.findings import BUDGETS, Claim, Finding
 from evaluation.reproduce.seed_models import known_feature_model, sst_model
 from evaluation.reproduce.studies import evaluation_frame, mean
-from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity
+from evaluation.suite.protocols import get_protocol
+from evaluation.suite.report_card import run_study, sanity_rows
+from evaluation.summary import cell_rows_frame
 from models import cached_classifier, randomize
 
 KNOWN_FEATURE_DATA = "known-feature:dev:0"

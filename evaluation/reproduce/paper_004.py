@@ -15,13 +15,13 @@ from dataclasses import replace
 import numpy as np
 
 from corpora import load_dataset
-from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from evaluation.reproduce.findings import Claim, Finding
 from evaluation.reproduce.seed_models import sst_model
 from evaluation.runs.jobs import CellStopped, stop_requested
 from explainers import create, create_from_spec
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
 from models import cached_classifier
 
 COMP, SUFF = "comprehensiveness-004", "sufficiency-004"

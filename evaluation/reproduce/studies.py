@@ -7,13 +7,14 @@ from dataclasses import fields
 
 import pandas as pd
 
-from evaluation.report_card import run_study
+from evaluation import summary
 from evaluation.roar import scores as roar_scores
 from evaluation.roar.presets import PRESETS
 from evaluation.roar.study import build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
-from evaluation.runs import runner
 from evaluation.runs.store import ResultStore
+from evaluation.suite import runner
+from evaluation.suite.report_card import run_study
 from models import UserFacingError
 from models.mlm import load_filler
 
@@ -34,7 +35,7 @@ def mlm_missing() -> str | None:
 
 def evaluation_frame(spec: dict, model: str, dataset: str, methods: list[str], evaluators: list[str],
                      options: dict | None = None, limit: int | None = None) -> pd.DataFrame:
-    """The per-example results frame of the project's dataset runner (``runner.results_frame``), run or reopened
+    """The per-example results frame of the project's dataset runner (``summary.results_frame``), run or reopened
     in the reproduce run's store; no random orderings unless asked (the findings compare methods)."""
     store = ResultStore(spec["store"])
     budget = spec["budget"]
@@ -42,7 +43,7 @@ def evaluation_frame(spec: dict, model: str, dataset: str, methods: list[str], e
     run_id, _ = run_study(lambda s: runner.start_evaluation(model, dataset, methods, evaluators,
                                                             limit or budget.examples, settings, s),
                           runner.evaluate_example, store, runner.batched_gradient_passes)
-    return runner.results_frame(store, run_id)
+    return summary.results_frame(store, run_id)
 
 
 def mean(frame: pd.DataFrame, method: str, metric: str) -> float:

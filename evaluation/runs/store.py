@@ -159,3 +159,22 @@ class ResultStore:
                 db.execute("INSERT OR REPLACE INTO cells (run_id, key, result, seconds, finished) VALUES (?, ?, ?, ?, ?)",
                            (run["id"], cell["key"], json.dumps(cell["result"]), cell.get("seconds"), cell["finished"]))
         return run["id"]
+
+
+class CellsReadOnce(ResultStore):
+    """The same store with each run's cells read once: the tables of one finished run (its summary, the plausibility
+    binarization, per-example values, random orderings, ERASER's and micro F1's tables) each read every cell, so
+    ``cli.py evaluate`` reads a finished run through this. A cell written through it is read again next time."""
+
+    def __init__(self, path: Path | str | None = None):
+        super().__init__(path)
+        self._read: dict[str, dict[str, dict]] = {}
+
+    def cells(self, run_id: str) -> dict[str, dict]:
+        if run_id not in self._read:
+            self._read[run_id] = super().cells(run_id)
+        return self._read[run_id]
+
+    def put_cell(self, run_id: str, key: str, result: dict, seconds: float | None = None) -> None:
+        self._read.pop(run_id, None)
+        super().put_cell(run_id, key, result, seconds)

@@ -32,9 +32,9 @@ from evaluation import targets
 from evaluation.metric import Metric, register_metric
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, run_cells, stop_requested
-from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import one_input
+from evaluation.summary import cell_rows_frame
 from explainers.cache import DEFAULT_CACHE
 from models import ModelError, TextClassifier, cached_classifier, load_classifier, randomize
 from models.prepare import file_sha256

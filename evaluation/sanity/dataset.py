@@ -27,7 +27,6 @@ from corpora import load_dataset
 from evaluation import targets
 from evaluation.runs.header import create_dataset_run
 from evaluation.runs.jobs import Cell, Progress, RunSummary, run_cells
-from evaluation.runs.runner import cell_rows_frame
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import emprt, repeatability, smprt
 from evaluation.sanity.head_check import PAPER_000_SEEDS, run_head_check
@@ -42,6 +41,7 @@ from evaluation.sanity.one_input import (
 )
 from evaluation.sanity.trained_methods import for_randomized_copies
 from evaluation.statistics import bootstrap_ci
+from evaluation.summary import cell_rows_frame
 from explainers import REGISTRY, split_spec
 from explainers.cache import DEFAULT_CACHE
 from models import ModelError, cached_classifier, randomize

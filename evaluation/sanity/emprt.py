@@ -6,7 +6,7 @@ original and the fully randomized model, and reports the relative rise in explan
 (H(e_random) - H(e_original)) / H(e_original). A method that depends on the model should spread its importance
 when the model is destroyed: higher is better; about 0 means the explanation kept its shape.
 
-Complexity here is ``evaluation.agreement.complexity``: the entropy of |a| / sum |a| over the words (Quantus
+Complexity here is ``evaluation.agreement.measures.complexity``: the entropy of |a| / sum |a| over the words (Quantus
 histograms the attribution values into bins, which suits images of thousands of pixels, not 20-word sentences).
 Its normalization by log n cancels in the ratio, so the value is the same as with the raw entropy. NaN when the
 original explanation has zero complexity (all importance on one word) or no importance at all.
@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from evaluation.agreement import complexity
+from evaluation.agreement.measures import complexity
 from evaluation.metric import Metric, register_metric
 
 REFERENCE = ("Hedström et al. 2023, Sanity Checks Revisited (eMPRT); Quantus efficient_mprt.py; complexity = "

@@ -194,7 +194,7 @@ def resolve_cross_checkpoint(classifier: TextClassifier, metric: SelectionMetric
     ``source_fingerprint``, for its original: a randomized copy in a sanity check), or a clear refusal."""
     wanted = source_fingerprint or classifier.fingerprint
     folder = cross_folder(wanted, metric, generator)
-    if not (folder / MANIFEST).is_file():  # the pages offer to build it (evaluation/aml_cross_build.py)
+    if not (folder / MANIFEST).is_file():  # the pages offer to build it (evaluation/suite/aml_cross_build.py)
         raise AMLNotPrepared(
             f"No AML attribution model on '{generator}' tuned for {metric.name} exists for '{classifier.name}' "
             f"(fingerprint {wanted}). Build it once with `python cli.py prepare-aml --model "

@@ -1,7 +1,7 @@
 """AML (paper 004, Barkan et al.): an attribution model G trained once to predict faithful masks (pAML), optionally
 fine-tuned for a few steps on the input itself (fAML), selected on the metric of interest.
 
-- pAML (s. 3.1-3.2): one forward pass of the G built by ``cli.py prepare-aml`` (``evaluation/aml_training.py``)
+- pAML (s. 3.1-3.2): one forward pass of the G built by ``cli.py prepare-aml`` (``explainers/mask_learning/aml_training.py``)
   for this exact model, plus one of the classifier for y_v; the checkpoint was the best on one validation
   metric, named in every explanation ("tuned for ...").
 - fAML (s. 3.1): from that G, ``finetune_steps`` AdamW steps on the loss of Eq. 4-7 for this input alone (G in

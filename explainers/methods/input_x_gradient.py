@@ -5,7 +5,7 @@ non-zero element of x (one-hot) times the gradient, "This non-zero is considered
 signed dot product (preset ``paper-001``). Its reference code returns the absolute value (seeds-000-001.md 001.2,
 a [code] note, not a sentence of the paper): preset ``paper-001-code``, ``absolute`` = True. Paper 002's
 "InXGrad_n" (App. A.1) reduces the embedding dimension by the L1 norm instead: preset ``l1-norm``
-(``reduction="l1"``); its target, the gold label, is the page's or ``--target gold`` (``evaluation/paper_targets.py``).
+(``reduction="l1"``); its target, the gold label, is the page's or ``--target gold`` (``evaluation/suite/paper_targets.py``).
 """
 from __future__ import annotations
 

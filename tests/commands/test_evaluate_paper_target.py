@@ -11,8 +11,8 @@ import cli
 from corpora import load_dataset
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.summary import results_frame
 from models import load_classifier
 
 

@@ -8,7 +8,7 @@ import cli
 def test_explain_prints_amls_tuned_for_badge(keyword_classifier, tmp_path, monkeypatch, capsys):
     from tiny_models import keyword_sentences
 
-    from evaluation.aml_training import AMLRecipe, prepare_aml
+    from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
     from models import load_classifier
 
     folder = tmp_path / "keyword"

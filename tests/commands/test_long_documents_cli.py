@@ -50,8 +50,8 @@ def test_bad_spans_are_one_line_messages(folder, capsys):
 
 
 def test_evaluate_runs_metrics_on_whole_documents(keyword_classifier, tmp_path, monkeypatch, capsys):
-    from evaluation.runs.runner import results_frame
     from evaluation.runs.store import ResultStore
+    from evaluation.summary import results_frame
 
     folder = tmp_path / "keyword"
     keyword_classifier.model.save_pretrained(folder)

@@ -84,8 +84,8 @@ def test_an_unknown_protocol_is_refused_with_the_choices(tiny, isolated_cache, c
 
 def test_a_csv_that_is_no_dataset_is_refused_before_any_run(tiny, isolated_cache, tmp_path, capsys):
     """a readable .csv without a 'text' column stops at its header, naming the column, quoting nothing."""
-    from evaluation.report_card import KIND
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.report_card import KIND
 
     table = tmp_path / "accounts.csv"
     table.write_text("user,password\nalice,hunter2\n")

@@ -7,7 +7,7 @@ from urllib.parse import quote, urlencode
 import pytest
 from e2e_support import ARTIFACTS, MARKS, browser_page, streamlit_server
 
-from evaluation import cards
+from evaluation.suite import cards
 
 pytestmark = MARKS
 

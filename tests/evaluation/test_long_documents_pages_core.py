@@ -7,8 +7,8 @@ from tiny_models import FILLER, KEYWORD
 
 from corpora.records import SENTIMENT_LABELS, Example
 from evaluation.errors.predictions import predict_dataset
-from evaluation.model_comparison import compare_models
 from evaluation.runs.store import ResultStore
+from evaluation.suite.model_comparison import compare_models
 from models.windows import DocumentEncoding, encode_document
 
 

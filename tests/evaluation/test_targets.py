@@ -100,7 +100,7 @@ def test_dataset_runner_explains_and_scores_the_policy_class(keyword_classifier,
                                                              choice, expected):
     """Two copies of the positive sentence: one labelled 0 (against the model), one without a label (gold falls
     back to the prediction, 1)."""
-    from evaluation.runs.runner import evaluate_example
+    from evaluation.suite.runner import evaluate_example
 
     path = tmp_path / "two.jsonl"
     path.write_text(json.dumps({"text": POSITIVE, "label": 0}) + "\n" + json.dumps({"text": POSITIVE}) + "\n")
@@ -115,9 +115,9 @@ def test_dataset_runner_explains_and_scores_the_policy_class(keyword_classifier,
 
 
 def test_runs_refuse_a_bad_target_before_any_work(keyword_folder, tmp_path):
-    from evaluation.runs.runner import start_evaluation
     from evaluation.runs.store import ResultStore
     from evaluation.sanity.dataset import start_sanity
+    from evaluation.suite.runner import start_evaluation
 
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps({"text": POSITIVE, "label": 1}) + "\n")

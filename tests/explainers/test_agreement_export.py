@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.agreement import CAVEAT, agreement_matrix, top_k_table, top_words
+from evaluation.agreement.measures import CAVEAT, agreement_matrix, top_k_table, top_words
 from explainers import Explanation, create
 from explainers.export import CSV_COLUMNS, scores_csv, scores_json
 

@@ -31,10 +31,10 @@ def page_cache(tmp_path, monkeypatch):
 
 
 def test_an_agreement_run_shows_the_pair_table_and_the_matrix(monkeypatch, quick_classifier, page_cache):
-    from evaluation import agreement_dataset
-    from evaluation.faithfulness.report import run_table
+    from evaluation.agreement import dataset as agreement_dataset
     from evaluation.runs.jobs import JOBS
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.run_report import run_table
     from explainers import label_for
     from ui.views.faithfulness import RUN_KEY
 

@@ -113,9 +113,9 @@ def test_table_4_bad_input_gets_one_line_messages(monkeypatch, quick_classifier,
 
 
 def test_table_a1_beside_a_dataset_run(monkeypatch, quick_classifier, page_cache, downloads):
-    from evaluation.faithfulness.report import run_table
     from evaluation.runs.jobs import JOBS
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.run_report import run_table
     from explainers import label_for
     from ui.views.faithfulness import RUN_KEY
 

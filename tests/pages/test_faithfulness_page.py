@@ -107,8 +107,8 @@ def test_curves_table_and_bias_matrix(monkeypatch, quick_classifier, page_cache)
 
 def test_dataset_run_from_the_page(monkeypatch, quick_classifier, page_cache):
     from evaluation.runs.jobs import JOBS
-    from evaluation.runs.runner import KIND
     from evaluation.runs.store import ResultStore
+    from evaluation.suite.runner import KIND
     from explainers import label_for
     from ui.views.faithfulness import RUN_KEY
 

@@ -10,9 +10,9 @@ from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
 from corpora import DataError
-from evaluation import model_comparison_dataset as mcd
-from evaluation import report_card as rc
 from evaluation.runs.store import ResultStore
+from evaluation.suite import model_comparison_dataset as mcd
+from evaluation.suite import report_card as rc
 from ui.views.plausibility import FILE_CHOICE, SHARED_FILE_CHOICE
 
 PLAUSIBILITY = "app_pages/5_Plausibility.py"

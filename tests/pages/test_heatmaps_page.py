@@ -90,7 +90,7 @@ def test_every_method_is_shown_grouped_by_family_with_cost_and_provenance(page):
 
 
 def test_agreement_matrix_shows_the_rank_correlations_of_the_shown_scores(page):
-    from evaluation.agreement import agreement_matrix
+    from evaluation.agreement.measures import agreement_matrix
 
     at = page
     bundle = at.session_state["heatmaps:export"]
@@ -110,7 +110,7 @@ def test_agreement_matrix_shows_the_rank_correlations_of_the_shown_scores(page):
 
 
 def test_agreement_panel_offers_krishna_measures_shape_and_exports_them(page):
-    from evaluation.agreement import agreement_matrix, gini
+    from evaluation.agreement.measures import agreement_matrix, gini
 
     at = page
     bundle = at.session_state["heatmaps:export"]
@@ -135,7 +135,7 @@ def test_agreement_panel_offers_krishna_measures_shape_and_exports_them(page):
 
 
 def test_top_three_grid_has_a_row_per_method(page):
-    from evaluation.agreement import top_words
+    from evaluation.agreement.measures import top_words
 
     at = page
     bundle = at.session_state["heatmaps:export"]

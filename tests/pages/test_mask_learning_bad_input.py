@@ -17,8 +17,8 @@ def app_model(keyword_classifier, random_classifier, tmp_path_factory):
     """(folder of the no-[MASK] keyword model, G folder of another model); the app's model is the first."""
     from tiny_models import keyword_sentences
 
-    from evaluation.aml_training import AMLRecipe, prepare_aml
     from explainers import cache
+    from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
     from models import load_classifier
 
     root = tmp_path_factory.mktemp("bad-input")

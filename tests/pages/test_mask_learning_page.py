@@ -197,8 +197,8 @@ def test_aml_without_an_attribution_model_offers_to_build_it_then_explains_with_
 def quick_aml(page_env, tmp_path_factory):
     """An attribution model of default-quick (a tiny budget) in a cache folder of this module."""
     from corpora import load_dataset
-    from evaluation.aml_training import AMLRecipe, prepare_aml
     from explainers.cache import DEFAULT_CACHE
+    from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
     from models.prepare import find_prepared
 
     cache = tmp_path_factory.mktemp("aml-pages") / "cache"

@@ -6,7 +6,7 @@ import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from evaluation import cards
+from evaluation.suite import cards
 
 PAGE = "app_pages/8_Method_cards.py"
 

@@ -9,9 +9,10 @@ from report_card_fixtures import write_rationale_csv
 from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
-from evaluation import report_card as rc
-from evaluation.report_card_html import COLOURS
 from evaluation.runs.jobs import JOBS
+from evaluation.suite import report_card as rc
+from evaluation.suite import report_card_rules as rcr
+from evaluation.suite.report_card_html import COLOURS
 
 PAGE = "app_pages/12_Report_card.py"
 CHECKS = ["faithfulness", "adversarial", "plausibility"]
@@ -60,16 +61,16 @@ def test_the_card_is_built_in_the_background_and_shown_with_its_rules(keyword_se
     table = at.dataframe[0]
     frame = table.value
     assert list(frame.index) == ["saliency", "leave_one_out"]
-    names = {c: rc.check_name(c, "default", data) for c in CHECKS}  # each check named by what it runs
+    names = {c: rcr.check_name(c, "default", data) for c in CHECKS}  # each check named by what it runs
     assert list(frame.columns) == [names[c] for c in CHECKS] and "ERASER AOPC" in names["faithfulness"]
     by = {(r["method"], r["check"]): r for r in card["rows"]}
-    assert frame.loc["leave_one_out", names["adversarial"]] == rc.NOT_APPLICABLE
+    assert frame.loc["leave_one_out", names["adversarial"]] == rcr.NOT_APPLICABLE
     assert frame.loc["saliency", names["plausibility"]].startswith(by[("saliency", "plausibility")]["verdict"])
     styles = table.proto.arrow_data.styler.styles  # the colour of each verdict
-    assert COLOURS[rc.NOT_APPLICABLE] in styles
+    assert COLOURS[rcr.NOT_APPLICABLE] in styles
     captions = "\n".join(c.value for c in at.caption)
     for check in CHECKS:
-        assert rc.RULES[check].text in captions
+        assert rcr.RULES[check].text in captions
     assert card["ordering_rule"] in captions
     order = next(df.value for df in at.dataframe if "reasoning" in df.value.columns)
     assert list(order["reasoning"]) == [o["reasoning"] for o in card["ordering"]]
@@ -105,5 +106,5 @@ def test_the_paper_003_protocol_is_chosen_in_a_selectbox_and_names_its_checks(ke
     run_id = _build(at)
     card = rc.card_from_store(rc.ResultStore(), run_id)
     assert card["protocol"] == "paper-003" and card["rules"][0]["metric"] == "comprehensiveness-003-code"
-    assert list(at.dataframe[0].value.columns) == [rc.check_name("faithfulness", "paper-003", data)]
+    assert list(at.dataframe[0].value.columns) == [rcr.check_name("faithfulness", "paper-003", data)]
     assert any("protocol `paper-003`" in c.value for c in at.caption)

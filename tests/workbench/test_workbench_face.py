@@ -213,7 +213,7 @@ def test_a_contrast_class_gives_leave_one_out_of_the_difference_of_the_two_class
 
 
 def test_compare_models_on_one_input_is_the_page_s_comparison(keyword_classifier, random_classifier):
-    from evaluation.model_comparison import compare_models
+    from evaluation.suite.model_comparison import compare_models
 
     scores, matrices = wb.compare_models({"keyword": keyword_classifier, "random": random_classifier}, TEXT,
                                          methods=["leave_one_out"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 import workbench as wb
-from evaluation.faithfulness.report import run_table
-from evaluation.runs.runner import run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import run_evaluation
 
 ROWS = [{"review": "an excellent film", "stars": 1}, {"review": "a dull film", "stars": 0},
         {"review": "excellent acting , weak plot", "stars": 1}]

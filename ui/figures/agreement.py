@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from evaluation.agreement import CORRELATIONS, MEASURES, Agreement
+from evaluation.agreement.measures import CORRELATIONS, MEASURES, Agreement
 
 
 def agreement_figure(agreement: Agreement, k: int | None = None, title: str | None = None) -> go.Figure:

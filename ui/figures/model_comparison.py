@@ -1,7 +1,7 @@
 """Figures of the dataset-level model comparison, as paper 003 draws them (its Figs. 4.1-4.7 in s. 4.1 and
 4.12-4.18 in s. 4.2): a metric against model size
 with 95 % bands, grouped bars per architecture with black whiskers, and the randomization curves one panel per
-model. They draw the rows of ``evaluation.model_comparison_dataset``, nothing more."""
+model. They draw the rows of ``evaluation.suite.model_comparison_dataset``, nothing more."""
 from __future__ import annotations
 
 import html
@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evaluation.model_comparison_dataset import ENCODER, METRIC_LABELS
+from evaluation.suite.model_comparison_dataset import ENCODER, METRIC_LABELS
 from explainers import label_for
 from ui.figures.common import band_trace, rgba
 from ui.figures.faithfulness import PALETTE

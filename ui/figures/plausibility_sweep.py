@@ -7,7 +7,7 @@ import html
 import pandas as pd
 import plotly.graph_objects as go
 
-from evaluation.runs.runner import RANDOM_METHOD
+from evaluation.metric import RANDOM_METHOD
 from explainers import label_for
 
 

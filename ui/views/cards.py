@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evaluation import cards
+from evaluation.suite import cards
 from ui.widgets.share_link import shown
 
 QUERY_KEY = "card"  # ?card=<id> opens that card (a shared link)

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluation.agreement import (
+from evaluation.agreement.measures import (
     CAVEAT,
     DEFAULT_K,
     MEASURES,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from evaluation.agreement import agreement_report
+from evaluation.agreement.measures import agreement_report
 from explainers import Explanation
 from explainers.export import scores_csv, scores_json
 from models.precision import dtype_name

@@ -11,7 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from corpora import DataError
-from evaluation import agreement_dataset, paper_targets, targets
+from evaluation import targets
+from evaluation.agreement import dataset as agreement_dataset
+from evaluation.baselines import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
 from evaluation.faithfulness import known_feature, other_measures
 from evaluation.faithfulness.bias import SWEEP, bias_matrix, sweep_for_input, sweep_values
 from evaluation.faithfulness.curves import RemovalOptions
@@ -20,13 +22,14 @@ from evaluation.faithfulness.one_input import evaluate_input, operator_label, op
 from evaluation.faithfulness.perturbation_shift import MAGNITUDE
 from evaluation.faithfulness.perturbation_shift_run import PAPER_DATASETS, table_a1_reference
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS, removal_metrics_of
-from evaluation.faithfulness.random_band import DEFAULT_ORDERINGS, MIN_ORDERINGS, NOT_DISTINGUISHABLE
-from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table, wide_table
 from evaluation.faithfulness.selection_bias import selection_warnings, with_selection_columns
 from evaluation.metric import EVALUATORS, RunOptions
 from evaluation.runs.jobs import JOBS
-from evaluation.runs.runner import KIND, evaluate_example, results_frame, start_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite import paper_targets
+from evaluation.suite.run_report import curve_metrics, dataset_curves, run_table, wide_table
+from evaluation.suite.runner import KIND, evaluate_example, start_evaluation
+from evaluation.summary import results_frame
 from explainers import Explanation, ParamError, format_spec, label_for
 from explainers.choices import MethodChoice
 from models import OPERATORS, Operator, UserFacingError

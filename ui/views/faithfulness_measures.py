@@ -2,7 +2,7 @@
 comprehensiveness) with the random baseline. Numbers from evaluation/faithfulness/other_measures.py; controls
 generated from each measure's param() schema.
 
-"Over a dataset": agreement between methods (the ``agreement`` group of evaluation/agreement_dataset.py), the pair
+"Over a dataset": agreement between methods (the ``agreement`` group of evaluation/agreement/dataset.py), the pair
 table with intervals and the random band, and the matrix of mean agreement."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from evaluation import agreement_dataset
-from evaluation.agreement import CAVEAT, MEASURES, TOP_K, Agreement
+from evaluation.agreement import dataset as agreement_dataset
+from evaluation.agreement.measures import CAVEAT, MEASURES, TOP_K, Agreement
+from evaluation.baselines import NOT_DISTINGUISHABLE
 from evaluation.faithfulness import other_measures
-from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE
 from evaluation.metric import EVALUATORS
 from explainers import Explanation, label_for, schema
 from models import UserFacingError

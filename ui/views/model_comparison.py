@@ -1,6 +1,6 @@
 """Compare-models page blocks: the same input and methods on several models, rows aligned by word (paper 003).
 
-The explanations and the agreement between models come from ``evaluation/model_comparison.py``; this module lays out
+The explanations and the agreement between models come from ``evaluation/suite/model_comparison.py``; this module lays out
 the model picker, one row per model under each method, and the agreement table. Every word shown is escaped.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import html
 import pandas as pd
 import streamlit as st
 
-from evaluation.model_comparison import ModelComparison, compare_models
+from evaluation.suite.model_comparison import ModelComparison, compare_models
 from explainers import format_spec, label_for
 from models import BUILT_IN, UserFacingError
 from models.prepare import RECIPES

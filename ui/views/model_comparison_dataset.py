@@ -1,16 +1,17 @@
 """Compare-models page, dataset section (layout only): pick models, methods, checks and a limit, start / stop the
 comparison's background run, then paper 003's figures (metric vs size with 95 % bands, bars per model with
 whiskers, randomization curves one panel per model), the table, and CSV / JSON downloads of what is shown. The run
-and its numbers come from ``evaluation/model_comparison_dataset.py``."""
+and its numbers come from ``evaluation/suite/model_comparison_dataset.py``."""
 from __future__ import annotations
 
 import json
 
 import streamlit as st
 
-from evaluation import model_comparison_dataset as mcd
-from evaluation.report_card import check_name, default_methods
 from evaluation.runs.store import ResultStore
+from evaluation.suite import model_comparison_dataset as mcd
+from evaluation.suite.report_card import default_methods
+from evaluation.suite.report_card_rules import check_name
 from explainers import REGISTRY, is_known_spec
 from models import BUILT_IN
 from models.prepare import ZOO

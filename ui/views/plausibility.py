@@ -18,7 +18,7 @@ import streamlit as st
 import settings
 from corpora import DATASETS, split_words
 from evaluation import targets
-from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, start_plausibility, wide_table
+from evaluation.plausibility.dataset import EVALUATORS, per_example_frame, run_report, wide_table
 from evaluation.plausibility.metrics import (
     LABEL,
     METRIC_RECORDS,
@@ -28,8 +28,9 @@ from evaluation.plausibility.metrics import (
     make_config,
 )
 from evaluation.plausibility.one_input import score_example
-from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.suite.plausibility_run import start_plausibility
+from evaluation.summary import results_frame
 from explainers import REGISTRY, Explanation, format_spec, label_for
 from explainers.export import tuned_for
 from models import UserFacingError

@@ -1,6 +1,6 @@
 """Report-card page blocks (layout only): the settings, start / resume / stop of the card's background run, the
 verdict table coloured by verdict with each rule beside it, the ordering with its reasoning, downloads, and the
-orderings of several models' cards side by side. The card is built by ``evaluation/report_card.py``."""
+orderings of several models' cards side by side. The card is built by ``evaluation/suite/report_card.py``."""
 from __future__ import annotations
 
 import json
@@ -9,10 +9,11 @@ import pandas as pd
 import streamlit as st
 
 import settings
-from evaluation import report_card as rc
-from evaluation.protocols import PROTOCOLS
-from evaluation.report_card_html import COLOURS, card_html, interval_text, reference_text
 from evaluation.runs.store import ResultStore
+from evaluation.suite import report_card as rc
+from evaluation.suite import report_card_rules as rcr
+from evaluation.suite.protocols import PROTOCOLS
+from evaluation.suite.report_card_html import COLOURS, card_html, interval_text, reference_text
 from explainers import REGISTRY, is_known_spec
 from ui.widgets.dataset_field import dataset_field
 from ui.widgets.run_control import start_stop
@@ -38,8 +39,8 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
     methods = c2.multiselect("Methods", options, default=rc.default_methods(), key="card-methods",
                              help="method or method:preset")
     protocol = protocol_control("card-protocol")
-    checks = st.multiselect("Checks", list(rc.RULES), default=list(rc.RULES), key="card-checks",
-                            format_func=lambda c: rc.check_name(c, protocol, dataset))
+    checks = st.multiselect("Checks", list(rcr.RULES), default=list(rcr.RULES), key="card-checks",
+                            format_func=lambda c: rcr.check_name(c, protocol, dataset))
     quick = st.toggle("Quick (a few examples and attack steps, to try it out)", key="card-quick")
     c1, c2, c3, c4 = st.columns(4)
     sizes = {"limit": c1.number_input("Faithfulness examples", 1, 100_000, defaults.limit, key="card-limit"),
@@ -67,7 +68,7 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
 
 
 def protocol_control(key: str) -> str:
-    """The protocol of the checks (evaluation/protocols.py); each check's name then says what it runs."""
+    """The protocol of the checks (evaluation/suite/protocols.py); each check's name then says what it runs."""
     return st.selectbox("Protocol", list(PROTOCOLS), key=key, format_func=lambda p: f"{p}: {PROTOCOLS[p].label}",
                         help="default: ERASER AOPC (words deleted) on the dataset, layer randomization with the "
                              "model's initializer. paper-003: the thesis's Def. 2.1/2.2 (5/10/20/50 %, ceil, "

@@ -1,5 +1,5 @@
 """The build offer of AML's attribution model G on another encoder (paper 004 s. 3.3's decoder setting;
-``evaluation/aml_cross_build.py``): asked for by an AML choice with a generator, and offered beside the own-backbone
+``evaluation/suite/aml_cross_build.py``): asked for by an AML choice with a generator, and offered beside the own-backbone
 build for a decoder or a model without [MASK]. Estimate, progress and Stop as the own-backbone build
 (``method_run.build_row``), whose running / stopped / failed display this file also holds."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from corpora import DataError
-from evaluation import aml_cross_build
-from evaluation.aml_build import build_recipe
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
+from evaluation.suite import aml_cross_build
+from evaluation.suite.aml_build import build_recipe
 from explainers import REGISTRY
 from explainers.mask_learning.aml_store import MANIFEST
 from explainers.mask_learning.cross_backbone import cross_folder

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evaluation import cards
+from evaluation.suite import cards
 
 
 def method_card(name: str, popover: bool = False, label: str | None = None) -> None:

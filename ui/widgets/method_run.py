@@ -8,10 +8,10 @@ import numpy as np
 import streamlit as st
 
 from corpora import DataError
-from evaluation import aml_build
-from evaluation.aml_cross_build import DEFAULT_GENERATOR, offers_encoder_generator
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
+from evaluation.suite import aml_build
+from evaluation.suite.aml_cross_build import DEFAULT_GENERATOR, offers_encoder_generator
 from explainers import REGISTRY, ParamError, create, create_from_spec, split_spec
 from explainers.choices import MethodChoice
 from explainers.mask_learning.progress import MaskProgress
@@ -102,7 +102,7 @@ def live_mask(job: MethodJob) -> None:
 
 def build_row(needs: NeedsTraining, model: str, classifier: TextClassifier, key: str = "build") -> None:
     """AML without an attribution model for this classifier: say so, offer to build it (a background run with
-    progress and Stop, evaluation/aml_build.py); the method runs once it exists. G on another encoder where the
+    progress and Stop, evaluation/suite/aml_build.py); the method runs once it exists. G on another encoder where the
     choice names one, and offered beside the own build for a decoder (ui/widgets/cross_build.py)."""
     if needs.generator:
         cross_build_offer(needs.method_id, needs.tune, needs.generator, model, classifier, key=f"{key}-cross")

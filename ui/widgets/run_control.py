@@ -7,7 +7,7 @@ import streamlit as st
 
 from corpora import DataError
 from evaluation.runs.jobs import JOBS
-from evaluation.runs.runner import evaluate_example
+from evaluation.suite.runner import evaluate_example
 from explainers import ParamError
 from models import UserFacingError
 

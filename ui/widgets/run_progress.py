@@ -49,7 +49,7 @@ def run_progress(store: ResultStore, run_id: str, unit: str = "examples") -> Non
         st.progress(min(1.0, run["done"] / max(1, run["total"])),
                     text=f"{run['done']} of {run['total']} {unit} · {JOBS.status_label(run)}" +
                          (f" · {left}" if left else ""))
-        training = run["meta"].get("training")  # a cell that trains reports its steps (evaluation/aml_build.py)
+        training = run["meta"].get("training")  # a cell that trains reports its steps (evaluation/suite/aml_build.py)
         if training and run["done"] < run["total"]:
             st.progress(min(1.0, training["step"] / max(1, training["total"])), text=training_text(training))
         if run["meta"].get("error"):

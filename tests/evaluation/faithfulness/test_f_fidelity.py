@@ -12,6 +12,8 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from tiny_models import KEYWORD
 from tolerances import float32_tolerance
 
+from evaluation.baselines import band, random_explanation
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness import f_fidelity
 from evaluation.faithfulness.f_fidelity import FFidOptions, ffid_values, uniform_draws
 from evaluation.faithfulness.f_fidelity_finetune import (
@@ -24,8 +26,6 @@ from evaluation.faithfulness.f_fidelity_finetune import (
     run_finetune,
     with_fingerprint,
 )
-from evaluation.faithfulness.random_band import band, random_explanation
-from evaluation.registry import evaluate_batch
 from evaluation.runs.store import ResultStore
 from models import UserFacingError, cached_classifier, perturbed_proba
 
@@ -114,7 +114,7 @@ def test_the_true_keyword_ordering_beats_the_random_band_on_the_fine_tuned_copy(
         true_minus.append(values["ffid_minus"])
         random_plus.append(batch.random["ffid_plus"])
         random_minus.append(batch.random["ffid_minus"])
-    # the random band of the product: the spread of the per-ordering means over the inputs (random_band.band)
+    # the random band of the product: the spread of the per-ordering means over the inputs (baselines.band)
     low, high = band(np.mean(random_plus, axis=0))
     assert np.mean(true_plus) > high
     assert np.mean(true_minus) < np.mean(random_minus)

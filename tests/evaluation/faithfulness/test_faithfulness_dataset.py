@@ -13,9 +13,11 @@ from corpora import load_dataset
 from evaluation.faithfulness.bias import SWEEP_METRICS, sweep_values
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.faithfulness.report import curve_metrics, dataset_curves, run_table
-from evaluation.runs.runner import RANDOM_METHOD, random_orderings_frame, results_frame, run_evaluation
+from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import curve_metrics, dataset_curves, run_table
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import random_orderings_frame, results_frame
 
 pytestmark = pytest.mark.integration
 METHODS = ["saliency", "leave_one_out"]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from tolerances import float32_tolerance
 
-from evaluation.faithfulness import naopc
+from evaluation.baselines import random_explanation
+from evaluation.batch import evaluate_batch
+from evaluation.faithfulness import naopc, naopc_bounds
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
-from evaluation.faithfulness.random_band import random_explanation
 from evaluation.metric import EVALUATORS, METRICS
-from evaluation.registry import evaluate_batch
 from models import metered
 
 WORDS = "the film was excellent fun".split()
@@ -74,7 +74,7 @@ def test_naopc_equals_min_max_rescaled_aopc_over_all_orderings(clf, enc, operato
     comp, suff = table[order]
     values = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None, {"operator": operator})
     tolerance = float32_tolerance(1.0) / (comps.max() - comps.min())
-    assert values.details["naopc-comprehensiveness"]["search"] == naopc.EXACT
+    assert values.details["naopc-comprehensiveness"]["search"] == naopc_bounds.EXACT
     assert values.details["naopc-comprehensiveness"]["aopc"] == pytest.approx(comp, abs=float32_tolerance(1.0))
     assert values["naopc-comprehensiveness"] == pytest.approx(
         (comp - comps.min()) / (comps.max() - comps.min()), abs=tolerance)
@@ -96,14 +96,14 @@ def test_beam_search_with_a_wide_beam_finds_the_exact_bounds(clf, enc):
     widest_layer = math.comb(N, N // 2)
     beam = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None,
                          {"naopc_exact_words": 2, "naopc_beam": widest_layer})
-    for metric in naopc.METRICS:
-        assert beam.details[metric.id]["search"] == naopc.BEAM
+    for metric in naopc_bounds.METRICS:
+        assert beam.details[metric.id]["search"] == naopc_bounds.BEAM
         for bound in ("aopc_min", "aopc_max"):
             assert beam.details[metric.id][bound] == pytest.approx(exact.details[metric.id][bound],
                                                                     abs=float32_tolerance(1.0))
     narrow = naopc.compute(clf, enc, explanation(clf, enc, SCORES, target), None,
                            {"naopc_exact_words": 2, "naopc_beam": 1})
-    for metric in naopc.METRICS:  # a greedy beam may miss the optimum, never beat it; the value stays in [0, 1]
+    for metric in naopc_bounds.METRICS:  # a greedy beam may miss the optimum, never beat it; the value stays in [0, 1]
         assert narrow.details[metric.id]["aopc_max"] <= exact.details[metric.id]["aopc_max"] + 1e-6
         assert 0.0 <= narrow[metric.id] <= 1.0
 
@@ -111,7 +111,7 @@ def test_beam_search_with_a_wide_beam_finds_the_exact_bounds(clf, enc):
 def test_chain_bounds_on_hand_made_terms():
     # 2 words: orderings (0, 1) -> t[0] + t[{0}] + t[{0,1}]; (1, 0) -> t[0] + t[{1}] + t[{0,1}]
     terms = np.array([0.0, 0.3, -0.2, 1.0])
-    assert naopc.chain_bounds(terms, 2) == (pytest.approx(0.8), pytest.approx(1.3))
+    assert naopc_bounds.chain_bounds(terms, 2) == (pytest.approx(0.8), pytest.approx(1.3))
 
 
 def test_registered_with_a_random_band_from_one_search(clf, enc):
@@ -133,16 +133,16 @@ def test_the_beam_takes_over_from_9_words_and_the_old_threshold_is_a_preset(keyw
     ``naopc-exact-10`` keeps the earlier default and gives the values the option ``naopc_exact_words=10`` gives."""
     clf = keyword_classifier
     enc = clf.encode("the film was excellent fun and the plot was")  # 9 words
-    assert enc.n_words == 9 and naopc.NaopcOptions().naopc_exact_words == 8
+    assert enc.n_words == 9 and naopc_bounds.NaopcOptions().naopc_exact_words == 8
     target = int(np.argmax(clf.predict_proba([enc])[0]))
     scores = np.linspace(1.0, 0.0, 9)
     explained = {"m": explanation(clf, enc, scores, target)}
     batch = evaluate_batch(["naopc", "naopc-exact-10"], clf, enc, None, explained, {}, 3)
     old = naopc.compute(clf, enc, explained["m"], None, {"naopc_exact_words": 10})
-    for metric in naopc.METRICS:
-        assert batch.values["naopc"]["m"].details[metric.id]["search"] == naopc.BEAM
+    for metric in naopc_bounds.METRICS:
+        assert batch.values["naopc"]["m"].details[metric.id]["search"] == naopc_bounds.BEAM
         pinned = batch.values["naopc-exact-10"]["m"]
-        assert pinned.details[f"{metric.id}[exact-10]"]["search"] == naopc.EXACT
+        assert pinned.details[f"{metric.id}[exact-10]"]["search"] == naopc_bounds.EXACT
         assert pinned[f"{metric.id}[exact-10]"] == old[metric.id]  # the same search on the same rows
         assert len(batch.random[f"{metric.id}[exact-10]"]) == 3
         assert "up to 10 words" in METRICS[f"{metric.id}[exact-10]"].params["bounds"]
@@ -154,46 +154,46 @@ LONG = "the film was excellent fun and the plot was thin but the cast was fine".
 
 
 def bound_passes(clf, enc, metrics, **search) -> int:
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     target = int(np.argmax(clf.predict_proba([enc])[0]))
     base_logits(clf, enc)  # the clean pass is memoized elsewhere: count the search alone
     with metered() as meter:
-        naopc.aopc_bounds(clf, enc, RemovalOptions(), naopc.NaopcOptions(**search), target, metrics=metrics)
+        naopc_bounds.aopc_bounds(clf, enc, RemovalOptions(), naopc_bounds.NaopcOptions(**search), target, metrics=metrics)
     return meter.forward_passes
 
 
-@pytest.mark.parametrize("words, search", [(WORDS, naopc.EXACT), (LONG, naopc.BEAM)])
+@pytest.mark.parametrize("words, search", [(WORDS, naopc_bounds.EXACT), (LONG, naopc_bounds.BEAM)])
 def test_comprehensiveness_and_sufficiency_share_one_search(keyword_classifier, words, search):
     """Sufficiency's AOPC of an ordering is comprehensiveness' AOPC of the reversed ordering, so both metrics'
     bounds come from one search: adding sufficiency costs no forward pass, and its bounds are comprehensiveness'."""
     clf = keyword_classifier
     enc = clf.encode(" ".join(words))
-    both = bound_passes(clf, enc, naopc.METRICS)
-    assert both == bound_passes(clf, enc, (naopc.COMPREHENSIVENESS,))
+    both = bound_passes(clf, enc, naopc_bounds.METRICS)
+    assert both == bound_passes(clf, enc, (naopc_bounds.COMPREHENSIVENESS,))
     target = int(np.argmax(clf.predict_proba([enc])[0]))
-    bounds = naopc.aopc_bounds(clf, enc, RemovalOptions(), naopc.NaopcOptions(), target)
+    bounds = naopc_bounds.aopc_bounds(clf, enc, RemovalOptions(), naopc_bounds.NaopcOptions(), target)
     assert bounds.search == search
     assert bounds.values["naopc-sufficiency"] == bounds.values["naopc-comprehensiveness"]
-    if search == naopc.EXACT:
+    if search == naopc_bounds.EXACT:
         assert both == 2 ** len(words) - 1  # every subset but the whole input (the memoized clean pass)
     else:  # the worst and best beams share the first step's n leave-one-out rows and every common set after
         n = len(words)
         assert both <= n + 2 * 5 * sum(n - k + 1 for k in range(2, n + 1))
-        assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) <= n * n  # before: 2 n (n + 1)
+        assert bound_passes(clf, enc, naopc_bounds.METRICS, naopc_beam=1) <= n * n  # before: 2 n (n + 1)
 
 
 def test_exact_aopcs_are_read_off_the_subset_table_at_no_extra_pass(clf, enc):
     """Below the exact threshold every ordering's curve is a chain of subsets the search already scored: the AOPCs
     equal the curve engine's (``evaluate_orders``) and NAOPC costs the 2^n - 1 rows of the search alone."""
     orders = np.vstack([np.argsort(-SCORES, kind="stable"), random_orders(N, 12, 3)])
-    engine = evaluate_orders(clf, enc, list(naopc.METRICS), orders, RemovalOptions())
-    naopc._cache.clear()
+    engine = evaluate_orders(clf, enc, list(naopc_bounds.METRICS), orders, RemovalOptions())
+    naopc_bounds._cache.clear()
     base_logits(clf, enc)
     with metered() as meter:
         scored, bounds = naopc.score_orders(clf, enc, orders, {})
-    assert bounds.search == naopc.EXACT and meter.forward_passes == 2 ** N - 1
+    assert bounds.search == naopc_bounds.EXACT and meter.forward_passes == 2 ** N - 1
     for values, reference in zip(scored, engine):
-        for metric in naopc.METRICS:
+        for metric in naopc_bounds.METRICS:
             assert values.details[metric.id]["aopc"] == pytest.approx(reference.values[metric.id],
                                                                       abs=float32_tolerance(1.0))
 
@@ -208,7 +208,7 @@ def test_the_aopc_divisor_option_scales_the_bounds_too(keyword_classifier, words
     scores = np.linspace(0.0, 1.0, len(words))
     plain = naopc.compute(clf, enc, explanation(clf, enc, scores, target), None, {})
     scaled = naopc.compute(clf, enc, explanation(clf, enc, scores, target), None, {"aopc_divisor": "bins"})
-    for metric in naopc.METRICS:
+    for metric in naopc_bounds.METRICS:
         assert scaled[metric.id] == pytest.approx(plain[metric.id], abs=1e-6)
 
 
@@ -219,21 +219,21 @@ def test_greedy_beam_preset_follows_edin_et_al_cheapest_width(keyword_classifier
     explained = {"m": explanation(clf, enc, np.linspace(1.0, 0.0, len(LONG)), target)}
     batch = evaluate_batch(["naopc-beam-1"], clf, enc, None, explained, {}, 2)
     direct = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 1})
-    for metric in naopc.METRICS:
+    for metric in naopc_bounds.METRICS:
         # one batch against one input alone: float32 rounding of the AOPC sums (before one shared bound this one was its
         # own bound on both sides, so the values were exactly 1 and 0 and the comparison hid the rounding)
         spread = direct.details[metric.id]["aopc_max"] - direct.details[metric.id]["aopc_min"]
         assert batch.values["naopc-beam-1"]["m"][f"{metric.id}[beam-1]"] == pytest.approx(
             direct[metric.id], abs=float32_tolerance(1.0) / spread)
         assert "width 1" in METRICS[f"{metric.id}[beam-1]"].params["bounds"]
-    assert bound_passes(clf, enc, naopc.METRICS, naopc_beam=1) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)
+    assert bound_passes(clf, enc, naopc_bounds.METRICS, naopc_beam=1) < bound_passes(clf, enc, naopc_bounds.METRICS, naopc_beam=5)
 
 
 def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_classifier):
     """decided from measurements (docs/faithfulness.md, "NAOPC: the beam width"): width 1 is the default;
     ``naopc-edin-beam-5`` keeps the width Edin et al.'s experiment scripts pass and gives option ``naopc_beam=5``'s
     values at a higher cost."""
-    assert naopc.NaopcOptions().naopc_beam == 1
+    assert naopc_bounds.NaopcOptions().naopc_beam == 1
     clf = keyword_classifier
     enc = clf.encode(" ".join(LONG))
     target = int(np.argmax(clf.predict_proba([enc])[0]))
@@ -241,7 +241,7 @@ def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_c
     batch = evaluate_batch(["naopc", "naopc-edin-beam-5"], clf, enc, None, explained, {}, 2)
     wide = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 5})
     greedy = naopc.compute(clf, enc, explained["m"], None, {"naopc_beam": 1})
-    for metric in naopc.METRICS:  # one batch against one input alone: float32 rounding of a ratio of AOPC sums
+    for metric in naopc_bounds.METRICS:  # one batch against one input alone: float32 rounding of a ratio of AOPC sums
         for values, reference in ((batch.values["naopc-edin-beam-5"]["m"], wide), (batch.values["naopc"]["m"], greedy)):
             spread = reference.details[metric.id]["aopc_max"] - reference.details[metric.id]["aopc_min"]
             value = values[metric.id] if metric.id in values else values[f"{metric.id}[edin-beam-5]"]
@@ -249,7 +249,7 @@ def test_the_default_beam_is_greedy_and_edin_et_al_width_5_is_a_preset(keyword_c
         assert len(batch.random[f"{metric.id}[edin-beam-5]"]) == 2
         assert "Edin et al." in METRICS[f"{metric.id}[edin-beam-5]"].params["bounds"]
         assert "default 1" in METRICS[metric.id].params["bounds"]
-    assert bound_passes(clf, enc, naopc.METRICS) < bound_passes(clf, enc, naopc.METRICS, naopc_beam=5)
+    assert bound_passes(clf, enc, naopc_bounds.METRICS) < bound_passes(clf, enc, naopc_bounds.METRICS, naopc_beam=5)
 
 
 # ----- one bound per input, shared by every ordering ----------------------------------------------------------
@@ -288,9 +288,9 @@ def test_orderings_above_the_greedy_bound_share_one_bound_not_their_own(graded):
     clf, enc = graded, graded.encode(SHARED_TEXT)
     n = enc.n_words
     target = int(np.argmax(clf.predict_proba([enc])[0]))
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     removal = RemovalOptions()
-    greedy_low, greedy_high = naopc.aopc_bounds(clf, enc, removal, naopc.NaopcOptions(**GREEDY), target).values[
+    greedy_low, greedy_high = naopc_bounds.aopc_bounds(clf, enc, removal, naopc_bounds.NaopcOptions(**GREEDY), target).values[
         "naopc-comprehensiveness"]
     orders = random_orders(n, 60, 1)
     scored, bounds = naopc.score_orders(clf, enc, orders, GREEDY)
@@ -309,8 +309,8 @@ def test_orderings_above_the_greedy_bound_share_one_bound_not_their_own(graded):
     sums = brute_force_sums(clf, SHARED_TEXT.split(), target) / (n + 1)
     assert enc.n_words == len(SHARED_TEXT.split())
     assert sums.min() - 1e-6 <= low and high <= sums.max() + 1e-6
-    exact = naopc.aopc_bounds(clf, enc, removal, naopc.NaopcOptions(naopc_exact_words=9), target)
-    assert exact.search == naopc.EXACT
+    exact = naopc_bounds.aopc_bounds(clf, enc, removal, naopc_bounds.NaopcOptions(naopc_exact_words=9), target)
+    assert exact.search == naopc_bounds.EXACT
     assert exact.values["naopc-comprehensiveness"] == pytest.approx((sums.min(), sums.max()),
                                                                     abs=float32_tolerance(1.0))
 
@@ -320,7 +320,7 @@ def test_the_shared_bound_only_widens_as_orderings_are_scored(graded):
     input's bound so far, which only widens, and ends at the bound of all orderings scored together."""
     clf, enc = graded, graded.encode(SHARED_TEXT)
     orders = random_orders(enc.n_words, 60, 1)
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     seen = []
     for order in orders:
         values, _ = naopc.score_orders(clf, enc, order[None, :], GREEDY)
@@ -329,6 +329,6 @@ def test_the_shared_bound_only_widens_as_orderings_are_scored(graded):
         assert 0.0 <= values[0]["naopc-comprehensiveness"] <= 1.0
     lows, highs = np.array(seen).T
     assert np.all(np.diff(highs) >= 0) and np.all(np.diff(lows) <= 0) and highs[-1] > highs[0]
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     _, together = naopc.score_orders(clf, enc, orders, GREEDY)
     assert together.values["naopc-comprehensiveness"] == pytest.approx((lows[-1], highs[-1]), abs=float32_tolerance(1.0))

@@ -1,4 +1,4 @@
-"""NAOPC's bounds of several inputs searched in lockstep (``naopc.prefill_bounds``, a dataset run's batch
+"""NAOPC's bounds of several inputs searched in lockstep (``naopc_lockstep.prefill_bounds``, a dataset run's batch
 hook) give the one-input searches' bounds, in about max(n) engine calls for a window instead of sum(n)."""
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 from tolerances import float32_tolerance
 
 from corpora import load_dataset
-from evaluation.faithfulness import naopc
+from evaluation.faithfulness import naopc, naopc_bounds, naopc_lockstep
 from evaluation.faithfulness.curves import RemovalOptions, base_logits, evaluate_orders, random_orders
-from evaluation.runs.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import evaluate_example, run_evaluation, start_evaluation
+from evaluation.summary import results_frame
 from explainers import cache as cache_module
 from explainers.params import options_from
 from models import TextClassifier, cached_classifier, metered
@@ -24,14 +25,14 @@ TEXTS = ("the film was excellent", "a movie with some music and actors", "this s
 
 def one_input_bounds(clf, encodings, classes, removal, search):
     """Each input's bounds from ``aopc_bounds`` alone (``exact_search`` / ``beam_search`` on its own rows)."""
-    naopc._cache.clear()
-    return [naopc.aopc_bounds(clf, e, removal, search, t) for e, t in zip(encodings, classes)]
+    naopc_bounds._cache.clear()
+    return [naopc_bounds.aopc_bounds(clf, e, removal, search, t) for e, t in zip(encodings, classes)]
 
 
 def lockstep_bounds(clf, encodings, classes, removal, search, **kwargs):
-    naopc._cache.clear()
-    assert naopc.prefill_bounds(clf, encodings, classes, removal, search, **kwargs) == len(encodings)
-    return [naopc._memoized(clf, naopc._memo_key(e, t, removal, search, naopc.METRICS))
+    naopc_bounds._cache.clear()
+    assert naopc_lockstep.prefill_bounds(clf, encodings, classes, removal, search, **kwargs) == len(encodings)
+    return [naopc_bounds._memoized(clf, naopc_bounds._memo_key(e, t, removal, search, naopc_bounds.METRICS))
             for e, t in zip(encodings, classes)]
 
 
@@ -43,15 +44,15 @@ def test_lockstep_bounds_equal_the_one_input_searches(random_classifier, width, 
     encodings = [clf.encode(t) for t in TEXTS]
     assert [e.n_words for e in encodings] == [4, 7, 8, 10, 12, 13]
     classes = [int(np.argmax(base_logits(clf, e))) for e in encodings]
-    removal, search = RemovalOptions(operator=operator), naopc.NaopcOptions(naopc_beam=width)
+    removal, search = RemovalOptions(operator=operator), naopc_bounds.NaopcOptions(naopc_beam=width)
     alone = one_input_bounds(clf, encodings, classes, removal, search)
     together = lockstep_bounds(clf, encodings, classes, removal, search)
     for encoding, single, joint in zip(encodings, alone, together):
-        assert joint.search == single.search == (naopc.EXACT if encoding.n_words <= 8 else naopc.BEAM)
-        for metric in naopc.METRICS:  # a sum of n float32 probability differences over n + 1
+        assert joint.search == single.search == (naopc_bounds.EXACT if encoding.n_words <= 8 else naopc_bounds.BEAM)
+        for metric in naopc_bounds.METRICS:  # a sum of n float32 probability differences over n + 1
             np.testing.assert_allclose(joint.values[metric.id], single.values[metric.id], rtol=0,
                                        atol=float32_tolerance(1.0))
-        if joint.search == naopc.EXACT:  # the whole subset table, so the orderings' AOPCs read off it agree too
+        if joint.search == naopc_bounds.EXACT:  # the whole subset table, so the orderings' AOPCs read off it agree too
             for curve, found in joint.searches.items():
                 np.testing.assert_allclose(found.terms, single.searches[curve].terms, rtol=0,
                                            atol=float32_tolerance(1.0))
@@ -73,7 +74,7 @@ def test_a_window_costs_max_n_engine_calls_not_sum_n(random_classifier):
     encodings = [clf.encode(t) for t in texts]
     assert [e.n_words for e in encodings] == [12, 10, 8] and len({e.n_tokens for e in encodings}) == 1
     classes = [int(np.argmax(base_logits(clf, e))) for e in encodings]  # the clean passes are memoized apart
-    removal, search = RemovalOptions(operator="mask"), naopc.NaopcOptions(naopc_exact_words=1)
+    removal, search = RemovalOptions(operator="mask"), naopc_bounds.NaopcOptions(naopc_exact_words=1)
     with metered() as alone:
         one_input_bounds(clf, encodings, classes, removal, search)
     with metered() as together:
@@ -82,10 +83,10 @@ def test_a_window_costs_max_n_engine_calls_not_sum_n(random_classifier):
     assert together.batches == 12
     assert together.forward_passes == alone.forward_passes
     # the exact search of short inputs joins the first step: every subset of them in that step's call
-    mixed = naopc.NaopcOptions(naopc_exact_words=10)
+    mixed = naopc_bounds.NaopcOptions(naopc_exact_words=10)
     with metered() as exact_too:
         bounds = lockstep_bounds(clf, encodings, classes, removal, mixed)
-    assert [b.search for b in bounds] == [naopc.BEAM, naopc.EXACT, naopc.EXACT]
+    assert [b.search for b in bounds] == [naopc_bounds.BEAM, naopc_bounds.EXACT, naopc_bounds.EXACT]
     assert exact_too.batches == 12
     with metered() as longest_alone:
         one_input_bounds(clf, encodings[:1], classes[:1], removal, search)
@@ -96,14 +97,14 @@ def test_a_row_cap_splits_the_calls_and_keeps_the_bounds(random_classifier):
     clf = wide_batches(random_classifier)
     encodings = [clf.encode(t) for t in TEXTS[3:]]
     classes = [int(np.argmax(base_logits(clf, e))) for e in encodings]
-    removal, search = RemovalOptions(), naopc.NaopcOptions()
+    removal, search = RemovalOptions(), naopc_bounds.NaopcOptions()
     whole = lockstep_bounds(clf, encodings, classes, removal, search)
     with metered() as capped_meter:
         capped = lockstep_bounds(clf, encodings, classes, removal, search, max_rows=5)
     # the first step has 10 + 12 + 13 leave-one-out rows: at least ceil(35 / 5) calls
     assert capped_meter.batches >= 7 + 12
     for a, b in zip(whole, capped):
-        for metric in naopc.METRICS:
+        for metric in naopc_bounds.METRICS:
             np.testing.assert_allclose(a.values[metric.id], b.values[metric.id], rtol=0, atol=float32_tolerance(1.0))
 
 
@@ -111,10 +112,10 @@ def test_memoized_inputs_are_not_searched_again(random_classifier):
     clf = random_classifier
     encodings = [clf.encode(t) for t in TEXTS[:3]]
     classes = [int(np.argmax(base_logits(clf, e))) for e in encodings]
-    removal, search = RemovalOptions(), naopc.NaopcOptions()
+    removal, search = RemovalOptions(), naopc_bounds.NaopcOptions()
     lockstep_bounds(clf, encodings[:2], classes[:2], removal, search)
     with metered() as meter:
-        assert naopc.prefill_bounds(clf, encodings + encodings[:1], classes + classes[:1], removal, search) == 1
+        assert naopc_lockstep.prefill_bounds(clf, encodings + encodings[:1], classes + classes[:1], removal, search) == 1
     assert meter.forward_passes == 2 ** encodings[2].n_words - 1  # the third input alone, once
 
 
@@ -126,21 +127,21 @@ def test_the_orderings_curves_reuse_the_rows_the_beam_scored(random_classifier):
     encoding = clf.encode(TEXTS[-1])
     n = encoding.n_words
     orders = np.vstack([np.arange(n), np.arange(n)[::-1], random_orders(n, 6, 2)])
-    engine = evaluate_orders(clf, encoding, list(naopc.METRICS), orders, RemovalOptions())
+    engine = evaluate_orders(clf, encoding, list(naopc_bounds.METRICS), orders, RemovalOptions())
     with metered() as curves_alone:
-        evaluate_orders(clf, encoding, list(naopc.METRICS), orders, RemovalOptions())
+        evaluate_orders(clf, encoding, list(naopc_bounds.METRICS), orders, RemovalOptions())
     target = int(np.argmax(base_logits(clf, encoding)))
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     with metered() as bounds_alone:
-        naopc.aopc_bounds(clf, encoding, RemovalOptions(), naopc.NaopcOptions(), target)
-    naopc._cache.clear()
+        naopc_bounds.aopc_bounds(clf, encoding, RemovalOptions(), naopc_bounds.NaopcOptions(), target)
+    naopc_bounds._cache.clear()
     with metered() as both:
         scored, bounds = naopc.score_orders(clf, encoding, orders, {})
-    assert bounds.search == naopc.BEAM
+    assert bounds.search == naopc_bounds.BEAM
     shared = len({int(o[0]) for o in orders} | {int(o[-1]) for o in orders}) + 1  # leave-one-out rows + empty
     assert both.forward_passes <= bounds_alone.forward_passes + curves_alone.forward_passes - shared
     for values, reference in zip(scored, engine):
-        for metric in naopc.METRICS:
+        for metric in naopc_bounds.METRICS:
             assert values.details[metric.id]["aopc"] == pytest.approx(reference.values[metric.id],
                                                                       abs=float32_tolerance(1.0))
 
@@ -158,7 +159,7 @@ def model_and_data(keyword_classifier, tmp_path, monkeypatch):
 
 def fresh(folder) -> None:
     """Forget every memo a first run left: the second one computes its clean passes and bounds again."""
-    naopc._cache.clear()
+    naopc_bounds._cache.clear()
     cached_classifier(folder)._logits_cache.clear()
     from evaluation.faithfulness import curves
 
@@ -194,8 +195,8 @@ def test_a_run_stores_the_values_of_cells_searching_alone(model_and_data, tmp_pa
             preset = next(p for p in naopc.PRESETS if p.metric_id(base) == row["metric"])
             options = preset.options(OPTIONS)
             target = int(np.argmax(base_logits(classifier, encoding)))
-            low, high = naopc.aopc_bounds(classifier, encoding, RemovalOptions.from_dict(options),
-                                          options_from(naopc.NaopcOptions, options), target).values[base]
+            low, high = naopc_bounds.aopc_bounds(classifier, encoding, RemovalOptions.from_dict(options),
+                                          options_from(naopc_bounds.NaopcOptions, options), target).values[base]
             # NAOPC = (AOPC - min) / (max - min): float32 noise of the AOPC sums divided by the spread (an input
             # whose orderings all give the same AOPC, a sure negative of the keyword model, has only noise)
             tolerance = float32_tolerance(1.0) / max(high - low, 1e-12)
@@ -227,11 +228,11 @@ def test_near_tied_partial_sums_keep_the_candidates_order():
     """Two batchings of the same rows differ by float32 rounding; a beam must not follow that noise (a word the model
     ignores ties exactly), so sums equal to ``TIE_DECIMALS`` decimals go by candidate order, and larger gaps count."""
     def best_first_pick(scores):
-        beams = naopc.Beams(3, start=1.0, width=1)
+        beams = naopc_bounds.Beams(3, start=1.0, width=1)
         beams.candidates()  # removing word 0, 1 or 2 (both beams)
         beams.advance(np.array(scores * 2), np.ones((6, 3), bool), np.zeros((6, 2)))
         return int(np.flatnonzero(beams.beams[1.0][0][1])[0])
 
-    noise = 10.0 ** -(naopc.TIE_DECIMALS + 3)
+    noise = 10.0 ** -(naopc_bounds.TIE_DECIMALS + 3)
     assert best_first_pick([0.5, 0.5 - noise, 0.9]) == 0  # word 1 removes "more" by rounding noise only
-    assert best_first_pick([0.5, 0.5 - 10.0 ** -naopc.TIE_DECIMALS, 0.9]) == 1  # a real gap decides
+    assert best_first_pick([0.5, 0.5 - 10.0 ** -naopc_bounds.TIE_DECIMALS, 0.9]) == 1  # a real gap decides

@@ -8,12 +8,13 @@ import pytest
 from tolerances import float32_tolerance
 
 from corpora import load_dataset
-from evaluation.faithfulness import naopc, other_measures, soft
-from evaluation.faithfulness.random_band import NOT_DISTINGUISHABLE
-from evaluation.faithfulness.report import run_table
+from evaluation.baselines import NOT_DISTINGUISHABLE
+from evaluation.faithfulness import naopc, naopc_bounds, other_measures, soft
 from evaluation.metric import RANDOM_METHOD
-from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 
 pytestmark = pytest.mark.integration
 METHODS = ["saliency", "leave_one_out"]
@@ -74,7 +75,7 @@ def test_one_input_table_with_the_random_band(quick_classifier):
     direct = naopc.compute(quick_classifier, encoding, explanations["saliency"], None, OPTIONS)
     assert rows.loc[("naopc-comprehensiveness", "saliency"), "value"] == pytest.approx(
         direct["naopc-comprehensiveness"], abs=100 * float32_tolerance(1.0))
-    assert json.loads(rows.loc[("naopc-comprehensiveness", "saliency"), "details"])["search"] == naopc.EXACT
+    assert json.loads(rows.loc[("naopc-comprehensiveness", "saliency"), "details"])["search"] == naopc_bounds.EXACT
     random_row = rows.loc[("soft-sufficiency", RANDOM_METHOD)]
     assert random_row["random_low"] <= random_row["value"] <= random_row["random_high"]
     wide = other_measures.wide(table)

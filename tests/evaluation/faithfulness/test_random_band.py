@@ -7,17 +7,12 @@ import pandas as pd
 import pytest
 from tolerances import float32_tolerance
 
+from evaluation.baselines import MIN_ORDERINGS, NOT_DISTINGUISHABLE, band, compare_with_random, orderings_seed
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_orders, evaluate_scores, random_orders
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.faithfulness.random_band import (
-    MIN_ORDERINGS,
-    NOT_DISTINGUISHABLE,
-    band,
-    compare_with_random,
-    orderings_seed,
-    random_baseline,
-)
-from evaluation.runs.runner import RANDOM_METHOD, summarize
+from evaluation.faithfulness.random_band import random_baseline
+from evaluation.metric import RANDOM_METHOD
+from evaluation.summary import summarize
 
 WORDS = "a film with excellent music and a very old plot".split()  # the keyword model is reliable at this length
 KEY = WORDS.index("excellent")

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from tolerances import float32_tolerance
 
+from evaluation.baselines import orderings_seed, random_explanation
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness.curves import (
     RemovalOptions,
     base_logits,
@@ -21,9 +23,7 @@ from evaluation.faithfulness.curves import (
     score_rows,
 )
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, PRESETS
-from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
-from evaluation.registry import evaluate_batch
 from models import metered
 
 WORDS = "the movie was excellent and long".split()

@@ -10,10 +10,11 @@ from tolerances import float32_tolerance
 from corpora import load_dataset
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
-from evaluation.faithfulness.report import run_table
 from evaluation.metric import RANDOM_METHOD
-from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.run_report import run_table
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 
 pytestmark = pytest.mark.integration
 

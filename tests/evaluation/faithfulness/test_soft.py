@@ -11,10 +11,10 @@ import pytest
 import torch
 from tolerances import float32_tolerance
 
+from evaluation.baselines import orderings_seed, random_explanation
+from evaluation.batch import evaluate_batch
 from evaluation.faithfulness import soft
-from evaluation.faithfulness.random_band import orderings_seed, random_explanation
 from evaluation.metric import EVALUATORS, METRICS
-from evaluation.registry import evaluate_batch
 
 TEXT = "the film was excellent fun"
 SCORES = np.array([0.1, -0.4, 0.6, 2.0, 0.5])
@@ -100,7 +100,7 @@ def test_registered_with_a_random_band(clf, enc):
 def test_the_batch_hook_gives_the_values_of_one_explanation_at_a_time(clf, enc):
     """every method and random explanation in one batched call, the clean pass shared with the removal
     metrics, equals the default hook (``compute`` per explanation, random scores drawn the same way)."""
-    from evaluation.registry import each_explanation
+    from evaluation.batch import each_explanation
     explanations = {"a": random_explanation(enc, 1, "positive", SCORES, 0, 0),
                     "b": random_explanation(enc, 1, "positive", SCORES[::-1].copy(), 0, 0)}
     options = {"seed": 2, "soft_samples": 3}
@@ -164,11 +164,11 @@ def test_a_clear_all_masked_drop_is_not_flagged(clf, enc):
 def test_dataset_means_leave_ill_conditioned_inputs_out_and_say_how_many(tmp_path):
     """The run's table (CLI and app: ``run_table`` / ``wide_table``): flagged values are kept in the cells, left out
     of the mean and its interval, counted, and averaged on their own."""
-    from evaluation.faithfulness.report import run_table, wide_table
     from evaluation.metric import RANDOM_METHOD
-    from evaluation.runs.runner import KIND
     from evaluation.runs.store import ResultStore
     from evaluation.statistics import bootstrap_ci
+    from evaluation.suite.run_report import run_table, wide_table
+    from evaluation.suite.runner import KIND
 
     values = {f"e{i}": 0.1 * i for i in range(8)}
     flagged = {"f1": 125.0, "f2": 40.0}  # ill-conditioned inputs: the same rows of the random baseline are too

@@ -8,11 +8,12 @@ import pytest
 from sklearn.metrics import f1_score, precision_score, recall_score
 from test_plausibility_dataset import _keyword_file, keyword_folder  # noqa: F401 (the fixture)
 
-from evaluation.plausibility.dataset import metric_table, micro_macro_report, run_plausibility
+from evaluation.plausibility.dataset import metric_table, micro_macro_report
 from evaluation.plausibility.metrics import PlausibilityConfig
 from evaluation.plausibility.micro_f1 import micro_macro_table, micro_scores, top_k_selections
-from evaluation.runs.runner import results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.suite.plausibility_run import run_plausibility
+from evaluation.summary import results_frame
 
 
 def padded(rows: list[np.ndarray]) -> np.ndarray:

@@ -9,19 +9,14 @@ import pytest
 from tiny_models import FILLER, KEYWORD
 
 from corpora import SENTIMENT_LABELS, Example
-from evaluation.faithfulness.random_band import generic_random_values
+from evaluation.baselines import generic_random_values
+from evaluation.metric import RANDOM_METHOD
 from evaluation.plausibility.alignment import align, kept_word_indices
-from evaluation.plausibility.dataset import (
-    metric_table,
-    paper000_table,
-    run_plausibility,
-    run_report,
-    sweep_curves,
-    wide_table,
-)
+from evaluation.plausibility.dataset import metric_table, paper000_table, run_report, sweep_curves, wide_table
 from evaluation.plausibility.metrics import PLAUSIBILITY, compute_plausibility, example_metrics
-from evaluation.runs.runner import RANDOM_METHOD, results_frame
 from evaluation.runs.store import ResultStore
+from evaluation.suite.plausibility_run import run_plausibility
+from evaluation.summary import results_frame
 from explainers import create
 
 
@@ -128,7 +123,7 @@ def test_dataset_run_tables_and_cli_path(keyword_folder, tmp_path, isolated_cach
     json.dumps(report, default=str)  # exportable
     assert "leave_one_out" in wide_table(metric_table(frame)).index
     # the command-line path: the shared runner with --metrics plausibility gives the same per-example values
-    from evaluation.runs.runner import run_evaluation
+    from evaluation.suite.runner import run_evaluation
 
     store2, _summary = run_evaluation(keyword_folder, f"file:{data}", ["leave_one_out"], ["plausibility"],
                                       store=ResultStore(tmp_path / "cli.sqlite"), options={"random_orderings": 10})
@@ -184,8 +179,8 @@ def test_top_p_binarization_replaces_the_top_k_scores_in_the_report(keyword_fold
 def test_the_command_lines_table_applies_top_p_as_the_page_does(keyword_folder, tmp_path, isolated_cache):
     # `evaluate --plausibility-preset paper002-top-p` reported the top-k token scores: its table (run_table) must
     # give the page's top-p numbers (run_report) and no top-k token rows
-    from evaluation.faithfulness.report import run_table
-    from evaluation.runs.runner import run_evaluation
+    from evaluation.suite.run_report import run_table
+    from evaluation.suite.runner import run_evaluation
 
     data = _keyword_file(tmp_path / "keyword.jsonl")
     store, summary = run_evaluation(keyword_folder, f"file:{data}", ["leave_one_out"], ["plausibility"],

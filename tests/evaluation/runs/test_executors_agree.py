@@ -33,9 +33,9 @@ import cli
 from corpora import load_dataset
 from evaluation.metric import RANDOM_METHOD
 from evaluation.runs import process_executor, ray_executor
-from evaluation.runs.runner import batched_gradient_passes, evaluate_example, start_evaluation
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import dataset as sanity_dataset
+from evaluation.suite.runner import batched_gradient_passes, evaluate_example, start_evaluation
 
 DATASET, LIMIT, ORDERINGS = "sst2:dev", 8, 10
 METHODS = "saliency,leave_one_out"

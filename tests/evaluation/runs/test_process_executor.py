@@ -14,8 +14,9 @@ from roar_fixtures import save_keyword_model, write_keyword_csv
 
 from evaluation.runs import process_executor
 from evaluation.runs.jobs import Cell, run_cells
-from evaluation.runs.runner import results_frame, run_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import run_evaluation
+from evaluation.summary import results_frame
 
 
 def square_cell(spec: dict) -> dict:

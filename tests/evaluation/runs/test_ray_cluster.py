@@ -29,8 +29,9 @@ from evaluation.roar.study import build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
 from evaluation.runs import ray_executor
 from evaluation.runs.jobs import run_cells
-from evaluation.runs.runner import evaluate_example, results_frame, run_evaluation, start_evaluation
 from evaluation.runs.store import ResultStore
+from evaluation.suite.runner import evaluate_example, run_evaluation, start_evaluation
+from evaluation.summary import results_frame
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 ray = pytest.importorskip("ray")

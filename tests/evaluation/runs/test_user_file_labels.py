@@ -15,9 +15,9 @@ import cli
 from evaluation.roar.data import study_data
 from evaluation.roar.study import build_config
 from evaluation.roar.training import Variant
-from evaluation.runs.runner import evaluate_example, start_evaluation
 from evaluation.runs.store import ResultStore
 from evaluation.sanity.dataset import sanity_cell, start_sanity
+from evaluation.suite.runner import evaluate_example, start_evaluation
 
 NAMES = {0: "negative", 1: "POSITIVE"}  # sorted on their own: POSITIVE = 0, negative = 1
 

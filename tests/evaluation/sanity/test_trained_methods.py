@@ -6,12 +6,12 @@ import pytest
 from roar_fixtures import save_keyword_model, write_keyword_csv
 from tiny_models import keyword_sentences
 
-from evaluation.aml_training import AMLRecipe, prepare_aml
 from evaluation.runs.store import ResultStore
 from evaluation.sanity.dataset import results_frame, run_sanity_study
 from evaluation.sanity.one_input import run_sanity
 from evaluation.sanity.trained_methods import for_randomized_copies, randomization_note
 from explainers import create
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
 from models import load_classifier
 
 RECIPE = AMLRecipe(train_size=60, validation_size=12, epochs=1.0, lr=1e-3)  # the flow, not a good G

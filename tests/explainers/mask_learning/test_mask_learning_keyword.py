@@ -8,8 +8,8 @@ import pytest
 from smooth_models import smooth_keyword_classifier
 from tiny_models import KEYWORD, keyword_sentences
 
-from evaluation.aml_training import AMLRecipe, prepare_aml
 from explainers import create
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml
 
 
 @pytest.fixture(scope="module")

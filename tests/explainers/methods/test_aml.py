@@ -13,7 +13,6 @@ import torch
 from roar_fixtures import save_keyword_model
 from tiny_models import keyword_sentences, tiny_bert, tiny_tokenizer
 
-from evaluation.aml_training import AMLRecipe, prepare_aml, search_lambdas
 from evaluation.faithfulness.curves import evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from explainers import create
@@ -28,6 +27,7 @@ from explainers.mask_learning.aml_model import (
     soft_masked,
 )
 from explainers.mask_learning.aml_store import AMLNotPrepared, load_attribution_model, read_manifest, save_checkpoint
+from explainers.mask_learning.aml_training import AMLRecipe, prepare_aml, search_lambdas
 from explainers.mask_learning.selection import METRICS, best_index, metric_values
 from models import ModelError, TextClassifier, UserFacingError, load_classifier
 

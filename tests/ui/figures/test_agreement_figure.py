@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation.agreement import Agreement
+from evaluation.agreement.measures import Agreement
 from ui.figures.agreement import agreement_figure
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from evaluation.model_comparison_dataset import CAUSAL, CURVE_COLUMNS, ENCODER, ROW_COLUMNS
+from evaluation.suite.model_comparison_dataset import CAUSAL, CURVE_COLUMNS, ENCODER, ROW_COLUMNS
 from ui.figures import model_comparison as figures
 
 METRIC = "known-feature.precision@k"

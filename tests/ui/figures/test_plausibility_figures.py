@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from evaluation.runs.runner import RANDOM_METHOD
+from evaluation.metric import RANDOM_METHOD
 from ui.figures.binarized_rows import binarized_rows_html
 from ui.figures.plausibility_sweep import sweep_figure
 
