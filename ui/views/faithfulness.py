@@ -1,6 +1,5 @@
-"""Faithfulness page building blocks: metric options, the current input's curves and table with the random
-baseline, the bias matrix of paper 000, dataset runs (background job, progress, stop, reopen), and paper 003's
-known-feature task. All numbers come from evaluation/; this module only lays them out."""
+"""Faithfulness page building blocks: metric options, the input's curves and table with the random baseline, paper
+000's bias matrix, dataset runs (job, progress, stop, reopen), paper 003's known-feature task; layout only."""
 from __future__ import annotations
 
 import hashlib
