@@ -204,3 +204,13 @@ def test_no_cycle_between_evaluation_families():
     graph = evaluation_folder_graph()
     families = {unit: targets & EVALUATION_FAMILIES for unit, targets in graph.items() if unit in EVALUATION_FAMILIES}
     assert cycles(families) == []
+
+
+MAX_LINES = 450  # a file per idea: past this, a product file holds more than one (DESIGN.md)
+
+
+def test_no_product_file_is_over_the_line_limit():
+    files = [*project_modules().values(), *(ROOT / "app_pages").glob("*.py"), ROOT / "app.py", ROOT / "cli.py",
+             ROOT / "settings.py"]
+    too_long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not too_long, too_long
