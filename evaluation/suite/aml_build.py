@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, fields, replace
+from pathlib import Path
 
 import settings
 from corpora import load_dataset
@@ -131,9 +133,16 @@ def build_cell(spec: dict) -> dict:
     store, run_id = ResultStore(spec["store"]), spec["run_id"]
     recipe = AMLRecipe(**spec["recipe"])
     data, inputs = training_data(classifier, spec["data"])
+    return trained_cell_value(lambda: prepare_aml(classifier, inputs, recipe, data_id=data,
+                                                  progress=progress_writer(store, run_id),
+                                                  should_stop=stop_requested, log=lambda _: None))
+
+
+def trained_cell_value(train: Callable[[], Path]) -> dict:
+    """A build cell's value: ``train`` run (a Stop during it ends the cell, nothing saved), then the figures of
+    the manifest it wrote."""
     try:
-        folder = prepare_aml(classifier, inputs, recipe, data_id=data, progress=progress_writer(store, run_id),
-                             should_stop=stop_requested, log=lambda _: None)
+        folder = train()
     except ModelError:
         if stop_requested():
             raise CellStopped() from None

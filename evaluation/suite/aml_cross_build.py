@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
-from evaluation.runs.jobs import Cell, CellStopped, stop_requested
+from evaluation.runs.jobs import Cell, stop_requested
 from evaluation.runs.store import ResultStore, run_id_for
 from evaluation.suite.aml_build import (
     CLASSIFIER_PASSES,
@@ -16,11 +16,12 @@ from evaluation.suite.aml_build import (
     TYPICAL_TOKENS,
     build_recipe,
     progress_writer,
+    trained_cell_value,
     training_data,
     training_data_id,
 )
 from explainers.mask_learning.aml_cross_training import prepare_cross_aml
-from explainers.mask_learning.aml_store import MANIFEST, read_manifest
+from explainers.mask_learning.aml_store import MANIFEST
 from explainers.mask_learning.aml_training import AMLRecipe
 from explainers.mask_learning.cross_backbone import cross_folder
 from explainers.mask_learning.selection import metric_named
@@ -88,14 +89,6 @@ def cross_build_cell(spec: dict) -> dict:
                          f"was started; start it again.")
     store, run_id = ResultStore(spec["store"]), spec["run_id"]
     data, inputs = training_data(classifier, spec["data"])
-    try:
-        folder = prepare_cross_aml(classifier, spec["generator"], inputs, AMLRecipe(**spec["recipe"]), data_id=data,
-                                   log=lambda _: None, progress=progress_writer(store, run_id),
-                                   should_stop=stop_requested)
-    except ModelError:
-        if stop_requested():
-            raise CellStopped() from None
-        raise
-    manifest = read_manifest(folder)
-    return {"folder": str(folder), "validation_score": manifest.get("validation_score"),
-            "seconds": manifest.get("seconds")}
+    return trained_cell_value(lambda: prepare_cross_aml(
+        classifier, spec["generator"], inputs, AMLRecipe(**spec["recipe"]), data_id=data, log=lambda _: None,
+        progress=progress_writer(store, run_id), should_stop=stop_requested))
