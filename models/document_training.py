@@ -30,7 +30,9 @@ def document_windows(tokenizer, text: str, size: int, stride: int | None = None)
     else:
         room = size - (full.n_tokens - int((full.token_word_array >= 0).sum()))
         encodings = [window_encoding(full, words, room) for words in plan_windows(full, size, stride)]
-    types = [list(e.token_type_ids) for e in encodings] if full.token_type_ids is not None else None
+    types = None
+    if all(e.token_type_ids is not None for e in encodings):
+        types = [list(e.token_type_ids or ()) for e in encodings]
     return TokenBatch(input_ids=[list(e.input_ids) for e in encodings], token_type_ids=types)
 
 
@@ -49,7 +51,7 @@ def _rows(documents: list[TokenBatch]) -> TokenBatch:
     """Every window of several documents as one TokenBatch (documents in order)."""
     types = None
     if all(d.token_type_ids is not None for d in documents):
-        types = [row for d in documents for row in d.token_type_ids]
+        types = [row for d in documents for row in d.token_type_ids or ()]
     return TokenBatch(input_ids=[row for d in documents for row in d.input_ids], token_type_ids=types)
 
 
@@ -103,4 +105,4 @@ def predict_documents(model: torch.nn.Module, documents: list[TokenBatch], how: 
             group, size = [], 0
     if group:
         out.append(document_logits(model, group, how, pad_id, max_length, device).float().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros((0, model.config.num_labels))
+    return np.concatenate(out) if out else np.zeros((0, 0))
