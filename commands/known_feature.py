@@ -5,6 +5,7 @@ ground-truth mass with bootstrap 95 % CIs and the random baseline.
     python cli.py known-feature --limit 200 --methods integrated_gradients:paper-003,lime,kernel_shap,saliency:paper-003
     python cli.py known-feature --model minilm-l2      # the twin of another built-in model (same blocks / attention)
     python cli.py known-feature --model path/to/folder # a classifier already trained on the known-feature task
+    python cli.py known-feature --documents --limit 20 # known-feature-long: the document twin, documents in windows
 
 Paper 003 s. 3.1 trains each model size on the task; ``--model`` names which: a built-in model's twin is
 trained once (its recipe with the model's shape), a folder is used as it is.
@@ -37,6 +38,9 @@ from evaluation.faithfulness.known_feature import (
 from evaluation.suite.run_report import run_table, wide_table
 from evaluation.suite.runner import run_evaluation
 from models import UserFacingError
+from models.document_twin import DocumentTwinRecipe, estimate, prepare_document_twin, twin_dir
+from models.document_twin import is_prepared as twin_is_prepared
+from models.document_twin import read_manifest as twin_manifest
 from models.prepare import RECIPES
 
 # paper 003's methods with its settings, where the method (and preset) is registered
@@ -54,6 +58,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--prepare", action="store_true", help="only train (or find) the model")
     parser.add_argument("--force", action="store_true", help="retrain even if cached")
     parser.add_argument("--seed", type=int, default=0, help="tie-breaking and random-baseline seed")
+    parser.add_argument("--documents", action="store_true",
+                        help="known-feature-long: the built-in model's document twin (its known-feature twin "
+                             "fine-tuned on documents read in windows, trained once) on known-feature-long:dev")
     add_output_options(parser, "the summary", csv="one row per method x metric",
                        json="the summary, the configuration and every per-example value")
     parser.set_defaults(handler=handle)
@@ -74,20 +81,27 @@ def handle(args) -> int:
         print(f"known-feature model: {folder} (as given: it must be trained on the known-feature task)",
               file=sys.stderr if args.json else sys.stdout)
     else:
-        if not is_prepared(recipe) or args.force:
+        force = args.force and not args.documents  # with --documents, --force retrains the document twin only
+        if not is_prepared(recipe) or force:
             bar, progress = training_progress(f"train the known-feature twin of {args.model}")
-            prepare_known_feature_model(recipe, force=args.force, progress=progress, log=tqdm.write)
+            prepare_known_feature_model(recipe, force=force, progress=progress, log=tqdm.write)
             bar.close()
         folder = model_dir(recipe)
         manifest = read_manifest(recipe)
         print(f"known-feature model: {folder} (twin of {args.model}; held-out task accuracy "
               f"{manifest['accuracy']:.1%}, {manifest['train_examples']} training sentences, label seed "
               f"{RECIPE.label_seed})", file=sys.stderr if args.json else sys.stdout)
+    dataset = f"known-feature:dev:{RECIPE.label_seed}"
+    if args.documents:
+        if recipe is None:
+            raise UserFacingError("--documents trains the document twin of a built-in model; name one with --model "
+                                  f"({', '.join(RECIPES)}).")
+        folder, dataset = document_twin(folder.name, args), "known-feature-long:dev"
     if args.prepare:
         return 0
     bar, progress = job_progress("explaining", "example")
 
-    store, summary = run_evaluation(str(folder), f"known-feature:dev:{RECIPE.label_seed}", methods,
+    store, summary = run_evaluation(str(folder), dataset, methods,
                                     ["known-feature"], limit=args.limit or None,
                                     options={"seed": args.seed, "random_orderings": 10}, progress=progress)
     bar.close()
@@ -102,3 +116,22 @@ def handle(args) -> int:
           f"KernelSHAP ≈ 1.0 overlap; gradient and gradient x input barely above random.")
     print(wide_table(table).to_string())
     return 0
+
+
+def document_twin(source: str, args) -> Path:
+    """The document twin of the short twin ``source`` (trained once, its cost estimated first); its folder."""
+    recipe = DocumentTwinRecipe(source=source)
+    stream = sys.stderr if args.json else sys.stdout
+    if not twin_is_prepared(recipe) or args.force:
+        cost = estimate(recipe)
+        print(f"training the document twin: {cost['train_windows']} windows of {cost['window_tokens']} tokens, about "
+              f"{cost['seconds'] / 60:.0f} min here", file=stream)
+        bar, progress = training_progress(f"train the document twin of {source}")
+        prepare_document_twin(recipe, force=args.force, progress=progress,
+                              log=lambda message: tqdm.write(message, file=stream))
+        bar.close()
+    manifest = twin_manifest(recipe)
+    print(f"document twin: {twin_dir(recipe)} (held-out accuracy {manifest['accuracy']:.1%} on "
+          f"{manifest['eval_examples']} documents, from {manifest['source_accuracy']:.1%} for {source} read in "
+          f"windows)", file=stream)
+    return twin_dir(recipe)

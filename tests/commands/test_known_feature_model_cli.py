@@ -31,3 +31,28 @@ def test_built_in_names_resolve_to_their_twin_and_others_are_refused(tmp_path, c
     folder.mkdir()
     assert cli.main(["known-feature", "--model", str(folder), "--prepare"]) != 0
     assert "a folder is used as it is" in capsys.readouterr().err
+
+
+def test_documents_trains_the_document_twin_once_and_runs_on_known_feature_long(keyword_classifier, isolated_cache,
+                                                                                 capsys):
+    short = model_dir(RECIPE)  # the tiny keyword model stands in for the short twin in an isolated cache
+    keyword_classifier.model.save_pretrained(short)
+    keyword_classifier.tokenizer.save_pretrained(short)
+    (short / "manifest.json").write_text(json.dumps({"accuracy": 1.0, "train_examples": 400,
+                                                     "label_names": ["negative", "positive"]}))
+    argv = ["known-feature", "--documents", "--limit", "2", "--methods", "saliency", "--json"]
+    assert cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert "training the document twin" in captured.err and "document twin: " in captured.err
+    run = ResultStore().get_run(json.loads(captured.out)["run_id"])
+    assert run["config"]["dataset"] == "known-feature-long:dev" and run["total"] == 2
+    assert "known-feature-long-" in run["config"]["model"]
+    assert cli.main(argv) == 0 and "training the document twin" not in capsys.readouterr().err  # cached
+
+
+def test_documents_needs_a_built_in_model(tmp_path, capsys):
+    folder = tmp_path / "some-folder"
+    folder.mkdir()
+    assert cli.main(["known-feature", "--model", str(folder), "--documents"]) != 0
+    err = capsys.readouterr().err
+    assert "--documents trains the document twin of a built-in model" in err and "Traceback" not in err
