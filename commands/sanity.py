@@ -316,6 +316,9 @@ def _one_text_measures(classifier, encoding, methods, result, target, measures, 
 
 
 def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat_seeds=()) -> int:
+    if args.check == "head" and measures:  # the flags checked before a model is loaded or built
+        raise ParamError("--measures run with the layer check: use --check layers.")
+    seeds, layer_seed = (_seeds(args), 0) if args.check == "head" else ([], _layer_seed(args))
     classifier = load_classifier(args.model)
     encoding = classifier.encode(args.text, args.pair)
     target = targets.explain_target(args.target, None)  # typed text has no gold label: "gold" explains the prediction
@@ -329,9 +332,7 @@ def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat
 
     result: head_check.HeadCheckResult | one_input.SanityResult
     if args.check == "head":
-        if measures:
-            raise ParamError("--measures run with the layer check: use --check layers.")
-        result = head_check.run_head_check(classifier, encoding, methods, seeds=_seeds(args), target=target,
+        result = head_check.run_head_check(classifier, encoding, methods, seeds=seeds, target=target,
                                           cache=DEFAULT_CACHE, progress=progress)
         bar.close()
         frame = result.frame()
@@ -339,7 +340,7 @@ def _one_text(args, methods: list[str], out, measures=(), smoothing=None, repeat
                   "summary": json.loads(result.summary().to_json(orient="records")), "errors": result.errors}
     else:
         result = one_input.run_sanity(classifier, encoding, methods, mode=args.mode, init=args.init,
-                                      seed=_layer_seed(args),
+                                      seed=layer_seed,
                                       target=target, cache=DEFAULT_CACHE, progress=progress)
         extra = _one_text_measures(classifier, encoding, methods, result, target, measures, smoothing,
                                    repeat_seeds, progress)

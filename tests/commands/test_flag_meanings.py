@@ -41,8 +41,9 @@ def test_repeat_seeds_and_a_bad_seed_list_get_a_message(capsys):
     from commands import sanity
 
     assert sanity._repeat_seeds("5") == [0, 1, 2, 3, 4] and sanity._repeat_seeds("2,9") == [2, 9]
+    # refused before any model is loaded or built: a model that does not exist is never looked at
     assert cli.main(["sanity", "--text", "a fine film", "--check", "layers", "--seeds", "3",
-                     "--methods", "attention"]) == 2
+                     "--methods", "attention", "--model", "no-such-model"]) == 2
     assert "--seed N" in capsys.readouterr().err
 
 
