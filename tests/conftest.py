@@ -56,6 +56,19 @@ def quick_classifier():
 
 
 @pytest.fixture()
+def quick_cache(quick_classifier, tmp_path, monkeypatch):
+    """A fresh cache that holds only the prepared quick model (linked, not copied)."""
+    from models.prepare import find_prepared
+
+    models = tmp_path / "cache" / "models"
+    models.mkdir(parents=True)
+    prepared = find_prepared("default-quick")
+    (models / prepared.name).symlink_to(prepared)
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
+    return models
+
+
+@pytest.fixture()
 def isolated_cache(tmp_path, monkeypatch):
     """A fresh cache directory for tests that write to the cache."""
     monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))

@@ -61,18 +61,6 @@ def test_a_model_that_does_not_name_its_training_data_gets_a_message(keyword_cla
         training_data(keyword_classifier)
 
 
-@pytest.fixture()
-def quick_cache(quick_classifier, tmp_path, monkeypatch):
-    from models.prepare import find_prepared
-
-    models = tmp_path / "cache" / "models"
-    models.mkdir(parents=True)
-    prepared = find_prepared("default-quick")
-    (models / prepared.name).symlink_to(prepared)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
-    return models
-
-
 @pytest.mark.integration
 def test_a_stopped_build_saves_nothing_and_a_finished_one_is_found_again(quick_classifier, quick_cache, monkeypatch):
     monkeypatch.setenv(BUDGET_ENV, "train_size=40,validation_size=8,epochs=1")  # two steps

@@ -44,18 +44,6 @@ def test_a_decoder_or_a_model_without_mask_is_offered_an_encoders_g(keyword_clas
     assert keyword_classifier.tokenizer.mask_token_id is not None and not offers_encoder_generator(keyword_classifier)
 
 
-@pytest.fixture()
-def quick_cache(quick_classifier, tmp_path, monkeypatch):
-    from models.prepare import find_prepared
-
-    models = tmp_path / "cache" / "models"
-    models.mkdir(parents=True)
-    prepared = find_prepared("default-quick")
-    (models / prepared.name).symlink_to(prepared)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
-    return models
-
-
 @pytest.mark.integration
 def test_a_stopped_build_saves_nothing_and_a_finished_one_is_found_again(quick_classifier, keyword_classifier,
                                                                          quick_cache, tmp_path, monkeypatch):
