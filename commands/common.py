@@ -288,6 +288,15 @@ def print_run_status(run: dict, summary) -> None:
         print(f"{len(summary.errors)} examples failed, e.g. {next(iter(summary.errors.values()))}")
 
 
+def warn_failed(summary, left_out_of: str) -> None:
+    """One warning on stderr for the examples of a dataset run that failed: how many, the first, and that they are
+    left out of ``left_out_of`` and rerun next time (their cells are not stored)."""
+    if summary.errors:
+        first_key, first_error = next(iter(summary.errors.items()))
+        print(f"warning: {len(summary.errors)} of {summary.total} examples failed (first, {first_key}: {first_error}); "
+              f"they are left out of {left_out_of} and rerun next time.", file=sys.stderr)
+
+
 def run_resumable(store, run_id: str, cells: list, work, bar_desc: str, unit: str, stopped: str, **run_options):
     """Run a job's cells with a progress bar; Ctrl-C marks the run cancelled and says how to resume (``stopped``).
     Returns the run summary, or None when stopped (the caller exits with 130)."""

@@ -26,6 +26,7 @@ from commands.common import (
     parse_method_specs,
     print_json,
     schema_values,
+    warn_failed,
     write_out,
 )
 from commands.documents import add_document_options, document_options_of
@@ -160,10 +161,7 @@ def perturbation_shift(args, out) -> int:
         summary = run_cells(store, run_id, cells, accuracy_cell, progress=progress)
     finally:
         bar.close()
-    if summary.errors:
-        first_key, first_error = next(iter(summary.errors.items()))
-        print(f"warning: {len(summary.errors)} of {summary.total} examples failed (first, {first_key}: {first_error}); "
-              f"they are left out of the table and rerun next time.", file=sys.stderr)
+    warn_failed(summary, "the table")
     table = stored_table(store, run_id)
     if table is None:
         raise DataError("No example has a gold label and at least one word; the accuracy drop needs labelled "
@@ -217,12 +215,9 @@ def handle(args) -> int:
         raise ParamError(str(error).strip("'\"")) from None
     finally:
         bar.close()
-    if summary.errors:
-        first_key, first_error = next(iter(summary.errors.items()))
-        print(f"warning: {len(summary.errors)} of {summary.total} examples failed (first, {first_key}: {first_error}); "
-              f"they are left out of the summary and rerun next time.", file=sys.stderr)
-        if len(summary.errors) == summary.total:
-            raise UserFacingError(f"Every example failed: {first_error}")
+    warn_failed(summary, "the summary")
+    if summary.errors and len(summary.errors) == summary.total:
+        raise UserFacingError(f"Every example failed: {next(iter(summary.errors.values()))}")
     store = CellsReadOnce(store.path)  # the tables below read the finished run's cells once, not once each
     table = run_table(store, summary.run_id)
     if table.empty:

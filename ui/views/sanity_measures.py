@@ -100,10 +100,7 @@ def smprt_block(classifier: TextClassifier, encoding: Encoding, explainers: dict
                                    seed=config["seed"], target=target, top_fraction=config["top_fraction"],
                                    progress=progress, should_stop=should_stop)
 
-        try:
-            start_task(SMPRT_TASK, job_id, f"sMPRT of {classifier.name} on one input", work)
-        except UserFacingError as error:  # a quota refusal (shared mode)
-            st.error(str(error))
+        if start_task(SMPRT_TASK, job_id, f"sMPRT of {classifier.name} on one input", work) is None:  # refused, the page says why
             return
     task = task_panel(SMPRT_TASK, "Stopping after the current method and stage; the stages done so far are kept.")
     if task is None or task.job_id != job_id:  # running, never started, or a run of another input or settings
@@ -151,10 +148,7 @@ def repeatability_section(classifier: TextClassifier, encoding: Encoding, explai
             return repeatability.run_repeatability(classifier, encoding, explainers, seeds=seeds, target=target,
                                                    progress=progress, should_stop=should_stop)
 
-        try:
-            start_task(REPEAT_TASK, job_id, f"repeatability of {classifier.name} on one input", work)
-        except UserFacingError as error:  # a quota refusal (shared mode)
-            st.error(str(error))
+        if start_task(REPEAT_TASK, job_id, f"repeatability of {classifier.name} on one input", work) is None:  # refused, the page says why
             return
     task = task_panel(REPEAT_TASK, "Stopping after the current seed; the seeds done so far are kept.")
     if task is None or task.job_id != job_id or task.result is None:

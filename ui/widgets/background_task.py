@@ -42,8 +42,9 @@ def task_id(kind: str, inputs: dict) -> str:
     return f"{kind}-{hashlib.sha256(payload.encode()).hexdigest()[:12]}"
 
 
-def start_task(key: str, job_id: str, title: str, work: TaskWork) -> Task:
-    """Start ``work`` as a job; the task goes to ``st.session_state[key]``. Raises ``QuotaExceeded`` (shared mode)."""
+def start_task(key: str, job_id: str, title: str, work: TaskWork) -> Task | None:
+    """Start ``work`` as a job; the task goes to ``st.session_state[key]``. A refusal of the queue (the session's
+    quota in shared mode) is shown on the page and gives None."""
     task = Task(job_id, title)
 
     def target(should_stop: Callable[[], bool]) -> None:
@@ -64,7 +65,11 @@ def start_task(key: str, job_id: str, title: str, work: TaskWork) -> Task:
         task.stopped = True
         task.finished.set()
 
-    JOBS.scheduler.submit(job_id, target, owner=current_owner(), title=title, on_dropped=dropped)
+    try:
+        JOBS.scheduler.submit(job_id, target, owner=current_owner(), title=title, on_dropped=dropped)
+    except UserFacingError as error:  # a quota refusal (shared mode)
+        st.error(str(error))
+        return None
     st.session_state[key] = task
     return task
 
