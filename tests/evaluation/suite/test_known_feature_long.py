@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from known_feature_long_fixtures import TINY_BUDGET, save_short_twin
 
 from corpora import load_dataset
 from corpora.records import split_words
@@ -21,17 +22,6 @@ from evaluation.summary import results_frame
 from models import UserFacingError
 from models.document_twin import DocumentTwinRecipe, is_prepared, read_manifest, twin_dir
 
-TINY = "train_limit=4,eval_limit=2"  # a few steps of the tiny model: the flow, not the recipe
-
-
-def save_short_twin(classifier) -> None:
-    """The tiny keyword model stands in for the default model's short known-feature twin (isolated cache)."""
-    short = model_dir(RECIPE)
-    classifier.model.save_pretrained(short)
-    classifier.tokenizer.save_pretrained(short)
-    (short / "manifest.json").write_text(json.dumps({"accuracy": 1.0, "train_examples": 400,
-                                                     "label_names": ["negative", "positive"]}))
-
 
 def tree_digest(folder) -> dict:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -40,7 +30,7 @@ def tree_digest(folder) -> dict:
 
 def test_the_budget_shrinks_the_recipe_and_bad_settings_say_what_to_write(isolated_cache, monkeypatch):
     assert kfl.document_recipe() == DocumentTwinRecipe(source=model_dir(RECIPE).name)
-    monkeypatch.setenv(kfl.BUDGET_ENV, TINY)
+    monkeypatch.setenv(kfl.BUDGET_ENV, TINY_BUDGET)
     recipe = kfl.document_recipe()
     assert (recipe.train_limit, recipe.eval_limit, recipe.source) == (4, 2, model_dir(RECIPE).name)
     assert kfl.recipe_from(json.loads(json.dumps(kfl.start_build(recipe)[2][0].spec["recipe"]))) == recipe
@@ -60,7 +50,7 @@ def test_a_missing_short_twin_is_named_with_what_to_do(isolated_cache):
 
 def test_a_stopped_build_leaves_the_cache_as_it_was_and_a_finished_one_is_found(keyword_classifier, isolated_cache,
                                                                                 monkeypatch):
-    monkeypatch.setenv(kfl.BUDGET_ENV, TINY)
+    monkeypatch.setenv(kfl.BUDGET_ENV, TINY_BUDGET)
     save_short_twin(keyword_classifier)
     assert kfl.short_twin_missing() is None
     models = model_dir(RECIPE).parent
