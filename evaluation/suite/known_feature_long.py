@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,7 +67,7 @@ def document_recipe(model: str = "default") -> DocumentTwinRecipe:
     if not text:
         return recipe
     numeric = {f.name: int for f in fields(DocumentTwinRecipe) if isinstance(getattr(recipe, f.name), int)}
-    changes = {}
+    changes: dict[str, Any] = {}
     for item in text.split(","):
         name, _, value = item.partition("=")
         name = name.strip()
@@ -147,7 +148,7 @@ def findings(table: pd.DataFrame) -> pd.DataFrame:
     records): documents, mean rank % with its 95 % CI, precision@1, and the random ranking's expectation with the
     95 % band of its mean over the same documents. Lower rank % is better; a method inside the band is no better
     than random."""
-    rows = []
+    rows: list[dict] = []
     if table.empty:
         return pd.DataFrame(rows)
     for method in [m for m in dict.fromkeys(table["method"]) if m != RANDOM_METHOD]:
