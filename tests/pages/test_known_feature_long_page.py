@@ -52,7 +52,7 @@ def test_the_documents_task_builds_the_twin_then_checks_it_as_the_cli_does(page_
     import json
 
     import cli
-    from evaluation.runs.jobs import JOBS
+    from evaluation.runs.jobs import JOBS, run_cells
     from evaluation.runs.store import ResultStore
     from evaluation.suite import known_feature_long as kfl
     from models.document_twin import is_prepared, twin_dir
@@ -65,10 +65,15 @@ def test_the_documents_task_builds_the_twin_then_checks_it_as_the_cli_does(page_
     at.run()
     assert not at.exception, at.exception
     assert any("document twin is not built yet" in i.value and "4 documents" in i.value for i in at.info)
-    build = next(b for b in at.button if b.label.startswith("Build the document twin (about "))
     recipe = kfl.document_recipe()
     assert ResultStore().get_run(kfl.build_run_id(recipe)) is None and not is_prepared(recipe)  # nothing before
-    build.click().run()
+    # a build stopped at its first training step (as the page's Stop does through the job): said, nothing saved
+    polls = []
+    store, run_id, cells = kfl.start_build(recipe, None, ResultStore())
+    run_cells(store, run_id, cells, kfl.build_cell, should_stop=lambda: polls.append(1) or len(polls) > 1)
+    at.run()
+    assert any("stopped before it finished; nothing was saved" in i.value for i in at.info) and not is_prepared(recipe)
+    next(b for b in at.button if b.label.startswith("Build the document twin (about ")).click().run()
     assert not at.exception, at.exception
     JOBS.wait(kfl.build_run_id(recipe), timeout=240)
     assert is_prepared(recipe)
