@@ -34,6 +34,7 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_AUTORUN_SECONDS | estimated seconds single-input work may take and run unasked     | models/metering.py AUTORUN_SECONDS       |
 | EXWB_RAY_ADDRESS     | Ray cluster of `--executor ray` (empty or `local`: this machine) | local                                    |
 | EXWB_AML_BUDGET      | paper 004's AML recipe overrides, "name=value,..."              | none (the paper's recipe)                |
+| EXWB_KF_LONG_BUDGET  | the known-feature-long document twin's recipe overrides, "name=value,..." (tests, demos) | none (its recipe) |
 | EXWB_RAISE_PAGE_ERRORS | 1 = a page's exception reaches Streamlit (tests, debugging)    | 0 (a short message with a log id)        |
 | EXWB_REGEX_SECONDS   | time budget of one regular-expression search over all its texts | 1 (evaluation/user_regex.py)             |
 | EXWB_MEMORY_GB       | memory every pass sizes its batches from (models/memory.py)      | a share of the free GPU memory / available RAM |
@@ -220,6 +221,11 @@ def run_workers() -> str:
 def aml_budget() -> str:
     """EXWB_AML_BUDGET as written (blank when unset; evaluation/suite/aml_build.py parses it)."""
     return os.environ.get("EXWB_AML_BUDGET", "").strip()
+
+
+def kf_long_budget() -> str:
+    """EXWB_KF_LONG_BUDGET as written (blank when unset; evaluation/suite/known_feature_long.py parses it)."""
+    return os.environ.get("EXWB_KF_LONG_BUDGET", "").strip()
 
 
 def device_setting() -> str:

@@ -3,7 +3,15 @@ from dataclasses import replace
 
 import streamlit as st
 
-from ui.views import faithfulness, faithfulness_ffid, faithfulness_measures, heatmaps, perturbation_shift, sparsity
+from ui.views import (
+    faithfulness,
+    faithfulness_ffid,
+    faithfulness_measures,
+    heatmaps,
+    known_feature_long,
+    perturbation_shift,
+    sparsity,
+)
 from ui.widgets import method_run, sidebar
 
 st.title("Faithfulness")
@@ -38,4 +46,7 @@ with dataset_tab:
 with shift_tab:
     perturbation_shift.section(selection.model, classifier, config["options"]["seed"])
 with known_tab:
-    faithfulness.known_feature_section(choices)
+    if known_feature_long.documents_chosen():  # known-feature-long: documents read in windows
+        known_feature_long.section(choices)
+    else:
+        faithfulness.known_feature_section(choices)

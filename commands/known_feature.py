@@ -35,10 +35,11 @@ from evaluation.faithfulness.known_feature import (
     read_manifest,
     recipe_for,
 )
+from evaluation.suite.known_feature_long import DATASET, check_options, document_recipe, findings
 from evaluation.suite.run_report import run_table, wide_table
 from evaluation.suite.runner import run_evaluation
 from models import UserFacingError
-from models.document_twin import DocumentTwinRecipe, estimate, prepare_document_twin, twin_dir
+from models.document_twin import estimate, prepare_document_twin, twin_dir
 from models.document_twin import is_prepared as twin_is_prepared
 from models.document_twin import read_manifest as twin_manifest
 from models.prepare import RECIPES
@@ -96,14 +97,14 @@ def handle(args) -> int:
         if recipe is None:
             raise UserFacingError("--documents trains the document twin of a built-in model; name one with --model "
                                   f"({', '.join(RECIPES)}).")
-        folder, dataset = document_twin(folder.name, args), "known-feature-long:dev"
+        folder, dataset = document_twin(args), DATASET
     if args.prepare:
         return 0
     bar, progress = job_progress("explaining", "example")
 
     store, summary = run_evaluation(str(folder), dataset, methods,
                                     ["known-feature"], limit=args.limit or None,
-                                    options={"seed": args.seed, "random_orderings": 10}, progress=progress)
+                                    options=check_options(args.seed), progress=progress)
     bar.close()
     table = run_table(store, summary.run_id)
     table = table[[c for c in SUMMARY_COLUMNS if c in table.columns]]
@@ -115,12 +116,15 @@ def handle(args) -> int:
     print(f"run {summary.run_id}: {summary.done}/{summary.total} sentences. Paper 003 (Fig. 4.1): IG, LIME and "
           f"KernelSHAP ≈ 1.0 overlap; gradient and gradient x input barely above random.")
     print(wide_table(table).to_string())
+    if args.documents:  # which methods find the planted word, against the random ranking (as the app shows it)
+        print(findings(table).to_string(index=False))
     return 0
 
 
-def document_twin(source: str, args) -> Path:
-    """The document twin of the short twin ``source`` (trained once, its cost estimated first); its folder."""
-    recipe = DocumentTwinRecipe(source=source)
+def document_twin(args) -> Path:
+    """The document twin of ``args.model``'s short twin (trained once, its cost estimated first); its folder."""
+    recipe = document_recipe(args.model)
+    source = recipe.source
     stream = sys.stderr if args.json else sys.stdout
     if not twin_is_prepared(recipe) or args.force:
         cost = estimate(recipe)

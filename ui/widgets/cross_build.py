@@ -21,9 +21,10 @@ from ui.widgets.run_progress import run_progress
 ENCODER_PRESET = "pAML-encoder-G"  # AML's preset that explains with G on the default encoder
 
 
-def build_status(store: ResultStore, run_id: str, key: str, started: bool = False) -> bool:
+def build_status(store: ResultStore, run_id: str, key: str, started: bool = False,
+                 what: str = "the attribution model") -> bool:
     """A build run's progress and Stop while it runs or was just ``started`` (True), else how the last one ended, if
-    it failed or was stopped (False)."""
+    it failed or was stopped (False); ``what`` names the model being built."""
     if started or JOBS.is_running(run_id):
         run_progress(store, run_id, unit="builds")
         if st.button("Stop building", key=f"{key}-stop-{run_id}"):
@@ -33,7 +34,7 @@ def build_status(store: ResultStore, run_id: str, key: str, started: bool = Fals
     run = store.get_run(run_id)
     errors = [c["error"] for c in store.cells(run_id).values() if "error" in c] if run is not None else []
     if errors:
-        st.error(f"Building the attribution model failed: {errors[-1]}")
+        st.error(f"Building {what} failed: {errors[-1]}")
     elif run is not None and run["status"] == "cancelled":
         st.info("The last build was stopped before it finished; nothing was saved.")
     return False
