@@ -210,11 +210,11 @@ COSTS = {  # (forward, backward) sequences per seed
 }
 
 
-# Measured on the quick budget (seed 1's ROAR study, 2026-11-28, 2-core AMD EPYC shared with other work, 1 torch
-# thread): LOO and IM of 128 sentences and 11 head retrains took 77 CPU-seconds (349 s wall at a ~22 % share of a
-# core), against 631 s from the passes below at the cost model's nominal rate: IM's ten fills of every word run as
-# one batch per sentence, which the cold rate does not see. The sequences are counted at the measured rate.
-ROAR_MEASURED_SPEEDUP = 8.2
+# Measured on the quick budget (seeds 1 and 2's ROAR studies, 2026-11-28, 2-core AMD EPYC shared with other work,
+# 1 torch thread): LOO and IM of 128 sentences and 11 head retrains took 77 and 80 CPU-seconds (349 and 367 s wall
+# at a ~22 % share of a core), against 631 s from the passes below at the cost model's nominal rate: IM's ten fills
+# of every word run as one batch per sentence, which the cold rate does not see. Counted at the slower seed's rate.
+ROAR_MEASURED_SPEEDUP = 7.9
 
 
 def roar_retrains(budget) -> int:
