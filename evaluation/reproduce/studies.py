@@ -9,6 +9,8 @@ import pandas as pd
 
 from evaluation import summary
 from evaluation.roar import scores as roar_scores
+from evaluation.roar.config import StudyConfig
+from evaluation.roar.cost import FORWARD_FACTOR
 from evaluation.roar.presets import PRESETS
 from evaluation.roar.study import build_config, prepare_study, roar_cell
 from evaluation.roar.training import Variant
@@ -54,16 +56,43 @@ def mean(frame: pd.DataFrame, method: str, metric: str) -> float:
     return float(part["value"].mean())
 
 
-def roar_frame(spec: dict, model: str, preset: str, sizes: dict, **overrides) -> pd.DataFrame:
-    """The cells frame (``roar/scores.cells_frame``) of a ROAR study of ``model`` with a paper's preset
-    (``roar/presets.PRESETS``), retrained with this cell's seed only (so the interval is over training seeds), at
-    the budget's ``sizes`` (ratios and the retraining variant's fields), run or reopened in the reproduce store."""
+def roar_config(seed: int, model: str, preset: str, sizes: dict, check_model: bool = True,
+                **overrides) -> StudyConfig:
+    """The ROAR study of ``model`` with a paper's preset (``roar/presets.PRESETS``), retrained with ``seed`` only
+    (so the interval is over training seeds), at the budget's ``sizes`` (ratios, the retraining variant's fields,
+    the measure settings)."""
     chosen = {**PRESETS[preset], **overrides}
     variant = Variant(**{**{k: v for k, v in chosen.items() if k in VARIANT_FIELDS}, **sizes.get("variant", {})})
     study = {k: v for k, v in chosen.items() if k in STUDY_FIELDS}
-    config = build_config(model=model, dataset="sst2", measures=list(chosen["measures"]),
-                          ratios=sizes.get("ratios", chosen["ratios"]), seeds=(spec["seed"],),
-                          settings=chosen.get("settings", "cheap"), variant=variant, **study)
+    return build_config(model=model, dataset="sst2", measures=list(chosen["measures"]),
+                        ratios=sizes.get("ratios", chosen["ratios"]), seeds=(seed,),
+                        settings=sizes.get("settings", chosen.get("settings", "cheap")), variant=variant,
+                        check_model=check_model, **study)
+
+
+def roar_frame(spec: dict, model: str, preset: str, sizes: dict, **overrides) -> pd.DataFrame:
+    """The cells frame (``roar/scores.cells_frame``) of ``roar_config``'s study for this cell's seed, run or
+    reopened in the reproduce store."""
+    config = roar_config(spec["seed"], model, preset, sizes, **overrides)
     store = ResultStore(spec["store"])
     run_id, _ = run_study(lambda s: prepare_study(config, s), roar_cell, store)
     return roar_scores.cells_frame(store.cells(run_id))
+
+
+SST2_SIZES = {"train": 6920, "test": 872}  # corpora's sst2 train and dev sentences (a size of 0: every one)
+
+
+def roar_sentences(preset: str, sizes: dict) -> tuple[int, int]:
+    """(train, test) sentences of ``roar_config``'s study: what the importance is computed on (the estimate)."""
+    chosen = {**PRESETS[preset], **sizes.get("variant", {})}
+    return chosen["train_size"] or SST2_SIZES["train"], chosen["test_size"] or SST2_SIZES["test"]
+
+
+def roar_retrain_passes(preset: str, sizes: dict) -> float:
+    """Forward-pass equivalents of one retrain (the estimate): the head variant runs the frozen encoder once per
+    sentence (roar/training.py); the others train every epoch (roar/cost.py's factors) and test once."""
+    chosen = {**PRESETS[preset], **sizes.get("variant", {})}
+    train, test = roar_sentences(preset, sizes)
+    if chosen["trainable"] == "head":
+        return train + test
+    return train * float(chosen.get("epochs", 3.0)) * FORWARD_FACTOR[chosen["trainable"]] + test
