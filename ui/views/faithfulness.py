@@ -294,9 +294,13 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict) -> Non
                f"{config['options']}. Each example is stored as it finishes: a stopped run resumes, a finished "
                f"one reopens instantly.")
     store = ResultStore()
-    run_id = start_stop("faith", RUN_KEY, lambda: start_evaluation(selection.model, dataset, methods, evaluators, limit,
-                                                                   config["options"], store),
-                        disabled=not (methods and evaluators and dataset))
+
+    def start() -> tuple:
+        if dataset is None:  # (the Start button is disabled without one)
+            raise UserFacingError("Choose a dataset first.")
+        return start_evaluation(selection.model, dataset, methods, evaluators, limit, config["options"], store)
+
+    run_id = start_stop("faith", RUN_KEY, start, disabled=not (methods and evaluators and dataset))
     runs_section(store, run_id, model=selection.model)
 
 
