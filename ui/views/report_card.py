@@ -15,9 +15,8 @@ from evaluation.suite import report_card_rules as rcr
 from evaluation.suite.protocols import PROTOCOLS
 from evaluation.suite.report_card_html import COLOURS, card_html, interval_text, reference_text
 from explainers import REGISTRY, is_known_spec
-from models import UserFacingError
 from ui.widgets.dataset_field import dataset_field
-from ui.widgets.run_control import start_stop
+from ui.widgets.run_control import chosen_dataset, start_stop
 from ui.widgets.run_picker import pick_run
 
 RUN_KEY = "report_card_run"
@@ -80,13 +79,8 @@ def protocol_control(key: str) -> str:
 def run_controls(model: str, dataset: str | None, methods: list[str], config: rc.CardConfig) -> str | None:
     """Start / resume / stop the card's background run (not while ``dataset`` is None); the run to show."""
     store = ResultStore()
-
-    def start() -> tuple:
-        if dataset is None:  # (the Build button is disabled without one)
-            raise UserFacingError("Choose a usable dataset first.")
-        return rc.start_report_card(model, dataset, methods, config, store)
-
-    run_id = start_stop("card", RUN_KEY, start,
+    run_id = start_stop("card", RUN_KEY, lambda: rc.start_report_card(model, chosen_dataset(dataset), methods, config,
+                                                                      store),
                         disabled=not methods or not config.checks or dataset is None, work=rc.check_cell,
                         label="Build (or resume) the report card")
     runs = store.list_runs(rc.KIND)
