@@ -110,7 +110,10 @@ def start_build(model: str, classifier: TextClassifier, tune: str,
 def progress_writer(store: ResultStore, run_id: str) -> Progress:
     """The training loop's ``progress`` callback: step, total, loss and validation into the run's meta (which the
     run's progress bar shows), at most every ``PROGRESS_EVERY`` seconds."""
-    meta = dict(store.get_run(run_id)["meta"])
+    run = store.get_run(run_id)
+    if run is None:  # deleted (Delete in the runs list) between its start and this cell
+        raise UserFacingError(f"The AML build run {run_id} is no longer in the result store; start the build again.")
+    meta = dict(run["meta"])
     last = [0.0]
 
     def progress(step: int, total: int, info: dict) -> None:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
+from functools import reduce
 
 import numpy as np
 import torch  # noqa: E402
@@ -43,6 +45,14 @@ from models.runtime import library_versions
 from models.training import TrainConfig, collate, fit
 
 Progress = Callable[[int, int, dict], None]
+
+
+@dataclass
+class _Best:
+    """The checkpoint best on validation so far (s. 3.1: G is selected by the target metric)."""
+    score: float | None = None
+    step: int = 0
+    state: dict[str, torch.Tensor] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,10 +78,18 @@ class AMLRecipe:
         metric_named(self.tune)
         if self.prediction_target not in PREDICTION_TARGETS:
             raise ValueError(f"prediction_target must be one of {', '.join(PREDICTION_TARGETS)}")
+        if not any(self.lambdas):  # Eq. 4 would have no term: nothing to train G on
+            raise UserFacingError("AML needs at least one non-zero lambda (lambda_p, lambda_a, lambda_inv); got "
+                                  f"{self.lambdas}. The defaults are 1,10,10 (--lambdas P,A,INV).")
 
     @property
     def lambdas(self) -> tuple[float, float, float]:
         return self.lambda_p, self.lambda_a, self.lambda_inv
+
+    def with_lambdas(self, lambdas: Mapping[str, float]) -> AMLRecipe:
+        """This recipe with the three lambdas of ``lambdas`` (the search's {lambda_p, lambda_a, lambda_inv})."""
+        return replace(self, lambda_p=float(lambdas["lambda_p"]), lambda_a=float(lambdas["lambda_a"]),
+                       lambda_inv=float(lambdas["lambda_inv"]))
 
 
 def _hash(items) -> str:
@@ -120,22 +138,24 @@ def validation_score(classifier: TextClassifier, model: AttributionModel, valida
                      metric: SelectionMetric, batch_size: int = 50) -> float:
     """Mean metric of G's maps (word score = largest sub-word score) over the validation inputs; all the
     metric's perturbed copies in one engine call."""
+    encodings, y, words = validation.encodings, validation.y, []
+    if y is None:  # no input G can read (``ValidationSet`` has y exactly when it has encodings)
+        return float("nan")
     was_training = model.training
     model.eval()
-    encodings, words = validation.encodings, []
     with torch.no_grad():
         for start in range(0, len(encodings), batch_size):
             chunk = encodings[start:start + batch_size]
             batch = collate(classifier.batch_of(chunk), list(range(len(chunk))), classifier.tokenizer.pad_token_id,
                             classifier.max_length, classifier.device)
             maps = torch.sigmoid(model(batch["input_ids"], batch["attention_mask"],
-                                       validation.y[start:start + batch_size],
+                                       y[start:start + batch_size],
                                        batch.get("token_type_ids"))).cpu().double().numpy()
             words += [aggregate_to_words(maps[row, :e.n_tokens], e.token_word, e.n_words, "max")
                       for row, e in enumerate(chunk)]
     if was_training:
         model.train()
-    return float(np.mean(metric_of_inputs(classifier, encodings, words, metric))) if encodings else float("nan")
+    return float(np.mean(metric_of_inputs(classifier, encodings, words, metric)))
 
 
 def train_attribution_model(classifier: TextClassifier, train: list, validation: list, recipe: AMLRecipe,
@@ -154,7 +174,7 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
     total = max(1, int(round(steps_per_epoch * recipe.epochs)))
     check_every = max(1, int(round(recipe.eval_every * steps_per_epoch)))
     history: list[tuple[int, float]] = []
-    best = {"score": None, "step": 0, "state": None}
+    best = _Best()
 
     def loss_of(indices: list[int]) -> torch.Tensor:
         # one position is left for G's prediction encoding (an input cut this way loses its final [SEP])
@@ -164,18 +184,17 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
         y = conditioning(probabilities, labels, recipe.prediction_target)
         terms = aml_terms(classifier, model, batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"),
                           y, labels, mask_id, recipe.lambdas, recipe.group_lengths)
-        return sum(terms.values())
+        return reduce(operator.add, terms.values())  # Eq. 4; the recipe has at least one term
 
     def checkpoint(step: int, _total: int, info: dict) -> None:
         if step % check_every == 0 or step == total:
             score = validation_score(classifier, model, held_out, metric)
             history.append((step, round(score, 6)))
-            better = best["score"] is None or (score > best["score"] if metric.higher_is_better
-                                               else score < best["score"])
+            better = best.score is None or (score > best.score if metric.higher_is_better else score < best.score)
             if better:
-                best.update(score=score, step=step,
-                            state={k: v.detach().clone() for k, v in model.state_dict().items()})
-            info = {**info, "validation": score, "best": best["score"]}
+                best.score, best.step = score, step
+                best.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            info = {**info, "validation": score, "best": best.score}
         if progress is not None:
             progress(step, total, info)
 
@@ -183,10 +202,10 @@ def train_attribution_model(classifier: TextClassifier, train: list, validation:
     record = fit(model, len(train), config, loss_of, progress=checkpoint, should_stop=should_stop)
     if record["stopped"]:
         raise ModelError("Building the AML attribution model was stopped; nothing was saved.")
-    if best["state"] is not None:
-        model.load_state_dict(best["state"])
+    if best.state is not None:
+        model.load_state_dict(best.state)
     model.eval()
-    record.update(validation_history=history, best_step=best["step"], validation_score=best["score"],
+    record.update(validation_history=history, best_step=best.step, validation_score=best.score,
                   mask_token_note=note)
     return model, record
 
@@ -196,7 +215,7 @@ def search_lambdas(classifier: TextClassifier, train: list, validation: list, re
     """Paper 004's lambda search (``aml_lambda_search.tpe_search``), each trial 1 epoch on 400 inputs."""
     def score(lambdas: dict[str, float]) -> float:
         _, record = train_attribution_model(classifier, train[:SEARCH_INPUTS], validation,
-                                            replace(recipe, epochs=1.0, **lambdas))
+                                            replace(recipe.with_lambdas(lambdas), epochs=1.0))
         return record["validation_score"]
 
     return tpe_search(score, metric_named(recipe.tune), trials, log)
@@ -215,7 +234,7 @@ def prepare_aml(classifier: TextClassifier, inputs: list[tuple[str, str | None]]
     search = None
     if search_trials:
         search = search_lambdas(classifier, train, validation, recipe, search_trials, log)
-        recipe = replace(recipe, **{k: float(v) for k, v in search["best"].items()})
+        recipe = recipe.with_lambdas(search["best"])
     log(f"Training the AML attribution model of '{classifier.name}' on {len(train)} inputs ({recipe.epochs:g} epochs, "
         f"batch {recipe.batch_size}, lambdas {recipe.lambdas}); selecting on {metric.label} over {len(validation)} "
         f"held-out inputs.")

@@ -39,6 +39,9 @@ def picker() -> str:
 
 def show(card_id: str) -> None:
     card = cards.load(card_id)
+    if card is None:  # the picker offers the catalogue's cards only; a file removed since reads as missing
+        st.warning(f"The method card '{card_id}' is missing from assets/cards.")
+        return
     st.header(card.title)
     st.markdown(card.body())
     st.caption(f"Source: assets/cards/{card_id}.md")

@@ -127,11 +127,11 @@ def filters(table: PredictionTable) -> Filters:
         predicted = c2.multiselect("Prediction", range(len(labels)), format_func=lambda i: labels[i],
                                    key="errors-predicted", placeholder="any")
         longest = max(int(frame["length"].max()), 1)
-        length = c2.slider("Length (words)", 1, max(longest, 2), (1, max(longest, 2)), key="errors-length")
+        min_words, max_words = c2.slider("Length (words)", 1, max(longest, 2), (1, max(longest, 2)), key="errors-length")
         search = c3.text_input("Search the text", key="errors-search", placeholder="a word, or a regular expression")
         regex = c3.toggle("Regular expression", key="errors-regex")
     return Filters(misclassified=misclassified, max_confidence=threshold if low else None,
-                   gold=tuple(gold) or None, predicted=tuple(predicted) or None, length=tuple(length),
+                   gold=tuple(gold) or None, predicted=tuple(predicted) or None, length=(min_words, max_words),
                    search=search.strip(), regex=regex)
 
 
@@ -187,13 +187,15 @@ def embedding_map(classifier: TextClassifier, examples: list[Example], table: Pr
         if kept_map is not None and kept_map[0] == table.run_id:
             mapped = kept_map[1]
         else:
-            mapped = embed_dataset(classifier, examples, store=store, progress=lambda done, total: bar.progress(
-                done / max(total, 1), text=f"Embedding: {done:,} / {total:,} examples"))
+            def progress(done: int, total: int) -> None:
+                bar.progress(done / max(total, 1), text=f"Embedding: {done:,} / {total:,} examples")
+
+            mapped = embed_dataset(classifier, examples, store=store, progress=progress)
             st.session_state["errors:map"] = (table.run_id, mapped)
         c1, c2 = st.columns(2)
         method = c1.selectbox("Projection", projections(), key="errors-map-projection", format_func=str.upper,
                               help="UMAP is offered only where the optional package umap-learn is installed.")
-        colour = c2.selectbox("Colour by", list(COLOURS), key="errors-map-colour", format_func=COLOURS.get)
+        colour = c2.selectbox("Colour by", list(COLOURS), key="errors-map-colour", format_func=COLOURS.__getitem__)
         coords, info = _projection(mapped.run_id, method, mapped.vectors)
     except (UserFacingError, WorkStopped) as error:
         st.warning(str(error))

@@ -39,7 +39,7 @@ from ui.widgets.bands import band_picker
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_picker as pick_dataset
 from ui.widgets.method_card import method_card
-from ui.widgets.run_control import start_stop
+from ui.widgets.run_control import chosen_dataset, start_stop
 from ui.widgets.run_picker import pick_run
 from ui.widgets.tables import labelled, show_table
 
@@ -294,8 +294,8 @@ def dataset_section(selection, choices: list[MethodChoice], config: dict) -> Non
                f"{config['options']}. Each example is stored as it finishes: a stopped run resumes, a finished "
                f"one reopens instantly.")
     store = ResultStore()
-    run_id = start_stop("faith", RUN_KEY, lambda: start_evaluation(selection.model, dataset, methods, evaluators, limit,
-                                                                   config["options"], store),
+    run_id = start_stop("faith", RUN_KEY, lambda: start_evaluation(selection.model, chosen_dataset(dataset), methods,
+                                                                   evaluators, limit, config["options"], store),
                         disabled=not (methods and evaluators and dataset))
     runs_section(store, run_id, model=selection.model)
 

@@ -29,7 +29,7 @@ KEY = "faith-ffid"
 def _controls() -> dict:
     c1, c0, c2, c3, c4 = st.columns(5)
     preset = c1.selectbox("Preset", list(PRESETS), list(PRESETS).index(FFidOptions().ffid_preset),
-                          key=f"{KEY}-preset", format_func=lambda p: PRESETS[p]["description"])
+                          key=f"{KEY}-preset", format_func=lambda p: str(PRESETS[p]["description"]))
     samples = c0.number_input("Draws N (0 = the preset's)", 0, 1000, 0, key=f"{KEY}-samples")
     alpha = c2.number_input("alpha (removal probability)", 0.05, 1.0, 0.5, 0.05, key=f"{KEY}-alpha")
     beta = c3.number_input("beta (fine-tune ratio, cap)", 0.05, 0.9, 0.1, 0.05, key=f"{KEY}-beta")
@@ -60,7 +60,8 @@ def build_panel(classifier, model_spec: str, beta: float, operator: str) -> None
             st.rerun()
     if running and c2.button("Stop (resume later from the last saved chunk)", key=f"{KEY}-stop"):
         JOBS.stop(run_id)
-    if store.get_run(run_id)["done"] or running:
+    run = store.get_run(run_id)
+    if running or (run is not None and run["done"]):  # a run deleted meanwhile has no progress to show
         run_progress(store, run_id, unit="chunks")
 
 

@@ -5,17 +5,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from explainers import FAMILIES, REGISTRY, Explanation, plan
 from explainers.aggregate import NORMALIZATION_LABELS, NORMALIZATIONS
 from explainers.choices import MethodChoice, Prepared, prepare
 from explainers.method_jobs import MethodJob, Planned
-from explainers.plan import Pending
 from models import Encoding, InputError, TextClassifier
 from models.documents import read_input
 from models.metering import autorun_budget
 from models.precision import dtype_name, fast_dtype, unavailable_note
-from models.windows import AGGREGATE_HELP, is_document
+from models.windows import AGGREGATE_HELP, document_of
 from ui.figures import document_view
 from ui.figures.common import probability_bars
 from ui.figures.heatmap_matrix import EXPORT_FORMATS, export_config, heatmap_matrix
@@ -72,8 +72,8 @@ def classifier_and_encoding(selection: Selection, documents: bool = True,
         st.warning(f"The input is longer than this model's limit of {classifier.max_length} tokens: the last "
                    f"{encoding.truncated_tokens} tokens ({encoding.truncated_words} words) were cut and are not "
                    f"explained.")
-    if is_document(encoding):
-        document = getattr(encoding, "base", encoding)
+    document = document_of(encoding)  # the input itself or the base of its sentence / span units
+    if document is not None:
         st.caption(f"A long document: {document.n_words} words read whole in {len(document.windows)} overlapping "
                    f"windows of {document.window_size} tokens; the prediction is the {AGGREGATE_HELP['mean']}. "
                    f"Removal methods re-run only the windows a removal touches; gradient methods explain each "
@@ -183,7 +183,7 @@ def method_picker(default: tuple[str, ...] = FOUNDATION_METHODS, key: str = "met
                                      format_func=lambda m: REGISTRY[m].label,
                                      help="One method's settings at a time; the others keep theirs (listed under "
                                           "the methods when changed).")
-            start = kept.get(method_id) or (None, {})
+            start: tuple[str | None, dict] = kept.get(method_id) or (None, {})
             preset, overrides = method_controls(method_id, f"{key}-{method_id}", *start)
             kept[method_id] = (preset, overrides) if preset is not None or overrides else None
     changed = [settings_text(m, *kept[m]) for m in chosen if kept.get(m)]
@@ -222,7 +222,7 @@ def display_options(key: str = "display") -> tuple[str, bool]:
 def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: Encoding,
             target: int | None, auto_run_seconds: float | None = None,
             background: bool = False, rows: Rows | None = None,
-            prepared: dict[str, Prepared] | None = None) -> dict[str, Explanation | Pending | MethodJob | str]:
+            prepared: dict[str, Prepared] | None = None) -> dict[str, plan.Result]:
     """Every chosen method's result in the order chosen: cached, computed now (with a progress bar), waiting for a
     Run click, or (``background``: a page that polls, like Heatmaps) running in the background with progress and
     Stop. The decisions are ``explainers.plan``'s; errors become messages. With ``rows`` (laid out already), the
@@ -263,7 +263,7 @@ def compute(choices: list[MethodChoice], classifier: TextClassifier, encoding: E
 @dataclass
 class CostPreview:
     """The cost table shown before the methods run, and the slot it sits in (replaced once they have run)."""
-    slot: object
+    slot: DeltaGenerator
     rows: list[dict]
     key: str
     prepared: dict[str, Prepared]  # each method created, keyed and probed once: ``compute`` plans from it
@@ -346,7 +346,8 @@ class Rows:
         self.progress = st.empty()  # the bar of the methods computed in this run
         st.html(CSS)
         self.legend = st.empty()
-        self.slots, self.drawn = {}, set()
+        self.slots: dict[str, DeltaGenerator] = {}
+        self.drawn: set[str] = set()
         ordered = family_order(method_ids)
         for family, family_label in FAMILIES.items():
             members = [m for m in ordered if REGISTRY[m].family == family]
@@ -378,7 +379,7 @@ class Rows:
             self.show(method_id, result)
 
 
-def render_rows(results: dict[str, Explanation | Pending | MethodJob | str], level: str, normalization: str,
+def render_rows(results: dict[str, plan.Result], level: str, normalization: str,
                 absolute: bool, human: list[int] | None = None, key: str = "rows", model: str | None = None,
                 classifier: TextClassifier | None = None) -> None:
     """One heatmap row per method, grouped by family, each with its cost and provenance; the colour legend of

@@ -57,7 +57,7 @@ def settings(current: str | None) -> tuple[list[str], str | None, list[str], mcd
     protocol = protocol_control("cmpd-protocol")
     c1, c2 = st.columns([3, 1])
     checks = c1.multiselect("Checks", list(mcd.CHECKS), default=list(mcd.CHECKS), key="cmpd-checks",
-                            format_func=lambda c: check_name(c, protocol, dataset))
+                            format_func=lambda c: check_name(c, protocol, dataset or "the dataset"))
     limit = int(c2.number_input("Examples per check", 1, 100_000, 16, key="cmpd-limit"))
     with st.expander("Known-feature data and twins of models that are not built in"):
         kf_data, kf_usable = dataset_field("Known-feature dataset (empty: known-feature:dev:0)", "", "cmpd-kf-data",

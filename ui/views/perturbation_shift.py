@@ -79,9 +79,9 @@ def run_section(model: str, classifier, dataset: str, limit: int, schemes: list[
     start_stop(KEY, RUN_KEY, lambda: start_accuracy_drop(model, dataset, limit, schemes, lime_samples, seed, store),
                work=accuracy_cell, label="Measure the accuracy drop (start or resume)")
     shown = stored_run_id(store, classifier, model, dataset, examples, schemes, lime_samples, seed)
-    if shown is None:
+    run = store.get_run(shown) if shown is not None else None
+    if shown is None or run is None:  # no run of this configuration yet (or it was just deleted)
         return
-    run = store.get_run(shown)
     if JOBS.is_running(shown) or run["done"] < run["total"]:
         run_progress(store, shown)
     table = stored_table(store, shown)

@@ -16,7 +16,7 @@ from evaluation.suite.protocols import PROTOCOLS
 from evaluation.suite.report_card_html import COLOURS, card_html, interval_text, reference_text
 from explainers import REGISTRY, is_known_spec
 from ui.widgets.dataset_field import dataset_field
-from ui.widgets.run_control import start_stop
+from ui.widgets.run_control import chosen_dataset, start_stop
 from ui.widgets.run_picker import pick_run
 
 RUN_KEY = "report_card_run"
@@ -40,7 +40,7 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
                              help="method or method:preset")
     protocol = protocol_control("card-protocol")
     checks = st.multiselect("Checks", list(rcr.RULES), default=list(rcr.RULES), key="card-checks",
-                            format_func=lambda c: rcr.check_name(c, protocol, dataset))
+                            format_func=lambda c: rcr.check_name(c, protocol, dataset or "the dataset"))
     quick = st.toggle("Quick (a few examples and attack steps, to try it out)", key="card-quick")
     c1, c2, c3, c4 = st.columns(4)
     sizes = {"limit": c1.number_input("Faithfulness examples", 1, 100_000, defaults.limit, key="card-limit"),
@@ -56,7 +56,8 @@ def settings_controls() -> tuple[str | None, list[str], rc.CardConfig]:
                                            optional=True)
         plaus, plaus_usable = dataset_field("Dataset with human rationales (empty: the dataset above, when it has "
                                             "them)", "", "card-plaus-data", optional=True)
-    config = rc.CardConfig(checks=tuple(checks), **{k: int(v) for k, v in sizes.items()},
+    config = rc.CardConfig(checks=tuple(checks), limit=int(sizes["limit"]), sanity_limit=int(sizes["sanity_limit"]),
+                           attack_limit=int(sizes["attack_limit"]), attack_steps=int(sizes["attack_steps"]),
                            known_feature_model=kf_model.strip() or None, known_feature_dataset=kf_data,
                            plausibility_dataset=plaus, protocol=protocol)
     if quick:
@@ -78,7 +79,8 @@ def protocol_control(key: str) -> str:
 def run_controls(model: str, dataset: str | None, methods: list[str], config: rc.CardConfig) -> str | None:
     """Start / resume / stop the card's background run (not while ``dataset`` is None); the run to show."""
     store = ResultStore()
-    run_id = start_stop("card", RUN_KEY, lambda: rc.start_report_card(model, dataset, methods, config, store),
+    run_id = start_stop("card", RUN_KEY, lambda: rc.start_report_card(model, chosen_dataset(dataset), methods, config,
+                                                                      store),
                         disabled=not methods or not config.checks or dataset is None, work=rc.check_cell,
                         label="Build (or resume) the report card")
     runs = store.list_runs(rc.KIND)
@@ -147,7 +149,7 @@ def side_by_side(store: ResultStore, current: str | None) -> None:
         return
     titles = {r["id"]: r["title"] for r in runs}
     chosen = st.multiselect("Cards to compare", list(titles), default=[i for i in [current] if i in titles],
-                            format_func=titles.get, key="card-compare")
+                            format_func=titles.__getitem__, key="card-compare")
     if not chosen:
         return
     columns = st.columns(len(chosen))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -28,6 +28,7 @@ from explainers import explainer_class, schema
 from explainers.params import ParamSpec
 
 NOT_SET = "(not set)"
+T = TypeVar("T")
 
 
 def schema_controls(params_cls, key_prefix: str, base: Any = None, only: Iterable[str] | None = None,
@@ -58,7 +59,12 @@ def schema_controls(params_cls, key_prefix: str, base: Any = None, only: Iterabl
 def _values_of(base) -> dict:
     if base is None:
         return {}
-    return dataclasses.asdict(base) if dataclasses.is_dataclass(base) else dict(base)
+    # an instance's fields (a dataclass class itself has no values: it reads as a mapping and fails there)
+    return dataclasses.asdict(base) if dataclasses.is_dataclass(base) and not isinstance(base, type) else dict(base)
+
+
+def _or_none(kind: Callable[[float], T], value: float | None) -> T | None:
+    return None if value is None else kind(value)
 
 
 def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None):
@@ -80,16 +86,14 @@ def _widget(spec: ParamSpec, current, key: str, label_of: dict | Callable | None
         return st.selectbox(spec.label, options, index=index, key=key, help=help_text, format_func=format_choice)
     if spec.type is bool and not spec.optional:
         return st.checkbox(spec.label, value=bool(current), key=key, help=help_text)
-    if spec.type in (int, float) and not spec.optional and spec.parse is None:
-        kind = spec.type
-
-        def bound(v):
-            return None if v is None else kind(v)
-
-        value = st.number_input(spec.label, value=kind(current), min_value=bound(spec.min), max_value=bound(spec.max),
-                                step=kind(spec.step) if spec.step is not None else (1 if kind is int else None),
-                                key=key, help=help_text, **({} if kind is int else {"format": "%g"}))
-        return kind(value)
+    if spec.type is int and not spec.optional and spec.parse is None:  # int and float apart: each its own typed widget
+        return int(st.number_input(spec.label, value=int(current), min_value=_or_none(int, spec.min),
+                                   max_value=_or_none(int, spec.max), step=1 if spec.step is None else int(spec.step),
+                                   key=key, help=help_text))
+    if spec.type is float and not spec.optional and spec.parse is None:
+        return float(st.number_input(spec.label, value=float(current), min_value=_or_none(float, spec.min),
+                                     max_value=_or_none(float, spec.max), step=_or_none(float, spec.step), key=key,
+                                     help=help_text, format="%g"))
     text = st.text_input(spec.label, value="" if current is None else str(current), key=key,
                          help=(help_text or "") + (" (empty: not set)" if spec.optional else "") or None)
     return None if spec.optional and not text.strip() else text.strip()
@@ -103,10 +107,10 @@ def method_controls(method_id: str, key_prefix: str, preset: str | None = None,
     cls = explainer_class(method_id)
     presets = ["(defaults)"] + list(cls.presets)
     kept_preset = preset if preset in cls.presets else None
-    chosen = st.selectbox("Preset", presets, index=presets.index(kept_preset or "(defaults)"),
+    picked = st.selectbox("Preset", presets, index=presets.index(kept_preset or "(defaults)"),
                           key=f"{key_prefix}-preset", help="Settings from the papers; individual values below override "
                                                            "them.")
-    chosen = None if chosen == "(defaults)" else chosen
+    chosen = None if picked == "(defaults)" else picked
     base = dataclasses.asdict(cls(preset=chosen).params)
     start = {**base, **(overrides or {})} if chosen == kept_preset else base
     values = schema_controls(cls.Params, f"{key_prefix}-{chosen}", base=start, columns=1)

@@ -50,10 +50,12 @@ def _user_file(dataset_id: str, label_names: tuple[str, ...] | None):
     if hit is not None:
         return list(hit[1])
     bar = st.progress(0.0, text="Reading the file (in a worker process) ...")
+
+    def progress(share: float, rows: int) -> None:
+        bar.progress(min(1.0, share), text=f"Reading the file: {rows:,} rows ...")
+
     try:
-        examples = load_dataset(dataset_id, label_names=label_names, isolated=True,
-                                progress=lambda share, rows: bar.progress(min(1.0, share),
-                                                                          text=f"Reading the file: {rows:,} rows ..."))
+        examples = load_dataset(dataset_id, label_names=label_names, isolated=True, progress=progress)
     finally:
         bar.empty()
     with _FILES_LOCK:

@@ -74,8 +74,9 @@ def _running(job: MethodJob, key: str) -> None:
         if not job.running:  # finished, stopped or failed since the last look: redraw the page with its result
             st.rerun(scope="app")
         st.progress(job.progress().fraction, text=progress_text(job))
-        if job.live is not None:
-            live_mask(job)
+        progress = job.live  # read once: the job's thread replaces it as it steps
+        if progress is not None:
+            live_mask(job, progress)
         if job.stopping:
             st.caption("Stopping after the current batch ...")
         else:
@@ -91,9 +92,8 @@ def live_text(progress: MaskProgress) -> str:
     return text + (f" · {progress.note}" if progress.note else "")
 
 
-def live_mask(job: MethodJob) -> None:
+def live_mask(job: MethodJob, progress: MaskProgress) -> None:
     """The mask being carved down: step, loss and mean mask, and the current mask as a heatmap row."""
-    progress = job.live
     st.caption(live_text(progress))
     encoding = job.encoding
     st.html(CSS + heatmap_html(list(encoding.words), np.asarray(progress.mask, dtype=float), signed=False,

@@ -36,3 +36,10 @@ def start_stop(key: str, run_key: str, start: Callable[[], tuple], disabled: boo
         JOBS.stop(run_id)
         st.toast("Stopping after the current example; start again to resume.")
     return run_id
+
+
+def chosen_dataset(dataset: str | None) -> str:
+    """``dataset`` once a usable one is chosen; a Start reached without one (its button is disabled) gets a message."""
+    if dataset is None:
+        raise UserFacingError("Choose a usable dataset first.")
+    return dataset

@@ -52,7 +52,7 @@ def run_picker(runs: list[dict], started: str | None, key: str, model: str | Non
     elif st.session_state.get(key) not in ids:
         st.session_state[key] = started if started in ids else ids[0]
     titles = {r["id"]: describe(r, mixed(runs)) for r in runs}
-    return st.selectbox("Show run", ids, key=key, format_func=titles.get)
+    return st.selectbox("Show run", ids, key=key, format_func=titles.__getitem__)
 
 
 def pick_run(store, runs: list[dict], started: str | None, key: str, model: str | None, noun: str,

@@ -75,8 +75,8 @@ def current_page() -> str:
     ctx = get_script_run_ctx(suppress_warning=True)
     if ctx is None:
         return ""
-    page = ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash, {})
-    return Path(str(page.get("script_path", ""))).name
+    page = ctx.pages_manager.get_pages().get(ctx.pages_manager.current_page_script_hash)
+    return "" if page is None else Path(str(page["script_path"])).name
 
 
 def page_name(file_name: str) -> str:

@@ -190,7 +190,7 @@ def render() -> state.Selection | None:
         level = kept(st.radio, "View", "level", "word", ("word", "token"), horizontal=True,
                      format_func=lambda v: "words" if v == "word" else "sub-word tokens")
         palette_picker()  # kept in the session: every heatmap of every page draws with it
-    if classifier is None or picked is None:
+    if spec is None or classifier is None or picked is None:  # (a classifier is loaded from a spec only)
         state.store(None)
         return None
     text, pair, source, example = picked

@@ -18,6 +18,7 @@ from evaluation.suite.aml_build import (
     build_recipe,
     build_run_id,
     estimate_build_seconds,
+    progress_writer,
     start_build,
     training_data,
 )
@@ -82,3 +83,15 @@ def test_a_stopped_build_saves_nothing_and_a_finished_one_is_found_again(quick_c
     assert training["step"] == training["total"] == 2 and training["loss"] is not None
     again = start_build("default-quick", quick_classifier, "aopc-comprehensiveness", store)[1]
     assert again == run_id and store.get_run(run_id)["done"] == 1  # found, not rebuilt
+
+
+def test_progress_of_a_run_deleted_meanwhile_gets_a_message(tmp_path):
+    """The build's progress is written into its run; a run deleted before its cell starts is a message (it was a
+    TypeError on the missing run's None)."""
+    store = ResultStore(tmp_path / "results.sqlite")
+    run_id = store.create_run("aml-build", {"model": "m"}, total=1, meta={"estimated_cell_seconds": 1.0})
+    progress_writer(store, run_id)(4, 4, {"loss": 0.5})  # the last step is always written
+    assert store.get_run(run_id)["meta"]["training"] == {"step": 4, "total": 4, "loss": 0.5, "validation": None}
+    store.delete_run(run_id)
+    with pytest.raises(UserFacingError, match="no longer in the result store"):
+        progress_writer(store, run_id)

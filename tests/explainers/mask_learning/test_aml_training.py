@@ -127,3 +127,23 @@ def test_the_lambda_search_package_is_installed_by_make_run(monkeypatch, keyword
     monkeypatch.setitem(sys.modules, "optuna", None)  # an environment without it: import fails
     with pytest.raises(UserFacingError, match=r"pip install -r requirements.txt"):
         search_lambdas(keyword_classifier, [], [], AMLRecipe(), trials=1)
+
+
+def test_a_recipe_without_any_lambda_is_refused_with_a_message(capsys):
+    """lambda_p = lambda_a = lambda_inv = 0 leaves Eq. 4 no term: the recipe says so, and `prepare-aml --lambdas
+    0,0,0` answers with that message before loading anything (the empty sum was the int 0, and training failed on
+    its `.backward()` with a traceback)."""
+    import cli
+    from commands.common import EXIT_USER_ERROR
+
+    with pytest.raises(UserFacingError, match="at least one non-zero lambda"):
+        AMLRecipe(lambda_p=0.0, lambda_a=0.0, lambda_inv=0.0)
+    assert AMLRecipe(lambda_p=0.0, lambda_a=10.0, lambda_inv=0.0).lambdas == (0.0, 10.0, 0.0)  # one term is enough
+    assert cli.main(["prepare-aml", "--model", "no-such-model", "--lambdas", "0,0,0"]) == EXIT_USER_ERROR
+    assert "at least one non-zero lambda" in capsys.readouterr().err
+
+
+def test_with_lambdas_sets_the_three_lambdas_and_keeps_the_rest():
+    changed = TINY.with_lambdas({"lambda_p": 3, "lambda_a": 40, "lambda_inv": 7})
+    assert changed.lambdas == (3.0, 40.0, 7.0) and all(isinstance(v, float) for v in changed.lambdas)
+    assert changed == replace(TINY, lambda_p=3.0, lambda_a=40.0, lambda_inv=7.0)
