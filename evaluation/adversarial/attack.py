@@ -134,12 +134,12 @@ def _attack_group(classifier: TextClassifier, encodings: Sequence[Encoding], gro
         document = encodings[index]
         if isinstance(document, DocumentEncoding):  # alone in its group (attack_groups)
             try:
-                state = DocumentState.prepare_document(classifier, document, method, config, index)
+                document_state = DocumentState.prepare_document(classifier, document, method, config, index)
             except AttackError as error:
                 results[index] = error
                 continue
-            optimize_document(state, method, config, progress, should_stop)
-            results[index] = state.result(classifier, method, config)
+            optimize_document(document_state, method, config, progress, should_stop)
+            results[index] = document_state.result(classifier, method, config)
             continue
         try:
             inputs.append(InputState.prepare(classifier, encodings[index], method, config, index))

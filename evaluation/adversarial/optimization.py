@@ -39,7 +39,7 @@ class InputState:
 
     index: int
     encoding: Encoding
-    forward: Callable
+    forward: Callable | None         # None for a document: it is read through its windows (documents.py)
     embeddings: torch.Tensor          # (1, T, H)
     baseline: torch.Tensor | None
     word_mask: torch.Tensor           # (1, T, H): 1 at the word tokens
@@ -98,6 +98,7 @@ class InputState:
     def explain(self, applied: torch.Tensor, method: str, config: AttackConfig, ig_steps: int
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """(scores at the word tokens, logits) of the input moved by ``applied``, outside the optimization."""
+        assert self.forward is not None  # set by ``prepare``
         scores, logits, _ = differentiable_attribution(self.forward, (self.embeddings + applied).requires_grad_(True),
                                                        self.baseline, self.target, method, ig_steps, False,
                                                        config.gradient_reduction)

@@ -24,8 +24,16 @@ from explainers.embedding_forward import baseline_embeddings, embedding_function
 from explainers.windowed import explain_in_windows
 from models.attention_kernel import eager_attention
 from models.encoding import Encoding, build_encoding
-from models.windows import UNLIMITED, DocumentEncoding, Window, WindowConfig, blend_weights, encode_document, \
-    window_encoding, window_positions
+from models.windows import (
+    UNLIMITED,
+    DocumentEncoding,
+    Window,
+    WindowConfig,
+    blend_weights,
+    encode_document,
+    window_encoding,
+    window_positions,
+)
 
 
 def document_text(words: int, seed: int = 2, keyword_at: int = 40) -> str:
