@@ -14,13 +14,15 @@ an overlap is perturbed alike in both windows. At every step:
   word aggregation being the sum). The top-k share is taken over the document's word tokens, as on one input;
 - the objective is back-propagated through every window (double back-propagation per window).
 
-Memory stays within one batch of windows (``window_batch``, from the memory model's double-backward budget): when
-the document's windows fit in one batch the step is one pass, as on a single input. Otherwise each step runs two:
-the first computes the windows' scores and logits batch by batch without the second-order graph, the objective's
-gradient with respect to those values is taken, and the second pass recomputes each batch with its graph and
-back-propagates that gradient into delta (the chain rule through the blend and the rule: the same gradient, tested
-against the plain model window by window). delta, its Adam state and the scores grow with the document's tokens,
-the activations do not.
+Memory stays within the windows whose second-order graphs fit the memory model's double-backward budget
+(``window_batch``). When all of the document's windows fit, the step is one pass, as on a single input: the windows
+run chunk by chunk (``run_chunk``: one window per call on a CPU, where it measured faster than a padded batch of
+512-token windows; the budget's windows per call on a GPU), their graphs kept, and one backward. Otherwise each step
+runs two: the first computes the windows' scores and logits chunk by chunk without the second-order graph, the
+objective's gradient with respect to those values is taken, and the second pass recomputes each chunk with its
+graph and back-propagates that gradient into delta (the chain rule through the blend and the rule: the same
+gradient, tested against the plain model window by window). delta, its Adam state and the scores grow with the
+document's tokens, the activations do not.
 """
 from __future__ import annotations
 
@@ -49,14 +51,15 @@ MAX_ATTACK_WINDOWS = 8
 
 @dataclass
 class WindowPlan:
-    """Each window's token positions in the document, its tokens' blend weights, masks, and the batches of windows
-    run together."""
+    """Each window's token positions in the document, its tokens' blend weights, masks, the chunks of windows run
+    in one call (``batches``) and whether every window's graph is held at once (``one_pass``)."""
 
     positions: list[torch.Tensor]
     weights: list[torch.Tensor]   # the blend weight of each window token's word in this window; 0 at special tokens
     masks: list[torch.Tensor]
     types: list[torch.Tensor] | None
     batches: list[list[int]]
+    one_pass: bool
 
 
 def window_batch(classifier: TextClassifier, document: DocumentEncoding, points: int) -> int:
@@ -69,7 +72,14 @@ def window_batch(classifier: TextClassifier, document: DocumentEncoding, points:
     return max(1, budget // (points * document.window_size))
 
 
-def window_plan(classifier: TextClassifier, document: DocumentEncoding, per_batch: int) -> WindowPlan:
+def run_chunk(classifier: TextClassifier, held: int) -> int:
+    """Windows per forward call: 1 on a CPU (measured: a padded batch of two 512-token windows took 1.3-1.6x the time
+    of the two windows one after another, docs/benchmarks.md), else every window held at once."""
+    return 1 if torch.device(classifier.device).type == "cpu" else held
+
+
+def window_plan(classifier: TextClassifier, document: DocumentEncoding, per_batch: int, one_pass: bool
+                ) -> WindowPlan:
     device, dtype = classifier.device, classifier.model.get_input_embeddings().weight.dtype
     positions, weights, masks, types = [], [], [], []
     for window, blend_weight in zip(document.windows, document.blend):
@@ -87,7 +97,7 @@ def window_plan(classifier: TextClassifier, document: DocumentEncoding, per_batc
     batches = [list(range(start, min(start + per_batch, len(positions))))
                for start in range(0, len(positions), per_batch)]
     kept_types = [t[0] for t in types if t is not None] if all(t is not None for t in types) else None
-    return WindowPlan(positions, weights, masks, kept_types, batches)
+    return WindowPlan(positions, weights, masks, kept_types, batches, one_pass)
 
 
 def _pad(rows: list[torch.Tensor], width: int) -> torch.Tensor:
@@ -149,15 +159,19 @@ class DocumentState(InputState):
 
     @classmethod
     def prepare_document(cls, classifier: TextClassifier, document: DocumentEncoding, method: str,
-                         config: AttackConfig, index: int, per_batch: int | None = None) -> DocumentState:
+                         config: AttackConfig, index: int, per_batch: int | None = None,
+                         one_pass: bool | None = None) -> DocumentState:
+        """``per_batch`` (windows per call) and ``one_pass`` (every window's graph held) default to the memory
+        model's budget and ``run_chunk``."""
         positions = [i for i, special in enumerate(document.special) if not special]
         k = int(config.k_fraction * len(positions))
         if k < 1:
             raise AttackError(f"The document has {len(positions)} word tokens: k = {config.k_fraction:g} x that "
                               f"rounds to 0. Use a larger top-k share.")
         started = time.perf_counter()
-        per_batch = per_batch or window_batch(classifier, document, loop_points(method, config))
-        plan = window_plan(classifier, document, per_batch)
+        held = window_batch(classifier, document, loop_points(method, config))
+        plan = window_plan(classifier, document, per_batch or run_chunk(classifier, held),
+                           len(document.windows) <= held if one_pass is None else one_pass)
         ids = torch.tensor([document.input_ids], device=classifier.device)
         embeddings = classifier.word_embeddings(ids).detach()
         baseline = baseline_embeddings(classifier, document, "pad") if method == "integrated_gradients" else None
@@ -194,7 +208,7 @@ class DocumentState(InputState):
 
     def windows_record(self) -> dict | None:
         assert self.document is not None and self.plan is not None
-        return {**self.document.describe(), "window_batches": len(self.plan.batches),
+        return {**self.document.describe(), "window_calls": len(self.plan.batches), "one_pass": self.plan.one_pass,
                 "attacked": "the document's prediction under its rule; the windows' attributions blended"}
 
     def objective(self, scores: torch.Tensor, window_logits: torch.Tensor, config: AttackConfig
@@ -212,14 +226,16 @@ class DocumentState(InputState):
     def gradient_step(self, method: str, config: AttackConfig, points: int
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Leaves the objective's gradient in ``delta.grad``; returns (objective, document logits, token scores),
-        detached. One batch: one pass; more: the two passes of the module docstring."""
+        detached. One pass or two (the module docstring)."""
         assert self.classifier is not None and self.plan is not None
         classifier, plan = self.classifier, self.plan
-        if len(plan.batches) == 1:
+        if plan.one_pass:
             x = self.embeddings + self.applied(config.epsilon)
-            scores, window_logits, attributed = batch_scores(classifier, plan, plan.batches[0], x, self.baseline,
-                                                             self.target, method, points, config.double_backprop,
-                                                             config.gradient_reduction)
+            parts = [batch_scores(classifier, plan, batch, x, self.baseline, self.target, method, points,
+                                  config.double_backprop, config.gradient_reduction) for batch in plan.batches]
+            scores = parts[0][0] if len(parts) == 1 else torch.stack([p[0] for p in parts]).sum(dim=0)
+            window_logits = torch.cat([p[1] for p in parts])
+            attributed = torch.stack([p[2] for p in parts]).sum()
             objective, logits = self.objective(scores, window_logits, config)
             # the thesis code's explainer .backward() leaves the attributed output's gradient in delta.grad
             loss = objective if config.double_backprop else objective + attributed
@@ -288,13 +304,13 @@ def optimize_document(state: DocumentState, method: str, config: AttackConfig,
     return state
 
 
-def document_passes(document: DocumentEncoding, method: str, config: AttackConfig, per_batch: int
+def document_passes(document: DocumentEncoding, method: str, config: AttackConfig, held: int
                     ) -> tuple[int, int]:
     """(forward, backward) window passes of a full attack on a document: the single input's per window, plus the
-    values pass (a forward and a backward per path point) when the windows take more than one batch."""
+    values pass (a forward and a backward per path point) when more windows than ``held`` (their graphs at once)."""
     forward, backward = passes(method, config)
     windows = len(document.windows)
-    if windows > per_batch:
+    if windows > held:
         values = config.steps * loop_points(method, config)
         forward, backward = forward + values, backward + values
     return forward * windows, backward * windows
@@ -306,6 +322,6 @@ def attack_seconds(classifier: TextClassifier, encoding: Encoding, method: str, 
     if document is None:
         forward, backward = passes(method, config)
         return metering.estimate_seconds(classifier, forward, backward, encoding.n_tokens)
-    per_batch = window_batch(classifier, document, loop_points(method, config))
-    forward, backward = document_passes(document, method, config, per_batch)
+    held = window_batch(classifier, document, loop_points(method, config))
+    forward, backward = document_passes(document, method, config, held)
     return metering.estimate_seconds(classifier, forward, backward, document.window_size)

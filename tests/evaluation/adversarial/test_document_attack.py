@@ -130,8 +130,10 @@ def test_the_windowed_objective_and_gradient_equal_the_plain_model_window_by_win
     config = config_for("paper-003", objective=objective, ig_steps=3, epsilon=0.5)
     generator = torch.Generator().manual_seed(0)
     with eager_attention(keyword64.model):
-        for per_batch in (1, 2, len(document.windows)):  # two passes (1, 2 windows per batch) and one pass
-            state = DocumentState.prepare_document(keyword64, document, method, config, 0, per_batch=per_batch)
+        # one pass (a window per call, or all in one padded call) and two passes (1 or 2 windows per call)
+        for per_batch, one_pass in ((1, True), (len(document.windows), True), (1, False), (2, False)):
+            state = DocumentState.prepare_document(keyword64, document, method, config, 0, per_batch=per_batch,
+                                                   one_pass=one_pass)
             assert len(state.plan.batches) == -(-len(document.windows) // per_batch)
             start = torch.randn(state.delta.shape, generator=generator, dtype=torch.float64) * 0.3
             with torch.no_grad():
