@@ -73,7 +73,7 @@ def window_batch(classifier: TextClassifier, document: DocumentEncoding, points:
 
 
 def run_chunk(classifier: TextClassifier, held: int) -> int:
-    """Windows per forward call: 1 on a CPU (measured: a padded batch of two 512-token windows took 1.1-1.6x the time
+    """Windows per forward call: 1 on a CPU (measured: a padded batch of two 512-token windows took 1.1-1.7x the time
     of the two windows one after another, docs/benchmarks.md), else every window held at once."""
     return 1 if torch.device(classifier.device).type == "cpu" else held
 
