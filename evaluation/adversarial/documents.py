@@ -45,7 +45,7 @@ from models.document_training import aggregate_logits
 from models.windows import DocumentEncoding, document_of, window_positions
 
 # a document read in more windows than this is attacked only on an explicit opt-in (``allow_long``), after a cost
-# estimate: at 512-token windows with a 25 % overlap, about 3,000 words
+# estimate: at 512-token windows with a 25 % overlap, about 3,200 tokens, 2,500 words
 MAX_ATTACK_WINDOWS = 8
 
 
