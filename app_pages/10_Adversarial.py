@@ -11,7 +11,7 @@ if selection is None:
     st.info("Pick a prepared model and an input in the sidebar.")
     st.stop()
 
-# a text longer than the window is read whole (its prediction from its windows); the attack refuses it, never cuts
+# a text longer than the window is read whole (its prediction from its windows); the attack runs over its windows
 classifier, encoding = heatmaps.classifier_and_encoding(selection)
 heatmaps.prediction_panel(classifier, encoding, selection)
 chosen = adversarial.controls()

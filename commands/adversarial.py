@@ -4,6 +4,10 @@
         --methods saliency,input_x_gradient,integrated_gradients
     python cli.py adversarial --text "a charming, funny and moving film" --methods input_x_gradient --json
     python cli.py adversarial ... --preset paper-003-code    # the thesis code: detached explanation gradients
+    python cli.py adversarial --dataset eraser-movies-docs:test --limit 3 --methods saliency  # documents, windows
+
+A text longer than the model's window is read whole in overlapping windows and attacked over them (the
+--window-* flags); --allow-long also lifts the attack's limit on documents of many windows (a cost estimate first).
 """
 from __future__ import annotations
 
@@ -26,11 +30,13 @@ from commands.common import (
     stored_run,
     write_out,
 )
+from commands.documents import add_document_options, document_options_of
 from evaluation.adversarial import dataset as adversarial_dataset
 from evaluation.adversarial.attack import attack
 from evaluation.adversarial.config import ATTACKED_METHODS, PRESETS, AttackConfig, config_for
 from explainers import ParamError
-from models import load_classifier
+from models import InputError, load_classifier
+from models.documents import read_input
 
 MEASURE_LABELS = {"rank_change": "Rank Change", "top_k_sum_change": "Top-k Sum Change",
                   "probability_change": "Probability Change", "class_kept": "class kept",
@@ -47,6 +53,7 @@ def add_parser(subparsers) -> None:
                         help="paper-003: the thesis's definition with real double back-propagation; paper-003-code: "
                              "the thesis code (detached explanation gradients, U[0,1) start, logit matching)")
     add_schema_flags(parser, AttackConfig)
+    add_document_options(parser, granularities=("word",))  # the attack's features are the tokens
     add_executor_flag(parser)
     add_output_options(parser, "the results", csv="the per-method summary (one input: its measures)",
                        json="the full report")
@@ -68,8 +75,12 @@ def handle(args) -> int:
     config = config_for(args.preset, **schema_values(args, AttackConfig))
     if args.limit is not None and args.limit < 1:
         raise ParamError("--limit must be at least 1.")
+    if args.spans:
+        raise InputError("--spans: the attack perturbs every word token; spans are not its players. Leave it out.")
+    documents = {key: value for key, value in document_options_of(args).items()
+                 if key in adversarial_dataset.READING_OPTIONS}
     if args.text is not None:
-        return _one_text(args, methods, config, out)
+        return _one_text(args, methods, config, out, documents)
     bar = tqdm(total=None, desc="adversarial", unit="example", file=sys.stderr, disable=None)
 
     def progress(done, total, eta):
@@ -78,7 +89,8 @@ def handle(args) -> int:
         bar.refresh()
 
     store, summary = adversarial_dataset.run_attacks(args.model, args.dataset, methods, limit=args.limit,
-                                                     config=config, executor=args.executor, progress=progress)
+                                                     config=config, executor=args.executor, progress=progress,
+                                                     documents=documents)
     bar.close()
     run = stored_run(store, summary.run_id)
     table = adversarial_dataset.summarize(adversarial_dataset.results_frame(store, summary.run_id))
@@ -98,14 +110,15 @@ def handle(args) -> int:
     return 0
 
 
-def _one_text(args, methods: list[str], config: AttackConfig, out) -> int:
+def _one_text(args, methods: list[str], config: AttackConfig, out, documents: dict) -> int:
     classifier = load_classifier(args.model)
-    encoding = classifier.encode(args.text, args.pair)
+    encoding = read_input(classifier, args.text, args.pair, documents)  # a long text: read whole, in windows
     results = {}
     for method in methods:
         bar = tqdm(total=config.steps, desc=method, unit="step", file=sys.stderr, disable=None)
         results[method] = attack(classifier, encoding, method, config,
-                                 progress=lambda step, total, objective: bar.update(step - bar.n))  # noqa: B023 (called during this attack)
+                                 progress=lambda step, total, objective: bar.update(step - bar.n),  # noqa: B023 (called during this attack)
+                                 allow_long=bool(documents.get("allow_long")))
         bar.close()
     report = {"model": classifier.name, "model_fingerprint": classifier.fingerprint, "text": args.text,
               "pair": args.pair, "results": {m: r.to_dict() for m, r in results.items()}}

@@ -18,8 +18,9 @@ word tokens are perturbed and ranked (special tokens are never changed here; the
 position).
 
 This file holds the entry points (one input, many inputs in length-sorted batches); the parts are ``config.py``
-(settings, presets, cost), ``result.py``, ``attribution.py`` (the differentiable attributions) and
-``optimization.py`` (the loop).
+(settings, presets, cost), ``result.py``, ``attribution.py`` (the differentiable attributions),
+``optimization.py`` (the loop) and ``documents.py`` (a document read in windows: the attack over its windows, under
+the document's rule; ``long_inputs.py`` says which long inputs are refused).
 """
 from __future__ import annotations
 
@@ -27,19 +28,22 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 from evaluation.adversarial.config import ATTACKED_METHODS, AttackConfig, loop_points
+from evaluation.adversarial.documents import DocumentState, optimize_document
 from evaluation.adversarial.long_inputs import long_input_refusal
 from evaluation.adversarial.optimization import InputState, optimize
 from evaluation.adversarial.result import AttackError, AttackResult
 from explainers.shared_passes import batches_inputs
 from models import Encoding, TextClassifier, memory
 from models.attention_kernel import eager_attention
+from models.windows import DocumentEncoding
 
 
 def attack(classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig | None = None,
            progress: Callable[[int, int, float], None] | None = None,
-           should_stop: Callable[[], bool] | None = None) -> AttackResult:
-    """Attack ``method``'s explanation of the predicted class on one input (see the module docstring)."""
-    result = attack_many(classifier, [encoding], method, config, progress, should_stop)[0]
+           should_stop: Callable[[], bool] | None = None, allow_long: bool = False) -> AttackResult:
+    """Attack ``method``'s explanation of the predicted class on one input or document (see the module
+    docstring; ``allow_long``: a document over ``documents.MAX_ATTACK_WINDOWS`` windows too)."""
+    result = attack_many(classifier, [encoding], method, config, progress, should_stop, allow_long)[0]
     if isinstance(result, AttackError):
         raise result
     return result
@@ -57,11 +61,14 @@ def attack_groups(classifier: TextClassifier, encodings: Sequence[Encoding], row
     into the runs of neighbours that cost least per step (padded tokens x rows + ``BATCH_OVERHEAD_TOKENS`` per
     batch: fewer batches against less padding), each within the model's token budget (``max_batch_tokens``: rows x
     padded width, each input taking ``rows_per_input`` rows, IG's path points) unless it holds one input. A model
-    whose padding moves the position its head reads (decoders, encoder-decoders) attacks one input per batch."""
-    order = sorted(range(len(encodings)), key=lambda i: encodings[i].n_tokens)
+    whose padding moves the position its head reads (decoders, encoder-decoders) attacks one input per batch. A
+    document read in windows is a batch of its own (its windows are the batch)."""
+    documents = [[i] for i, e in enumerate(encodings) if isinstance(e, DocumentEncoding)]
+    order = sorted((i for i, e in enumerate(encodings) if not isinstance(e, DocumentEncoding)),
+                   key=lambda i: encodings[i].n_tokens)
     if not batches_inputs(classifier):
-        return [[i] for i in order]
-    longest = max((e.n_tokens for e in encodings), default=1)
+        return [[i] for i in order] + documents
+    longest = max((encodings[i].n_tokens for i in order), default=1)
     # the token budget: max_batch_tokens, within what the memory model gives a double backward (models/memory.py)
     budget = min(classifier.max_batch_tokens,
                  memory.budget_tokens(classifier.memory_shape, classifier.device, longest, "double_backward"))
@@ -81,7 +88,7 @@ def attack_groups(classifier: TextClassifier, encodings: Sequence[Encoding], row
     while end > 0:
         groups.insert(0, order[cut[end]:end])
         end = cut[end]
-    return groups
+    return groups + documents
 
 
 def rows_per_input(method: str, config: AttackConfig) -> int:
@@ -91,13 +98,16 @@ def rows_per_input(method: str, config: AttackConfig) -> int:
 
 def attack_many(classifier: TextClassifier, encodings: Sequence[Encoding], method: str,
                 config: AttackConfig | None = None, progress: Callable[[int, int, float], None] | None = None,
-                should_stop: Callable[[], bool] | None = None) -> list[AttackResult | AttackError]:
+                should_stop: Callable[[], bool] | None = None, allow_long: bool = False
+                ) -> list[AttackResult | AttackError]:
     """``attack`` of every input, in input order, with the inputs of each ``attack_groups`` batch optimized as one:
     their deltas padded into one batch (attention mask), one forward, backward and double backward per step for
     all of them, the summed loss (the deltas are independent: each gets its own gradient), Adam per element (one
     parameter per input: identical to separate optimizers) under the same schedule, and each input's own early
     stop, best iterate and class check; a finished input leaves the batch. Equal to ``attack`` per input up to
-    float32 reordering. An input too short to attack gets its ``AttackError`` in its place.
+    float32 reordering. An input too short to attack gets its ``AttackError`` in its place. A document read in
+    windows is attacked alone over its windows (``documents.py``); over ``documents.MAX_ATTACK_WINDOWS`` windows
+    only with ``allow_long`` (else its refusal, with the cost estimate, in its place).
     ``progress(step, steps, mean objective)`` and ``should_stop`` act on the batch running."""
     config = config or AttackConfig()
     if method not in ATTACKED_METHODS:
@@ -107,19 +117,29 @@ def attack_many(classifier: TextClassifier, encodings: Sequence[Encoding], metho
     # the double back-propagation needs the eager attention kernel: SDPA's CPU backward has no derivative itself
     with eager_attention(classifier.model):
         for group in attack_groups(classifier, encodings, rows_per_input(method, config)):
-            _attack_group(classifier, encodings, group, method, config, progress, should_stop, results)
+            _attack_group(classifier, encodings, group, method, config, progress, should_stop, results, allow_long)
     return cast("list[AttackResult | AttackError]", results)  # every input's group filled its place
 
 
 def _attack_group(classifier: TextClassifier, encodings: Sequence[Encoding], group: list[int], method: str,
-                  config: AttackConfig, progress, should_stop, results: list) -> None:
+                  config: AttackConfig, progress, should_stop, results: list, allow_long: bool = False) -> None:
     """One batch of ``attack_many``. Out of memory (models/memory.py): the inputs not finished yet start again
     in two halves (finished ones keep their results) and the limit is remembered for the process."""
     inputs = []
     for index in group:
-        refusal = long_input_refusal(classifier, encodings[index])  # never a silent cut
+        refusal = long_input_refusal(classifier, encodings[index], method, config, allow_long)  # never a silent cut
         if refusal:
             results[index] = AttackError(refusal)
+            continue
+        document = encodings[index]
+        if isinstance(document, DocumentEncoding):  # alone in its group (attack_groups)
+            try:
+                document_state = DocumentState.prepare_document(classifier, document, method, config, index)
+            except AttackError as error:
+                results[index] = error
+                continue
+            optimize_document(document_state, method, config, progress, should_stop)
+            results[index] = document_state.result(classifier, method, config)
             continue
         try:
             inputs.append(InputState.prepare(classifier, encodings[index], method, config, index))
@@ -138,4 +158,4 @@ def _attack_group(classifier: TextClassifier, encodings: Sequence[Encoding], gro
                                 len(pending) * rows_per_input(method, config) * width, error)
         half = len(pending) // 2
         for part in (pending[:half], pending[half:]):
-            _attack_group(classifier, encodings, part, method, config, progress, should_stop, results)
+            _attack_group(classifier, encodings, part, method, config, progress, should_stop, results, allow_long)

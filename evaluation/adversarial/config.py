@@ -1,10 +1,10 @@
-"""The attack's settings (paper 003 section 3.5's defaults, the thesis code's preset) and what a full attack costs."""
+"""The attack's settings (paper 003 section 3.5's defaults, the thesis code's preset) and its passes (the cost in
+seconds, for one input or a document in windows: ``documents.attack_seconds``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from explainers.params import ParamError, coerce, param
-from models import Encoding, TextClassifier, metering
 
 ATTACKED_METHODS = {
     "saliency": "Gradients (L2 norm over the hidden dimension; the thesis code's signed sum as an option)",
@@ -82,9 +82,3 @@ def loop_points(method: str, config: AttackConfig) -> int:
     if method != "integrated_gradients":
         return 1
     return config.loop_ig_steps or config.ig_steps
-
-
-def estimate_seconds(classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig) -> float:
-    """The cost model's estimate (``models.metering``) for the whole step budget (an early stop ends sooner)."""
-    forward, backward = passes(method, config)
-    return metering.estimate_seconds(classifier, forward, backward, encoding.n_tokens)

@@ -6,6 +6,10 @@ runs and serves the others, so each cell still lands in the store on its own and
 most one batch. Alone (the app, Ray) a cell attacks its example by itself: the same values up to float32
 reordering.
 
+Every example is read whole (``models.documents.read_input``): a text longer than the model's window is attacked
+over its windows (``documents.py``), under the run's window options (``spec["documents"]``, present only when
+given so older runs keep their ids; ``allow_long`` there opts in to documents over ``MAX_ATTACK_WINDOWS``).
+
 Paper 003 section 4.1 attacked 16 datapoints per model x dataset x method and dropped inputs too short for
 k = 15 % of the length to be at least 1 ("four cases" on SST); those are counted here as skipped, with the reason.
 """
@@ -26,7 +30,11 @@ from evaluation.runs.jobs import Cell, CellStopped, Progress, RunSummary, curren
 from evaluation.runs.store import ResultStore
 from evaluation.statistics import bootstrap_ci
 from evaluation.summary import cell_rows_frame
-from models import ModelError, cached_classifier
+from models import InputError, ModelError, cached_classifier
+from models.documents import read_input
+
+# the run options that decide how an example is read (the others, granularity and spans, mean nothing to the attack)
+READING_OPTIONS = ("long_documents", "window_size", "window_stride", "window_aggregate", "allow_long")
 
 KIND = "adversarial"
 MEASURES = ("rank_change", "top_k_sum_change", "probability_change", "class_kept")
@@ -50,14 +58,24 @@ def attack_examples(specs: list[dict]) -> list[dict]:
     examples = load_dataset(spec["dataset"], limit=max(s["index"] for s in specs) + 1,
                             label_names=classifier.labels)
     chosen = [examples[s["index"]] for s in specs]
-    encodings = [classifier.encode(example.text, example.pair) for example in chosen]
+    options = spec.get("documents") or {}
+    read, unread = [], {}
+    for position, example in enumerate(chosen):
+        try:
+            read.append((position, read_input(classifier, example.text, example.pair, options)))
+        except InputError as error:  # e.g. a very long text without the opt-in: skipped with its message
+            unread[position] = str(error)
     config = config_for(None, **spec["config"])
-    cells = [{"example_id": example.id, "words": encoding.n_words, "rows": [], "skipped": {}, "attacked": {}}
-             for example, encoding in zip(chosen, encodings)]
+    words = dict((position, encoding.n_words) for position, encoding in read)
+    cells = [{"example_id": example.id, "words": words.get(position, 0), "rows": [], "skipped": {}, "attacked": {}}
+             for position, example in enumerate(chosen)]
     for method in spec["methods"]:
+        for position, message in unread.items():
+            cells[position]["skipped"][method] = message
         # the run's stop check at every step: a batch takes minutes
-        for cell, result in zip(cells, attack_many(classifier, encodings, method, config,
-                                                   should_stop=current_stop_check())):
+        results = attack_many(classifier, [encoding for _, encoding in read], method, config,
+                              should_stop=current_stop_check(), allow_long=bool(options.get("allow_long")))
+        for cell, result in zip([cells[position] for position, _ in read], results):
             if isinstance(result, AttackError):
                 cell["skipped"][method] = str(result)
                 continue
@@ -120,9 +138,10 @@ def cell_batches(classifier, encodings: list, methods: list[str], config: Attack
 
 
 def start_attacks(model: str, dataset: str, methods: list[str], limit: int | None = 16,
-                  config: AttackConfig | None = None, store: ResultStore | None = None
-                  ) -> tuple[ResultStore, str, list[Cell]]:
-    """Create (or find, to resume) the run and its cells."""
+                  config: AttackConfig | None = None, store: ResultStore | None = None,
+                  documents: dict | None = None) -> tuple[ResultStore, str, list[Cell]]:
+    """Create (or find, to resume) the run and its cells. ``documents``: how long texts are read (``READING_OPTIONS``;
+    none: whole, in the model's windows, the mean rule)."""
     unknown = [m for m in methods if m not in ATTACKED_METHODS]
     if not methods or unknown:
         raise ModelError(f"The attack needs differentiable methods; choose from: {', '.join(ATTACKED_METHODS)}"
@@ -134,10 +153,18 @@ def start_attacks(model: str, dataset: str, methods: list[str], limit: int | Non
     if not examples:
         raise ModelError(f"Dataset '{dataset}' has no examples.")
     settings = {"methods": list(methods), "config": asdict(config)}
+    reading = {key: value for key, value in (documents or {}).items() if key in READING_OPTIONS and value}
+    if reading:
+        settings["documents"] = reading
     run_id, _ = create_dataset_run(store, KIND, f"adversarial ({config.objective})", model, classifier.fingerprint,
                                    dataset, examples, settings)
     # cells in batch order (length-sorted, ``cell_batches``): a batch's cells run one after another
-    encodings = [classifier.encode(example.text, example.pair) for example in examples]
+    encodings = []
+    for example in examples:
+        try:
+            encodings.append(read_input(classifier, example.text, example.pair, reading))
+        except InputError:  # its cell records the message (attack_examples); batched by its cut length
+            encodings.append(classifier.encode(example.text, example.pair))
     cells = [Cell(key=examples[index].id, spec={"model": model, "dataset": dataset, "index": index, "batch": batch,
                                                 **settings})
              for batch, group in enumerate(cell_batches(classifier, encodings, methods, config)) for index in group]
@@ -146,8 +173,9 @@ def start_attacks(model: str, dataset: str, methods: list[str], limit: int | Non
 
 def run_attacks(model: str, dataset: str, methods: list[str], limit: int | None = 16,
                 config: AttackConfig | None = None, store: ResultStore | None = None, executor: str = "local",
-                progress: Progress | None = None, should_stop=None) -> tuple[ResultStore, RunSummary]:
-    store, run_id, cells = start_attacks(model, dataset, methods, limit, config, store)
+                progress: Progress | None = None, should_stop=None, documents: dict | None = None
+                ) -> tuple[ResultStore, RunSummary]:
+    store, run_id, cells = start_attacks(model, dataset, methods, limit, config, store, documents)
     summary = run_cells(store, run_id, cells, attack_cell, executor=executor, progress=progress,
                         should_stop=should_stop, batch_hook=batched_attacks if executor == "local" else None)
     return store, summary

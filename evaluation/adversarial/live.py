@@ -14,8 +14,10 @@ class LiveAttack:
     """``start()`` runs ``attack`` in a daemon thread; ``step``, ``objective``, ``result`` and ``error`` are read
     by the page; ``stop()`` asks the attack to end at its next step (it returns its best iterate so far)."""
 
-    def __init__(self, classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig):
+    def __init__(self, classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig,
+                 allow_long: bool = False):
         self.classifier, self.encoding, self.method, self.config = classifier, encoding, method, config
+        self.allow_long = allow_long  # a document over documents.MAX_ATTACK_WINDOWS windows: the reader opted in
         self.key = f"{classifier.fingerprint}|{encoding.key}|{method}|{sorted(vars(config).items())}"
         self.step, self.objective, self.started = 0, float("nan"), 0.0
         self.result: AttackResult | None = None
@@ -37,7 +39,7 @@ class LiveAttack:
     def _run(self) -> None:
         try:
             self.result = attack(self.classifier, self.encoding, self.method, self.config, progress=self._progress,
-                                 should_stop=self._stop.is_set)
+                                 should_stop=self._stop.is_set, allow_long=self.allow_long)
         except UserFacingError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001  (a page shows the message instead of losing the session)

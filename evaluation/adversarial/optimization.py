@@ -22,9 +22,11 @@ def nearest_tokens(classifier: TextClassifier, embeds: torch.Tensor, positions: 
     """The vocabulary token nearest (L2) to each perturbed embedding, where it is not the original token."""
     matrix = classifier.model.get_input_embeddings().weight.detach()
     special = torch.tensor(sorted(set(classifier.tokenizer.all_special_ids)), dtype=torch.long, device=matrix.device)
-    distances = torch.cdist(embeds[0, positions].detach(), matrix)
-    distances[:, special] = float("inf")  # a special token is never a reading of a word
-    nearest = distances.argmin(dim=1).tolist()
+    nearest: list[int] = []
+    for start in range(0, len(positions), 256):  # a document's words in chunks: the distances stay a small matrix
+        distances = torch.cdist(embeds[0, positions[start:start + 256]].detach(), matrix)
+        distances[:, special] = float("inf")  # a special token is never a reading of a word
+        nearest += distances.argmin(dim=1).tolist()
     tokens = classifier.tokenizer.convert_ids_to_tokens(nearest)
     originals = classifier.tokenizer.convert_ids_to_tokens([input_ids[p] for p in positions])
     return [{"position": p, "token": o, "nearest": t} for p, o, t, i in zip(positions, originals, tokens, nearest)
@@ -37,7 +39,7 @@ class InputState:
 
     index: int
     encoding: Encoding
-    forward: Callable
+    forward: Callable | None         # None for a document: it is read through its windows (documents.py)
     embeddings: torch.Tensor          # (1, T, H)
     baseline: torch.Tensor | None
     word_mask: torch.Tensor           # (1, T, H): 1 at the word tokens
@@ -93,26 +95,51 @@ class InputState:
     def applied(self, epsilon: float) -> torch.Tensor:
         return self.delta.clamp(-epsilon, epsilon) * self.word_mask
 
+    def explain(self, applied: torch.Tensor, method: str, config: AttackConfig, ig_steps: int
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(scores at the word tokens, logits) of the input moved by ``applied``, outside the optimization."""
+        assert self.forward is not None  # set by ``prepare``
+        scores, logits, _ = differentiable_attribution(self.forward, (self.embeddings + applied).requires_grad_(True),
+                                                       self.baseline, self.target, method, ig_steps, False,
+                                                       config.gradient_reduction)
+        return scores.detach()[self.positions_t], logits.detach()
+
+    def keep_if_best(self, value: float, eligible: bool, applied: torch.Tensor, scores: torch.Tensor, predicted: int,
+                     probability: float) -> None:
+        """Remember this iterate when it is eligible (see attack.py) and the best objective so far."""
+        if eligible and (self.best is None or value < self.best[0]):
+            self.best = (value, applied.detach().clone(), scores.detach().clone(), predicted, probability)
+
+    def settled(self, step: int, config: AttackConfig) -> bool:
+        """After ``step``: True when delta stopped moving (the early stop), else False (it stays active)."""
+        self.steps_taken = step
+        current = self.applied(config.epsilon).detach()
+        if self.previous is not None and float((current - self.previous).abs().mean()) < config.tolerance:
+            self.quiet += 1
+            if self.quiet >= config.patience:
+                self.stop_reason = "early stop"
+                return True
+        else:
+            self.quiet = 0
+        self.previous = current
+        return False
+
     def result(self, classifier: TextClassifier, method: str, config: AttackConfig) -> AttackResult:
         """The returned iterate (see attack.py's docstring) and its measures."""
-        embeddings, baseline, positions_t = self.embeddings, self.baseline, self.positions_t
+        embeddings = self.embeddings
         best = self.best
         if config.objective == "constrained" and config.constrained_pick == "last" and self.steps_taken > 0:
             applied = self.applied(config.epsilon).detach()
-            scores, logits, _ = differentiable_attribution(self.forward, (embeddings + applied).requires_grad_(True),
-                                                           baseline, self.target, method, config.ig_steps, False,
-                                                           config.gradient_reduction)
-            best = (float("nan"), applied, scores.detach()[positions_t], int(logits.argmax()),
-                    float(torch.softmax(logits.detach(), dim=-1)[self.target]))
+            scores, logits = self.explain(applied, method, config, config.ig_steps)
+            best = (float("nan"), applied, scores, int(logits.argmax()),
+                    float(torch.softmax(logits, dim=-1)[self.target]))
         if best is None:  # no iterate kept the class: the clean input, zero change (thesis code)
             best = (float("nan"), torch.zeros_like(embeddings), self.clean_scores, self.target,
                     float(self.clean_probability))
         _, applied, attacked_scores, attacked_class, attacked_probability = best
         if loop_points(method, config) != config.ig_steps and method == "integrated_gradients":
             # the loop attacked a coarser IG: the measures read the full IG of the returned iterate
-            attacked_scores = differentiable_attribution(self.forward, (embeddings + applied).requires_grad_(True),
-                                                         baseline, self.target, method, config.ig_steps, False,
-                                                         config.gradient_reduction)[0].detach()[positions_t]
+            attacked_scores = self.explain(applied, method, config, config.ig_steps)[0]
         encoding, positions = self.encoding, self.positions
         return AttackResult(
             method=method, config=asdict(config), tokens=list(encoding.tokens), positions=positions, k=self.k,
@@ -125,7 +152,12 @@ class InputState:
             steps_taken=self.steps_taken, stop_reason=self.stop_reason, delta_linf=float(applied.abs().max()),
             delta=applied[0, positions].cpu().numpy(),
             replaced_words=nearest_tokens(classifier, embeddings + applied, positions, list(encoding.input_ids)),
-            seconds=time.perf_counter() - self.started)  # batched: the batch's time up to this result
+            seconds=time.perf_counter() - self.started,  # batched: the batch's time up to this result
+            windows=self.windows_record())
+
+    def windows_record(self) -> dict | None:
+        """How a document was read (its windows and rule, for the provenance); None for one pass."""
+        return None
 
 
 class PaddedBatch:
@@ -199,12 +231,9 @@ def optimize(classifier: TextClassifier, inputs: list[InputState], method: str, 
             else:
                 objective = top_mass
             objectives.append(objective)
-            value = float(objective.detach())
             eligible = config.objective == "constrained" or predicted == state.target
-            if eligible and (state.best is None or value < state.best[0]):
-                state.best = (value, applied[row:row + 1, :state.encoding.n_tokens].detach().clone(),
-                              scores.detach()[row, state.positions_t].clone(), predicted,
-                              float(probabilities[state.target].detach()))
+            state.keep_if_best(float(objective.detach()), eligible, applied[row:row + 1, :state.encoding.n_tokens],
+                               scores[row, state.positions_t], predicted, float(probabilities[state.target].detach()))
         loss = torch.stack(objectives).sum()
         if not config.double_backprop:
             loss = loss + attributed  # the thesis code's explainer .backward() leaves this gradient in delta.grad
@@ -215,20 +244,7 @@ def optimize(classifier: TextClassifier, inputs: list[InputState], method: str, 
         schedule.step()
         if progress is not None:
             progress(step, config.steps, float(torch.stack(objectives).detach().mean()))
-        still = []
-        for state in active:
-            state.steps_taken = step
-            current = state.applied(config.epsilon).detach()
-            if state.previous is not None and float((current - state.previous).abs().mean()) < config.tolerance:
-                state.quiet += 1
-                if state.quiet >= config.patience:
-                    state.stop_reason = "early stop"
-                    continue
-            else:
-                state.quiet = 0
-            state.previous = current
-            still.append(state)
-        active = still
+        active = [state for state in active if not state.settled(step, config)]
         if not active:
             break
     return inputs

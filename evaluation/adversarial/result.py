@@ -35,6 +35,7 @@ class AttackResult:
     delta: np.ndarray                     # the returned perturbation at ``positions`` (positions x hidden)
     replaced_words: list[dict] = field(default_factory=list)  # nearest vocabulary token where it changed
     seconds: float = 0.0
+    windows: dict | None = None           # a document read in windows: its windows and rule (models/windows.py)
 
     @property
     def class_kept(self) -> bool:

@@ -58,3 +58,28 @@ def test_bad_input_gets_one_line(tiny, isolated_cache, extra, message, capsys):
     assert cli.main(tiny + extra) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err.lower() and "Traceback" not in err
+
+
+def _long_text(words: int) -> str:
+    from tiny_models import FILLER, KEYWORD
+
+    return " ".join([KEYWORD] + [FILLER[i % len(FILLER)] for i in range(words - 1)])
+
+
+def test_a_long_text_is_attacked_over_its_windows_under_the_chosen_rule(tiny, isolated_cache, capsys):
+    argv = tiny + ["--text", _long_text(150), "--methods", "saliency", "--window-aggregate", "max", "--json"]
+    assert cli.main(argv) == 0
+    result = json.loads(capsys.readouterr().out)["results"]["saliency"]
+    assert result["windows"]["windows"] >= 3 and result["windows"]["aggregate"] == "max"
+    assert len(result["original_shares"]) >= 149  # every word token of the text, none cut
+
+
+def test_a_very_long_text_needs_allow_long_and_spans_are_refused(tiny, isolated_cache, capsys):
+    argv = tiny + ["--text", _long_text(600), "--methods", "saliency", "--steps", "1"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "--allow-long" in err and "windows" in err
+    assert cli.main(argv + ["--allow-long", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]["saliency"]["steps_taken"] == 1
+    assert cli.main(argv + ["--spans", "0:4"]) == 2
+    assert "spans are not its players" in capsys.readouterr().err

@@ -13,13 +13,14 @@ import streamlit as st
 
 from evaluation.adversarial import dataset as adversarial_dataset
 from evaluation.adversarial.config import ATTACKED_METHODS, PRESETS, AttackConfig, config_for
-from evaluation.adversarial.config import estimate_seconds as attack_seconds
+from evaluation.adversarial.documents import attack_seconds
 from evaluation.adversarial.live import LiveAttack
 from evaluation.adversarial.long_inputs import long_input_refusal
 from evaluation.adversarial.result import AttackResult
 from evaluation.runs.store import ResultStore
 from explainers import ParamError
 from models import Encoding, TextClassifier, UserFacingError
+from models.windows import DocumentEncoding
 from ui.figures.adversarial_bars import measure_bars
 from ui.widgets.controls import schema_controls
 from ui.widgets.dataset_field import dataset_picker
@@ -71,14 +72,25 @@ def single_input(classifier: TextClassifier, encoding: Encoding, methods: list[s
     if not methods:
         st.info("Choose at least one method to attack.")
         return
-    refusal = long_input_refusal(classifier, encoding)  # a document read in windows: refused, not cut
+    refusal = long_input_refusal(classifier, encoding, methods[0], config)  # a cut text; a very long document
+    allow_long = False
     if refusal:
         st.warning(refusal)
-        return
+        if not isinstance(encoding, DocumentEncoding):
+            return
+        allow_long = st.checkbox("Attack this long document anyway (Stop keeps the best iterate so far)",
+                                 key=f"{key}-allow-long")
+        if not allow_long:
+            return
+    if isinstance(encoding, DocumentEncoding):
+        st.caption(f"A document read in {len(encoding.windows)} overlapping windows: the attack keeps the "
+                   f"document's prediction (the {encoding.aggregate} rule over the windows' logits) and moves the "
+                   f"windowed explanation (each window's attribution, overlaps blended as on Heatmaps); every step "
+                   f"back-propagates through every window.")
     jobs: dict[str, LiveAttack] = st.session_state.setdefault(LIVE_KEY, {})
     for method in methods:
         st.markdown(f"**{ATTACKED_METHODS[method]}**")
-        job = LiveAttack(classifier, encoding, method, config)
+        job = LiveAttack(classifier, encoding, method, config, allow_long)
         job = jobs.get(job.key, job)
         if job.result is None and job.error is None and not job.running:
             seconds = attack_seconds(classifier, encoding, method, config)
@@ -164,7 +176,8 @@ def summary_view(store: ResultStore, run_id: str, key: str) -> None:
     table = adversarial_dataset.summarize(frame)
     skipped = adversarial_dataset.skipped_inputs(store, run_id)
     if skipped:
-        st.caption("Inputs too short for k >= 1, skipped (as the thesis did): " +
+        st.caption("Inputs skipped (too short for k >= 1, as the thesis did, or refused with a message in the "
+                   "run's cells): " +
                    ", ".join(f"{ATTACKED_METHODS[m]}: {n}" for m, n in skipped.items()))
     st.plotly_chart(measure_bars(table, MEASURE_LABELS, ATTACKED_METHODS), key=f"{key}-bars")
     shown = table.assign(measure=table["metric"].map(MEASURE_LABELS)).drop(columns=["metric"])

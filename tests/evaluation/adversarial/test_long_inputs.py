@@ -1,5 +1,5 @@
-"""The attack refuses a text longer than the model's window: a clear message per input, never a silent
-cut; the other inputs of the same batch are attacked as before."""
+"""Long inputs and the attack: a document read in windows is attacked over its windows beside the short inputs of
+the same batch; a text the tokenizer cut is refused with a clear message (never a silent cut)."""
 import random
 
 import pytest
@@ -20,23 +20,20 @@ def long_text() -> str:
     return " ".join(words)
 
 
-def test_a_document_is_refused_and_the_short_input_beside_it_attacked(keyword_classifier):
+def test_a_document_is_attacked_over_its_windows_beside_a_short_input(keyword_classifier):
     document = encode_document(keyword_classifier, long_text())
     assert isinstance(document, DocumentEncoding)
     short = keyword_classifier.encode(SHORT)
     results = attack_many(keyword_classifier, [short, document], "saliency", config_for("paper-003", steps=2))
-    assert isinstance(results[0], AttackResult)
-    assert isinstance(results[1], AttackError)
-    message = str(results[1])
-    assert f"{document.n_tokens:,} tokens" in message and str(keyword_classifier.max_length) in message
-    assert "does not cut" in message and "shorten" in message
+    assert isinstance(results[0], AttackResult) and results[0].windows is None
+    assert isinstance(results[1], AttackResult) and results[1].windows["windows"] == len(document.windows)
+    assert results[1].tokens == list(document.tokens)  # the whole document, not a cut
 
 
-def test_a_text_the_tokenizer_cut_is_refused_too(keyword_classifier):
+def test_a_text_the_tokenizer_cut_is_refused(keyword_classifier):
     cut = keyword_classifier.encode(long_text())
     assert cut.truncated_tokens > 0
-    with pytest.raises(AttackError, match="more than the"):
+    with pytest.raises(AttackError, match="more than the") as refused:
         attack(keyword_classifier, cut, "input_x_gradient", config_for("paper-003", steps=2))
-    full = encode_document(keyword_classifier, long_text())
-    assert f"{cut.n_tokens + cut.truncated_tokens:,} tokens" in str(
-        attack_many(keyword_classifier, [full], "saliency", config_for("paper-003", steps=2))[0])
+    assert f"{cut.n_tokens + cut.truncated_tokens:,} tokens" in str(refused.value)
+    assert "read it whole" in str(refused.value)
