@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from evaluation import targets
 from explainers.params import param
@@ -143,9 +144,10 @@ class Evaluator:
 
 
 EVALUATORS: dict[str, Evaluator] = {}
+AnyEvaluator = TypeVar("AnyEvaluator", bound=Evaluator)  # register_evaluator returns the subclass it was given
 
 
-def register_evaluator(evaluator: Evaluator) -> Evaluator:
+def register_evaluator(evaluator: AnyEvaluator) -> AnyEvaluator:
     if evaluator.id in EVALUATORS:
         raise ValueError(f"evaluator id {evaluator.id!r} registered twice")
     for metric in evaluator.metrics:

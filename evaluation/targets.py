@@ -52,9 +52,11 @@ def explain_target(choice, gold: int | None) -> int | None:
     """The ``target`` argument of ``Explainer.explain``: a class index, or None for the predicted class (the
     explainer then reads the prediction itself, and its provenance and cache key say "predicted")."""
     choice = parse(choice)
-    if choice == PREDICTED or (choice == GOLD and gold is None):
+    if choice == PREDICTED:
         return None
-    return int(gold) if choice == GOLD else choice
+    if choice == GOLD:
+        return None if gold is None else int(gold)
+    return choice
 
 
 def resolve(choice, logits, gold: int | None) -> int:

@@ -70,6 +70,14 @@ def split_pair(name: str) -> tuple[str, str] | None:
     return (first, second) if found else None
 
 
+def methods_of_pair(name: str) -> tuple[str, str]:
+    """The two methods of a pair's row; ValueError for a method's own row."""
+    pair = split_pair(name)
+    if pair is None:
+        raise ValueError(f"'{name}' is a method's own row, not a pair's (method A{PAIR}method B)")
+    return pair
+
+
 def pair_values(explanations: dict, k: int = DEFAULT_K, absolute: bool = True) -> dict[str, dict[str, float]]:
     """Every pair of methods (in the order given) -> metric id -> value, from ``agreement_matrix``; undefined
     values (a method with constant scores) are left out."""
@@ -90,7 +98,7 @@ def partner_means(pairs: dict[str, dict[str, float]], names: list[str]) -> dict[
     """Each method's mean agreement with its partners, per metric (over the partners where it is defined)."""
     gathered: dict[str, dict[str, list[float]]] = {name: {} for name in names}
     for pair, values in pairs.items():
-        for name in split_pair(pair):
+        for name in methods_of_pair(pair):
             for metric, value in values.items():
                 gathered[name].setdefault(metric, []).append(value)
     return {name: {metric: float(np.mean(v)) for metric, v in per.items()} for name, per in gathered.items()}
@@ -172,8 +180,8 @@ def pair_table(table: pd.DataFrame) -> pd.DataFrame:
     rows = table[table["metric"].map(is_agreement) & table["method"].map(lambda m: split_pair(m) is not None)]
     out = rows.copy()
     out.insert(0, "measure", [m.removeprefix(f"{GROUP}-") for m in out["metric"]])
-    out.insert(1, "method A", [split_pair(m)[0] for m in out["method"]])
-    out.insert(2, "method B", [split_pair(m)[1] for m in out["method"]])
+    out.insert(1, "method A", [methods_of_pair(m)[0] for m in out["method"]])
+    out.insert(2, "method B", [methods_of_pair(m)[1] for m in out["method"]])
     return out.reset_index(drop=True)
 
 
@@ -215,6 +223,6 @@ def with_settings(table: pd.DataFrame, options: dict) -> pd.DataFrame:
     k, absolute = settings(options)
     out = table.copy()
     mine = out["metric"].map(is_agreement)
-    out["agreement_k"] = np.where(mine, k, None)
-    out["agreement_ranking"] = np.where(mine, "magnitude" if absolute else "signed", None)
+    out["agreement_k"] = np.where(mine, k, np.array(None))  # None as numpy's object scalar (what where() makes of it)
+    out["agreement_ranking"] = np.where(mine, "magnitude" if absolute else "signed", np.array(None))
     return out

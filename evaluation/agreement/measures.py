@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -217,7 +218,7 @@ def compute_shape(classifier, encoding, explanation, example, options) -> Metric
     return MetricValues({k: v for k, v in values.items() if np.isfinite(v)})
 
 
-_SHAPE_COMMON = dict(family="sanity", range=(0.0, 1.0), reference=SHAPE_REFERENCE, params={"data_property": False})
+_SHAPE_COMMON: dict[str, Any] = dict(family="sanity", range=(0.0, 1.0), reference=SHAPE_REFERENCE, params={"data_property": False})
 SHAPE = register_evaluator(Evaluator(
     id="shape", label="Shape of an explanation: complexity (entropy), sparseness (Gini), top-10 share",
     metrics=(Metric(id="shape-complexity", label="Complexity (normalized entropy of |a|)", higher_is_better=False,

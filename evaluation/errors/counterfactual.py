@@ -27,6 +27,7 @@ The masked LM's candidates for a word are proposed in the original sentence (one
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -65,7 +66,7 @@ class Flip:
     def diff(self) -> list[tuple[str, str, str | None]]:
         """Per word: (status, word, replacement) with status "kept", "removed" or "replaced"."""
         changed = dict(self.changes)
-        out = []
+        out: list[tuple[str, str, str | None]] = []
         for index, word in enumerate(self.words):
             if index not in changed:
                 out.append(("kept", word, None))
@@ -99,14 +100,15 @@ def mlm_candidates(filler: MaskedLMFiller, encoding: Encoding, k: int = 3) -> li
     return [[candidate.word for candidate in row] for row in found]
 
 
-def probabilities_after(classifier: TextClassifier, encoding: Encoding, states: list[dict[int, str | None]],
+def probabilities_after(classifier: TextClassifier, encoding: Encoding, states: Sequence[Mapping[int, str | None]],
                    operator: Operator) -> np.ndarray:
     keep = np.ones((len(states), encoding.n_words), dtype=bool)
     for row, state in enumerate(states):
         keep[row, list(state)] = False
     if all(replacement is None for state in states for replacement in state.values()):
         return perturbed_proba(classifier, encoding, keep, operator)
-    rows = [[state.get(i, word) for i, word in enumerate(encoding.words)] for state in states]
+    # a search either removes (None) or replaces (a word): here every change is a replacement
+    rows = [[word if (new := state.get(i)) is None else new for i, word in enumerate(encoding.words)] for state in states]
     return perturbed_proba(classifier, encoding, keep, Operator.MLM, FixedFill(rows))
 
 
@@ -131,7 +133,8 @@ def minimal_flip(classifier: TextClassifier, encoding: Encoding, mode: str = REM
     target = int(np.argmax(original))
     # removing every word leaves nothing to classify: at most n - 1 removals
     max_words = min(max_words or n, n if mode == REPLACE else n - 1)
-    moves = {i: ([None] if mode == REMOVE else list(dict.fromkeys(candidates[i]))) for i in range(n)}
+    moves: dict[int, list[str | None]] = {
+        i: ([None] if mode == REMOVE or candidates is None else list(dict.fromkeys(candidates[i]))) for i in range(n)}
 
     def result(state: dict, probabilities: np.ndarray, found: bool, evaluated: int) -> Flip:
         return Flip(tuple(encoding.words), tuple(encoding.word_segment), tuple(state.items()), target,
@@ -159,7 +162,7 @@ def _greedy(classifier, encoding, original, operator, budget, width, max_words, 
         flipped = np.argmax(probabilities, axis=1) != target
         best = int(np.argmin(np.where(flipped, probabilities[:, target] - 2.0, probabilities[:, target])))
         if not state:  # leave-one-out order: each word by its best single change
-            lowest = {}
+            lowest: dict[int, float] = {}
             for (i, _), p in zip(tried, probabilities[:, target]):
                 lowest[i] = min(lowest.get(i, np.inf), p)
             order = sorted(lowest, key=lambda i: (lowest[i], i))

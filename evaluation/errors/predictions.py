@@ -130,8 +130,8 @@ def estimated_cost(classifier: TextClassifier, examples: list[Example]) -> tuple
     the nominal rate, the same under any load, ``models.metering`` rule (g))."""
     if not examples:
         return 0.0, True
-    pairs = [e.pair for e in examples]
-    batch = classifier.tokenize_texts([e.text for e in examples], pairs if all(p is not None for p in pairs) else None)
+    pairs = [e.pair for e in examples if e.pair is not None]
+    batch = classifier.tokenize_texts([e.text for e in examples], pairs if len(pairs) == len(examples) else None)
     mean_tokens = float(np.mean([len(ids) for ids in batch.input_ids]))
     return (estimate_seconds(classifier, forward=len(examples), backward=0, n_tokens=mean_tokens),
             runs_at_once(classifier, forward=len(examples), backward=0, n_tokens=mean_tokens))

@@ -54,7 +54,7 @@ def explain_examples(classifier: TextClassifier, examples: list[Example], method
 def pushing_words(explanation: Explanation, k: int = TOP_K) -> list[str]:
     """The k highest-scored words; for a signed method only those with a positive score (they push toward the
     explained class)."""
-    ranking = explanation.ranking()
+    ranking = list(explanation.ranking())
     if explanation.signed:
         ranking = [i for i in ranking if explanation.word_scores[i] > 0]
     return [explanation.words[i] for i in ranking[:k]]
@@ -95,15 +95,15 @@ def shortcut_words(texts: list[str], errors: list[bool], min_count: int = MIN_CO
     over the words tested, ``significant`` is q <= ``alpha``.
     """
     from scipy.stats import false_discovery_control, fisher_exact  # lazy: scipy.stats costs ~0.8 s at import
-    errors = np.asarray(errors, dtype=bool)
+    missed = np.asarray(errors, dtype=bool)
     present = [{word.lower() for word in split_words(text)} for text in texts]
     counts = Counter(word for words in present for word in words)
     tested = sorted(word for word, n in counts.items() if min_count <= n < len(texts))
-    n_errors = int(errors.sum())
+    n_errors = int(missed.sum())
     rows = []
     for word in tested:
         has = np.fromiter((word in words for words in present), dtype=bool, count=len(texts))
-        errors_with = int((has & errors).sum())
+        errors_with = int((has & missed).sum())
         errors_without = n_errors - errors_with
         n_with, n_without = int(has.sum()), len(texts) - int(has.sum())
         odds, p_value = fisher_exact([[errors_with, n_with - errors_with],

@@ -10,6 +10,7 @@ operator so the matrix can show the numbers, not only the warning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -116,9 +117,9 @@ def bias_matrix(methods: list[str], metric_operators: dict[str, str], method_lab
     labels = method_labels or {}
     matrix = BiasMatrix(list(methods), operators, method_ops, by_operator, values, higher_is_better)
     for method in methods:
-        op = method_ops[method]
-        if op is not None and by_operator.get(op):
-            matrix.reasons[(method, op)] = reason(labels.get(method, method), op, by_operator[op])
+        method_op = method_ops[method]
+        if method_op is not None and by_operator.get(method_op):
+            matrix.reasons[(method, method_op)] = reason(labels.get(method, method), method_op, by_operator[method_op])
     return matrix
 
 
@@ -146,7 +147,7 @@ def _compute_sweep(classifier, encoding, explanation, example, options) -> Metri
     removal = RemovalOptions.from_dict({**(options or {}), "operator": None})  # each metric keeps its operator
     result = evaluate_scores(classifier, encoding, list(metrics), explanation.word_scores, removal, example,
                              explanation, filler_options=options)
-    details = {m.id: provenance(m, removal) for m in metrics}
+    details: dict[str, Any] = {m.id: provenance(m, removal) for m in metrics}
     if len(metrics) < len(OPERATOR_IDS):
         details["note"] = "MLM fill left out: no masked-LM filler is prepared."
     return MetricValues(result.values, curves={k: c.to_dict() for k, c in result.curves.items()}, details=details)

@@ -28,6 +28,7 @@ batched call of the perturbation engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -41,7 +42,15 @@ from models import Operator, UserFacingError, perturbed_proba
 
 REFERENCE = ("Zheng et al., ICLR 2025 (arXiv 2410.02970), s. 3.2: FFid+ / FFid- with stochastic removal on the "
              "fine-tuned model (s. 3.1); code AslanDing/Finetune-Fidelity")
-PRESETS = {
+
+
+class FFidPreset(TypedDict):
+    levels: tuple[float, ...]  # sparsity levels (fractions of the words)
+    samples: int  # random removals per level
+    description: str
+
+
+PRESETS: dict[str, FFidPreset] = {
     "paper": {"levels": tuple(round(0.05 * i, 2) for i in range(1, 20)), "samples": 50,
               "description": "F-Fidelity paper: sparsity 5, 10, ..., 95 %, N = 50 draws"},
     "quick": {"levels": (0.1, 0.3, 0.5, 0.7, 0.9), "samples": 20,
@@ -222,7 +231,7 @@ def compute(classifier, encoding, explanation: Explanation, example, options) ->
     return batch.values[EVALUATOR.id]["method"]
 
 
-_COMMON = dict(family="faithfulness", reference=REFERENCE, operator=Operator.MASK.value, preset="f-fidelity",
+_COMMON: dict[str, Any] = dict(family="faithfulness", reference=REFERENCE, operator=Operator.MASK.value, preset="f-fidelity",
                params={"removal": "stochastic: each word of the part with probability alpha, capped at beta n",
                        "model": "fine-tuned with random removal at ratio beta", "defaults": "alpha 0.5, beta 0.1",
                        "levels": "preset paper: 5..95 %, N 50; quick: 10..90 % by 20, N 20"})

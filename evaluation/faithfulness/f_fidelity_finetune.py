@@ -23,6 +23,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -161,7 +162,7 @@ def training_data(config: FinetuneConfig, classifier: TextClassifier) -> Trainin
             examples = [examples[i] for i in chosen]
         if any(e.label is None for e in examples):
             raise DataError(f"'{config.train_data}' has examples without a gold label; F-Fidelity fine-tunes on them.")
-        labels = [int(e.label) for e in examples]
+        labels = [int(e.label) for e in examples if e.label is not None]  # none is None: checked above
         if len(set(labels)) < 2:
             raise DataError(f"The {len(labels)} examples drawn from '{config.train_data}' have a single class.")
         digest = content_key([(e.id, e.label) for e in examples])
@@ -198,7 +199,7 @@ def _train_chunk(config: FinetuneConfig, classifier: TextClassifier, data: Train
     model = copy.deepcopy(classifier.model).to(device)
     set_trainable(model, TrainConfig(trainable="all"))
     optimizer = adamw([([p for p in model.parameters() if p.requires_grad], config.lr)], 0.01)
-    previous = {"seconds": 0.0, "losses": []}
+    previous: dict[str, Any] = {"seconds": 0.0, "losses": []}
     if chunk > 0:
         path = folder / CHECKPOINT.format(chunk - 1)
         if not path.exists():
@@ -221,7 +222,8 @@ def _train_chunk(config: FinetuneConfig, classifier: TextClassifier, data: Train
         rows = [perturb(classifier, data.encodings[i], random_keep(data.encodings[i].n_words, config.beta, rng)[None],
                         config.operator) for i in indices]
         ids = [r.input_ids[0] for r in rows]
-        types = [r.token_type_ids[0] for r in rows] if all(r.token_type_ids is not None for r in rows) else None
+        type_rows = [r.token_type_ids for r in rows]
+        types = [t[0] for t in type_rows if t is not None] if all(t is not None for t in type_rows) else None
         batch = collate(TokenBatch(input_ids=ids, token_type_ids=types), list(range(len(ids))), pad_id,
                         config.max_length, device)
         torch.manual_seed(config.seed * 1_000_003 + step)  # dropout of step s is the same after a resume

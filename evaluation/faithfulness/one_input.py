@@ -3,6 +3,7 @@ the curves, ready for the page (which only draws them) and for export."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,7 +65,7 @@ class InputReport:
 
     def curve(self, metric_id: str, value: str = "score") -> dict:
         """x, one line per method and the random mean / band, for ``value`` "score" or "change" (start - score)."""
-        out = {"metric": metric_id, "x": None, "methods": {}, "random": None, "summary": {}}
+        out: dict[str, Any] = {"metric": metric_id, "x": None, "methods": {}, "random": None, "summary": {}}
         for method, result in self.results.items():
             curve = result.curves.get(metric_id)
             if curve is None:

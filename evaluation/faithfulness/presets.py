@@ -23,7 +23,8 @@ Each metric takes the options of ``RemovalOptions`` (operator, target, special t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evaluate_scores
 from evaluation.faithfulness.random_band import methods_and_random
@@ -273,7 +274,7 @@ FERRET_METRICS: tuple[RemovalMetric, ...] = (
 # at least 2 steps): MoRF's rows are then exactly DeletionBERT's (same removed sets, same operator), so the two
 # measures cost the same per point and ROAD differs only by its second curve (LeRF).
 ROAD_DB_GRID = "deletionbert-grid"
-_DB_GRID = dict(schedule="steps", fractions=(), max_fraction=0.2, min_steps=2, rounding="ceil",
+_DB_GRID: dict[str, Any] = dict(schedule="steps", fractions=(), max_fraction=0.2, min_steps=2, rounding="ceil",
                 preset="road-deletionbert-grid", preset_label=PRESETS["road-deletionbert-grid"], cost=_ROAD_GRID_COST)
 ROAD_DB_GRID_METRICS: tuple[RemovalMetric, ...] = (
     replace(ROAD_METRICS[0], id=f"road-morf[{ROAD_DB_GRID}]", label="ROAD MoRF (MLM-imputed, DeletionBERT's grid)",
@@ -322,7 +323,7 @@ class RemovalEvaluator(Evaluator):
     metric keeps its own operator whatever the run's ``operator`` option (the operator sweep).
     """
 
-    metrics_for: Callable[[dict], tuple[RemovalMetric, ...]] | None = None
+    metrics_for: Callable[[dict], tuple[RemovalMetric, ...]] = field(kw_only=True)  # required (after defaults)
     own_operators: bool = False
 
 

@@ -70,7 +70,8 @@ def with_selection_columns(table: pd.DataFrame, sources: dict | None = None, met
         return out.assign(**{column: pd.Series(dtype=object) for column in SELECTION_COLUMNS})
     sources = sources or {}
     selected = {m: selection_metric_of(sources.get(m, m)) for m in out[method_column].unique()}
-    out["tuned_for"] = [metric_named(selected[m]).label if selected[m] else "" for m in out[method_column]]
+    tuned_for = {m: metric_named(metric).label if metric else "" for m, metric in selected.items()}
+    out["tuned_for"] = [tuned_for[m] for m in out[method_column]]
     if metric_column is None:
         return out
     warnings = {}

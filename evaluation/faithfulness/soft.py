@@ -47,6 +47,7 @@ in one batched call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -250,15 +251,15 @@ def soft_batch(evaluators, classifier, encoding, example, explanations: dict, op
     return result
 
 
-_COMMON = dict(family="faithfulness", higher_is_better=True, reference=REFERENCE, operator=Operator.ZERO.value)
+_COMMON: dict[str, Any] = dict(family="faithfulness", higher_is_better=True, reference=REFERENCE, operator=Operator.ZERO.value)
 _PARAMS = {"drop": "embedding elements, Bernoulli", "importance": "min-max normalized",
            "normalization": "all-masked input (every word embedding zeroed)"}
 
 
 def _metrics(preset: PinnedPreset) -> tuple[Metric, ...]:
     samples = "soft_samples (default 1, as Zhao & Aletras)" if preset.value is None else str(preset.value)
-    common = dict(_COMMON, preset=preset.id, params={**_PARAMS, "samples": samples})
-    note = "" if preset.value is None else f" ({preset.value} mask{'s' if preset.value > 1 else ''})"
+    common: dict[str, Any] = dict(_COMMON, preset=preset.id, params={**_PARAMS, "samples": samples})
+    note = "" if preset.value is None else f" ({preset.value} mask{'s' if isinstance(preset.value, int) and preset.value > 1 else ''})"
     return (
         Metric(id=preset.metric_id("soft-comprehensiveness"), label=f"Soft normalized comprehensiveness{note}",
                range=(0.0, None),

@@ -9,7 +9,7 @@ An explanation whose scores are all 0 has no curve (left out).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -60,7 +60,7 @@ def curve_rows(method: str, word_scores: Sequence[np.ndarray], resamples: int = 
     return rows
 
 
-def sparsity_frame(explanations: dict[str, Sequence[np.ndarray]], resamples: int = 2000) -> pd.DataFrame:
+def sparsity_frame(explanations: Mapping[str, Sequence[np.ndarray]], resamples: int = 2000) -> pd.DataFrame:
     """``{method: [word scores of each example]}`` -> the curves of every method (long format)."""
     rows = [row for method, scores in explanations.items() for row in curve_rows(method, scores, resamples)]
     return pd.DataFrame(rows, columns=["method", "axis", "x", "mean", "low", "high", "n"])

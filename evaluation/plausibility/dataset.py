@@ -181,9 +181,16 @@ def per_example_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 # ----- paper 002's top-p binarization (fitted over the run's documents) ----------------------------------------------
+def _run_config(store: ResultStore, run_id: str) -> dict:
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(f"No run '{run_id}'.")
+    return run["config"]
+
+
 def _documents(store: ResultStore, run_id: str, frame: pd.DataFrame, config: PlausibilityConfig) -> dict:
     """Per method: {example id: (aligned word scores, human mask)} of the examples the evaluator scored."""
-    run_config = store.get_run(run_id)["config"]
+    run_config = _run_config(store, run_id)
     classifier = cached_classifier(run_config["model"])
     examples = {e.id: e for e in load_dataset(run_config["dataset"], limit=run_config.get("limit"),
                                               label_names=classifier.labels)}
@@ -258,7 +265,7 @@ def binarized_frames(store: ResultStore, run_id: str, config: PlausibilityConfig
 
 def micro_macro_report(store: ResultStore, run_id: str) -> pd.DataFrame:
     """Paper 004 Table 3: each method's macro and micro token F1 at the run's top-k (``micro_f1.py``)."""
-    config, _preset = config_from_options(store.get_run(run_id)["config"].get("options") or {})
+    config, _preset = config_from_options(_run_config(store, run_id).get("options") or {})
     frame = results_frame(store, run_id)
     scored = frame[(frame["method"] != RANDOM_METHOD) & frame["metric"].eq("plaus_token_f1_topk")]
     return micro_macro_table(_documents(store, run_id, scored, config), config) if len(scored) else pd.DataFrame()

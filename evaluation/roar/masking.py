@@ -120,7 +120,7 @@ def masked_batch(classifier: TextClassifier, encodings: list[Encoding], removed:
         ids.append(list(batch.input_ids[0]))
         types.append(list(batch.token_type_ids[0]) if batch.token_type_ids is not None else None)
     use_types = bool(types) and all(t is not None for t in types)
-    return TokenBatch(input_ids=ids, token_type_ids=types if use_types else None)
+    return TokenBatch(input_ids=ids, token_type_ids=[t for t in types if t is not None] if use_types else None)
 
 
 def _special_string(classifier: TextClassifier, operator: Operator) -> str:

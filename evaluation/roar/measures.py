@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,13 +34,14 @@ ALIASES = {
 }
 SETTINGS = ("cheap", "paper")
 # method id -> (preset, parameter overrides); overrides a method does not have are dropped
-PAPER_SETTINGS = {
+Settings = dict[str, tuple[str | None, dict[str, Any]]]
+PAPER_SETTINGS: Settings = {
     "integrated_gradients": ("paper-001-code", {}), "saliency": ("paper-001", {}),
     "input_x_gradient": ("paper-001-code", {}),
     "leave_one_out": ("paper-000-empty", {}), "lime": ("paper-000", {}),
     "input_marginalization": ("paper-000-top10", {}), "lime_bert": ("paper-000", {}),
 }
-CHEAP_SETTINGS = {
+CHEAP_SETTINGS: Settings = {
     **PAPER_SETTINGS,
     "integrated_gradients": ("paper-001-code", {"n_steps": 10}),
     "lime": (None, {"n_samples": 50}),
@@ -103,6 +105,8 @@ def resolve_measure(spec: str, settings: str = "cheap", params: dict | None = No
                          f"{aliases}.")
     cls = REGISTRY[method]
     known = {f.name for f in dataclasses.fields(cls.Params)}
+    chosen: str | None
+    overrides: dict[str, Any]
     if preset:
         parse_spec(format_spec(method, preset))  # ParamError unless the preset is one of the method's
         chosen, overrides = preset, {}

@@ -23,6 +23,7 @@ Welch t-tests between measures (paper 000), and the class-leakage check.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -213,7 +214,7 @@ def summary(frame: pd.DataFrame, metric: str = "accuracy", tolerance: float = 0.
             if not ((frame["measure"] == measure) & (frame["kind"] == mode)).any():
                 continue
             seeds = per_seed_scores(frame, mode, measure, metric)
-            interval = signed_logit_interval(list(seeds.values())) if seeds else \
+            interval: dict[str, Any] = signed_logit_interval(list(seeds.values())) if seeds else \
                 {"mean": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
             rises = leakage(frame, mode, measure, metric, tolerance)
             judged = NO_FLOOR if floor.empty else \

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch  # noqa: E402
@@ -29,6 +30,9 @@ from models.architectures import architecture_of, get_module
 from models.errors import ModelError
 from models.prepare import RECIPES, base_model_dir
 from models.training import TrainConfig, collate, fit, predict_labels, seed_everything, set_trainable, train_classifier
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 TRAINABLE = {"head": "frozen encoder, trained head", "last-k": "last k blocks + head trained", "all": "full fine-tune"}
 DEFAULT_LR = {"head": 2e-3, "last-k": 2e-4, "all": 5e-5}
@@ -91,7 +95,7 @@ class Variant:
                            warmup=self.warmup, weight_decay=self.weight_decay)
 
 
-def _reinit_head(model: torch.nn.Module, seed: int) -> None:
+def _reinit_head(model: PreTrainedModel, seed: int) -> None:
     """A new head from the seed (normal(0, initializer_range) weights, zero biases), as a fresh fine-tune has."""
 
     arch = architecture_of(model)
@@ -115,7 +119,7 @@ def _reinit_head(model: torch.nn.Module, seed: int) -> None:
                     sub.bias.zero_()
 
 
-def start_model(classifier: TextClassifier, variant: Variant, seed: int) -> torch.nn.Module:
+def start_model(classifier: TextClassifier, variant: Variant, seed: int) -> PreTrainedModel:
     """The model a retrain starts from (a copy: the classifier is never changed)."""
     if variant.init == "base":
 
@@ -175,21 +179,21 @@ HEAD_FORWARD = {"bert": _bert_head, "distilbert": _distilbert_head, "roberta": _
 
 
 @torch.inference_mode()
-def encoder_features(model: torch.nn.Module, data: TokenBatch, pad_id: int, max_length: int, device,
+def encoder_features(model: PreTrainedModel, data: TokenBatch, pad_id: int, max_length: int, device,
                      batch_size: int = 64) -> torch.Tensor:
     """The encoder's last hidden state at the first (summary) token of every input, (n, hidden)."""
     model.to(device).eval()
-    out = [None] * len(data)
+    out: dict[int, torch.Tensor] = {}  # input index -> its feature row
     order = sorted(range(len(data)), key=lambda i: len(data.input_ids[i]))
     for start in range(0, len(order), batch_size):
         indices = order[start:start + batch_size]
         hidden = model.base_model(**collate(data, indices, pad_id, max_length, device)).last_hidden_state[:, 0]
         for k, i in enumerate(indices):
             out[i] = hidden[k].clone()
-    return torch.stack(out) if out else torch.zeros((0, model.config.hidden_size))
+    return torch.stack([out[i] for i in range(len(data))]) if out else torch.zeros((0, model.config.hidden_size))
 
 
-def train_head_on_features(model: torch.nn.Module, features: torch.Tensor, labels: list[int], config,
+def train_head_on_features(model: PreTrainedModel, features: torch.Tensor, labels: list[int], config,
                            should_stop=None) -> dict:
     """Train the head alone on cached encoder features, with the same loop as fine-tuning (``models.training.fit``)."""
     head = HEAD_FORWARD[model.config.model_type]
@@ -205,13 +209,13 @@ def train_head_on_features(model: torch.nn.Module, features: torch.Tensor, label
             "head_training": "cached encoder features"}
 
 
-def uses_cached_features(model: torch.nn.Module, variant: Variant) -> bool:
+def uses_cached_features(model: PreTrainedModel, variant: Variant) -> bool:
     return variant.trainable == "head" and getattr(model.config, "model_type", "") in HEAD_FORWARD
 
 
 def retrain_and_evaluate(classifier: TextClassifier, train: TokenBatch, train_labels: list[int], test: TokenBatch,
                          test_labels: list[int], variant: Variant, seed: int, should_stop=None,
-                         device=None) -> tuple[torch.nn.Module, dict]:
+                         device=None) -> tuple[PreTrainedModel, dict]:
     """Train a fresh model on the (masked) training data and score it on the (masked) test data."""
 
     started = time.perf_counter()

@@ -77,7 +77,8 @@ def _eta(store: ResultStore, run_id: str, remaining: int, parallel: int = 1) -> 
     seconds = store.cell_seconds(run_id)
     if not seconds:
         return None
-    return cells_left_seconds(seconds, remaining) / max(1, parallel)
+    left = cells_left_seconds(seconds, remaining)
+    return None if left is None else left / max(1, parallel)
 
 
 def _safe(work: Work, spec: dict) -> tuple[dict, float]:

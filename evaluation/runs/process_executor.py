@@ -26,16 +26,20 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import settings
 from evaluation.runs import worker_devices
 from evaluation.runs.scheduler import charge_cpu
 from models import runtime
 
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Event
+
 PASSED_PREFIXES = ("EXWB_", "HF_", "OMP_", "TOKENIZERS_", "TRANSFORMERS_", "XDG_")
 
 _queue = None  # set in each worker by ``_start_worker``
-_stop = None
+_stop: Event | None = None
 
 
 def default_workers() -> int:
@@ -81,7 +85,7 @@ class _QueueStore:
     progress, and so a stop or crash loses little), and again with the window's result, which arrives for sure
     (the queue's sending thread can die with its process before it sends)."""
 
-    def __init__(self, channel):
+    def __init__(self, channel) -> None:
         self.channel = channel
         self.results: list[tuple[str, dict, float]] = []
 
@@ -105,6 +109,8 @@ def _run_window(run_window, run_id: str, cells: list, work, batch_hook) -> tuple
     """In a worker: ``run_window`` is ``jobs.run_window`` (passed by the caller, pickled by name: no import cycle).
     Returns (stopped, results, this worker's pid, its process CPU seconds so far: every thread, model loading
     included), so the job's CPU quota counts the workers (evaluation/runs/scheduler.py)."""
+    if _stop is None:
+        raise RuntimeError("_run_window runs in a worker started with _start_worker as its initializer")
     store = _QueueStore(_queue)
     stopped, _ = run_window(store, run_id, cells, work, batch_hook, 0, len(cells), None, _stop.is_set, {})
     return stopped, store.results, os.getpid(), time.process_time()

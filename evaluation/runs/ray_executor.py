@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from typing import Any
 
 import settings
 from models.errors import UserFacingError
@@ -72,7 +73,8 @@ def worker_env_vars(cpus_per_task: float = 1.0, remote: bool = False) -> dict[st
     if remote:  # paths of this machine mean nothing on the cluster's nodes
         env.pop("XDG_CACHE_HOME", None)
     data = settings.data_dir()
-    if data is not None and (settings.data_dir_setting() is None or settings.data_dir_setting().is_dir()):
+    setting = settings.data_dir_setting()
+    if data is not None and (setting is None or setting.is_dir()):
         # resolved here: beside the workers' uploaded copy of the project there is no shared/data (an EXWB_DATA_DIR
         # that names no folder on this machine may be the nodes' own and travels as written)
         env["EXWB_DATA_DIR"] = str(data)
@@ -87,7 +89,7 @@ def worker_env_vars(cpus_per_task: float = 1.0, remote: bool = False) -> dict[st
 
 def runtime_env(address: str | None, cpus_per_task: float = 1.0, extra: dict | None = None) -> dict:
     remote = address is not None
-    env = {"env_vars": worker_env_vars(cpus_per_task, remote)}
+    env: dict[str, Any] = {"env_vars": worker_env_vars(cpus_per_task, remote)}
     if remote:
         env["working_dir"] = str(settings.ROOT)
         env["excludes"] = list(EXCLUDES)
@@ -142,7 +144,7 @@ def _failure(error: Exception) -> dict:
 
 
 def run_on_ray(store, run_id, pending, work, done, total, progress, should_stop, errors, address, resources,
-               extra_runtime_env=None, safe=None, eta=None):
+               extra_runtime_env=None, safe=None, eta=None) -> tuple[bool, int]:
     """Run ``pending`` cells as Ray tasks; returns (stopped, done)."""
     address = resolve_address(address)
     resources = dict(resources or default_resources())

@@ -210,19 +210,19 @@ class Scheduler:
     def _cpu_frees_in(self, owner: str, limit: float) -> float:
         """Seconds until the owner's CPU in the last hour drops under ``limit`` (finished jobs leaving the hour)."""
         now = time.time()
-        ended = sorted((j for j in self._finished if j.owner == owner and j.ended and now - j.ended < HOUR),
-                       key=lambda j: j.ended)
+        ended = sorted((j.ended, j.cpu_seconds()) for j in self._finished
+                       if j.owner == owner and j.ended and now - j.ended < HOUR)
         used = self._cpu_last_hour(owner, now)
-        for job in ended:
-            used -= job.cpu_seconds()
+        for end, cpu in ended:
+            used -= cpu
             if used < limit:
-                return job.ended + HOUR - now
+                return end + HOUR - now
         return HOUR
 
     def _order(self, limits: Limits) -> list[Job]:
         """The queued jobs in the order they would start if nothing else changed (see the module's docstring)."""
         now = time.time()
-        waiting = {}
+        waiting: dict[str | None, list[Job]] = {}
         for job in self._queue:
             waiting.setdefault(job.owner, []).append(job)
         running = {o: sum(1 for j in self._active() if j.owner == o and j.state == RUNNING) for o in waiting}
@@ -264,6 +264,8 @@ class Scheduler:
         job._cpu_start = time.thread_time()
         _current.job = job
         try:
+            if job.target is None:
+                raise RuntimeError(f"job {job.run_id} has no work left: it ran already")
             job.target(job.stop_event.is_set)
         except Exception:  # the run records its own failure; the queue goes on
             log.exception("job %s failed", job.run_id)

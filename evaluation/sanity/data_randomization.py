@@ -22,6 +22,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,9 @@ from evaluation.summary import cell_rows_frame
 from explainers.cache import DEFAULT_CACHE
 from models import ModelError, TextClassifier, cached_classifier, load_classifier, randomize
 from models.prepare import file_sha256
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 from models.runtime import library_versions
 from models.training import TrainConfig, train_classifier
 
@@ -75,7 +79,8 @@ def permuted(labels, seed: int) -> list[int]:
 
 
 def train_permuted(classifier: TextClassifier, texts: list[str], labels: list[int], options: BuildOptions,
-                   pairs: list[str] | None = None, progress=None, should_stop=None) -> tuple[object, dict]:
+                   pairs: list[str] | None = None, progress=None,
+                   should_stop=None) -> tuple[PreTrainedModel, dict]:
     """A trained copy of ``classifier``'s model fine-tuned on ``labels`` permuted (the shared model untouched),
     and its training record, with the agreement of its predictions with the true and the permuted labels."""
     shuffled = permuted(labels, options.seed)
@@ -157,7 +162,11 @@ def build_cell(spec: dict) -> dict:
                                         label_names=classifier.labels) if e.label is not None]
     if len(examples) < 2:
         raise ModelError(f"'{spec['data']}' has fewer than two labelled examples to train on.")
-    meta, last = dict(store.get_run(run_id)["meta"]), [0.0]
+    run = store.get_run(run_id)
+    if run is None:
+        raise ModelError(f"The run {run_id} is no longer in the result store (deleted while it ran); start the "
+                         f"build again.")
+    meta, last = dict(run["meta"]), [0.0]
 
     def progress(step: int, total: int, info: dict) -> None:
         if time.monotonic() - last[0] < 2.0 and step < total:
@@ -167,9 +176,14 @@ def build_cell(spec: dict) -> dict:
         store.set_status(run_id, "running", meta=meta)
 
     started = time.time()
-    pairs = [e.pair for e in examples] if examples[0].pair is not None else None
-    model, record = train_permuted(classifier, [e.text for e in examples], [e.label for e in examples], options,
-                                   pairs, progress, stop_requested)
+    pairs = None
+    if examples[0].pair is not None:  # the first example says whether the data are sentence pairs
+        pairs = [e.pair for e in examples if e.pair is not None]
+        if len(pairs) < len(examples):
+            raise ModelError(f"'{spec['data']}' mixes sentence pairs and single sentences; train on one kind.")
+    labels = [e.label for e in examples if e.label is not None]  # all of them: unlabelled ones were left out
+    model, record = train_permuted(classifier, [e.text for e in examples], labels, options, pairs, progress,
+                                   stop_requested)
     if record["stopped"]:
         raise CellStopped()
     temporary = target.with_name(target.name + ".partial")
@@ -225,17 +239,17 @@ def compare_maps(original: TextClassifier, randomized: TextClassifier, encoding,
                                        explainer.is_signed(), top_fraction)
             rows.append({"method": name, **{m: values[m] for m in one_input.SIMILARITY_MEASURES}})
     rng = np.random.default_rng(seed)
-    draws = {m: [] for m in one_input.SIMILARITY_MEASURES}
+    draws: dict[str, list[np.ndarray]] = {m: [] for m in one_input.SIMILARITY_MEASURES}
     for explanation in before.explanations.values():
-        for measure, values in one_input.chance_similarity(explanation.word_scores, rng, chance_draws,
+        for measure, chance in one_input.chance_similarity(explanation.word_scores, rng, chance_draws,
                                                            top_fraction).items():
-            draws[measure].append(values)
+            draws[measure].append(chance)
     band = {}
     for measure, parts in draws.items():
-        values = np.concatenate(parts) if parts else np.array([])
-        values = values[np.isfinite(values)]
-        band[measure] = ({"mean": float(values.mean()), "low": float(np.quantile(values, 0.025)),
-                          "high": float(np.quantile(values, 0.975))} if values.size else
+        pooled = np.concatenate(parts) if parts else np.array([])
+        pooled = pooled[np.isfinite(pooled)]
+        band[measure] = ({"mean": float(pooled.mean()), "low": float(np.quantile(pooled, 0.025)),
+                          "high": float(np.quantile(pooled, 0.975))} if pooled.size else
                          {"mean": float("nan"), "low": float("nan"), "high": float("nan")})
     errors = {f"{where.name} / {k}": v for where in (before, after) for k, v in where.errors.items()}
     frame = pd.DataFrame(rows, columns=["method", *one_input.SIMILARITY_MEASURES])

@@ -19,6 +19,7 @@ Each extra measure has its random-baseline rows (method ``CHANCE``), as the curv
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -80,16 +81,16 @@ def sanity_cell(spec: dict) -> dict:
         errors = result.errors
         originals = result.original
     else:
-        result = run_sanity(classifier, encoding, methods, mode=spec["mode"], init=spec["init"], seed=spec["seed"],
-                            target=target, top_fraction=top_fraction, cache=cache, chance_draws=1,
-                            only_stages=spec.get("only_stages"), cache_randomized=sharing is True)
-        for record in result.frame().to_dict("records"):
+        study = run_sanity(classifier, encoding, methods, mode=spec["mode"], init=spec["init"], seed=spec["seed"],
+                           target=target, top_fraction=top_fraction, cache=cache, chance_draws=1,
+                           only_stages=spec.get("only_stages"), cache_randomized=sharing is True)
+        for record in study.frame().to_dict("records"):
             rows += [{"stage": record["stage"], "stage_index": record["stage_index"], "method": record["method"],
                       "metric": metric, "value": record[measure]} for measure, metric in MEASURES.items()]
-        predictions = {s.name: int(np.argmax(s.probabilities)) for s in result.stages}
-        errors = {f"{s.name} / {k}": v for s in result.stages for k, v in s.errors.items()}
-        originals = result.stages[0].explanations
-        extra_rows, extra_errors = extra_measure_rows(spec, classifier, encoding, methods, target, result,
+        predictions = {s.name: int(np.argmax(s.probabilities)) for s in study.stages}
+        errors = {f"{s.name} / {k}": v for s in study.stages for k, v in s.errors.items()}
+        originals = study.stages[0].explanations
+        extra_rows, extra_errors = extra_measure_rows(spec, classifier, encoding, methods, target, study,
                                                       cache if sharing is True else None)
         rows += extra_rows
         errors.update(extra_errors)
@@ -108,7 +109,7 @@ def sanity_cell(spec: dict) -> dict:
             "predictions": predictions, "errors": errors, "notes": notes}
 
 
-def extra_measure_rows(spec: dict, classifier, encoding, methods: dict, target: int, result,
+def extra_measure_rows(spec: dict, classifier, encoding, methods: dict, target: int | None, result,
                        cache) -> tuple[list[dict], dict[str, str]]:
     """The rows of the extra measures chosen in ``spec["measures"]`` for one example, with their random bands."""
     measures, rows, errors = spec.get("measures", []), [], {}
@@ -194,7 +195,7 @@ def start_sanity(model: str, dataset: str, methods: list[str], limit: int | None
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
     if not examples:
         raise ModelError(f"Dataset '{dataset}' has no examples.")
-    settings = {"check": check, "methods": list(methods), "target": targets.parse(target),
+    settings: dict[str, Any] = {"check": check, "methods": list(methods), "target": targets.parse(target),
                 "top_fraction": top_fraction}
     if check == "layers":
         settings.update(mode=mode, init=init, seed=int(seed))
@@ -306,7 +307,7 @@ def stage_names_for(run: dict) -> list[str]:
 
 def chance_level(store: ResultStore, run_id: str) -> float | None:
     """Accuracy of always predicting the majority gold label among the run's examples."""
-    labels = [cell.get("label") for cell in store.cells(run_id).values() if cell.get("label") is not None]
+    labels = [label for cell in store.cells(run_id).values() if (label := cell.get("label")) is not None]
     if not labels:
         return None
     _, counts = np.unique(labels, return_counts=True)

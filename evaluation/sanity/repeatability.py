@@ -62,9 +62,9 @@ def pairwise(scores: list[np.ndarray], top_fraction: float = one_input.DEFAULT_T
         else:
             rhos.append(spearman(a, b))
         overlaps.append(one_input.top_k_overlap(a, b, k))
-    rhos = np.asarray(rhos)
-    rhos = rhos[np.isfinite(rhos)]
-    return {"spearman": float(rhos.mean()) if rhos.size else float("nan"), "top_k": float(np.mean(overlaps))}
+    finite = np.asarray(rhos)
+    finite = finite[np.isfinite(finite)]
+    return {"spearman": float(finite.mean()) if finite.size else float("nan"), "top_k": float(np.mean(overlaps))}
 
 
 @dataclass

@@ -146,8 +146,8 @@ def average(explanations: list[Explanation], classifier: TextClassifier, options
     """The mean word (and token) scores of explanations of one input; provenance of the noise-free one, plus how."""
     base = explanations[-1]
     word_scores = np.mean([e.word_scores for e in explanations], axis=0)
-    token_scores = None if any(e.token_scores is None for e in explanations) else \
-        np.mean([e.token_scores for e in explanations], axis=0)
+    token_rows = [e.token_scores for e in explanations if e.token_scores is not None]
+    token_scores = np.mean(token_rows, axis=0) if len(token_rows) == len(explanations) else None
     model = {**base.provenance.get("model", {}), "fingerprint": classifier.fingerprint}
     provenance = {**base.provenance, "model": model,
                   "smoothing": {**dataclasses.asdict(options), "how": "mean over N noisy copies of the input "

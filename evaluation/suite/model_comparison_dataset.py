@@ -217,11 +217,10 @@ def comparison_cell(spec: dict) -> dict:
     config = ComparisonConfig.from_dict(spec["config"])
     check, model, methods, twin = spec["check"], spec["model"], spec["methods"], spec.get("known_feature_model")
     on_twin = _needs_twin(check, config.protocol)
-    if on_twin and twin is not None and known_feature.recipe_for(model) is not None \
-            and twin == str(known_feature.model_dir(known_feature.recipe_for(model))):
+    recipe = known_feature.recipe_for(model)
+    if on_twin and twin is not None and recipe is not None and twin == str(known_feature.model_dir(recipe)):
         # a built-in model's twin: train it now when it is missing (minutes; stops with the run)
-        known_feature.prepare_known_feature_model(known_feature.recipe_for(model), should_stop=current_stop_check(),
-                                                  log=lambda message: None)
+        known_feature.prepare_known_feature_model(recipe, should_stop=current_stop_check(), log=lambda message: None)
     if on_twin and twin is None:
         return {"info": spec["info"], "rows": [], "curves": [], "computed": 0, "run_id": None,
                 "not_applicable": f"{model} has no known-feature twin; name one trained on the known-feature task "
@@ -318,7 +317,8 @@ CURVE_COLUMNS = ["model", "method", "stage", "stage_index", "mean", "low", "high
 def results(store: ResultStore, run_id: str, cells: list[Cell]) -> Comparison:
     """The stored results of these cells (a comparison run may hold more models than are asked for now)."""
     stored = store.cells(run_id)
-    rows, curves, errors, pending, computed, models = [], [], {}, [], {}, {}
+    rows, curves, errors, pending, computed = [], [], {}, [], {}
+    models: dict[str, dict] = {}  # model -> its info
     config = ComparisonConfig.from_dict(cells[0].spec["config"]) if cells else ComparisonConfig()
     for cell in cells:
         models.setdefault(cell.spec["model"], cell.spec["info"])

@@ -153,7 +153,7 @@ def _evaluation_rows(store, run_id, methods, check, metric) -> list[dict]:
 
 def _agreement_rows(store, run_id, methods) -> list[dict]:
     """Per method: per example the mean Spearman rho (|scores|) with the other methods, bootstrap CI over examples."""
-    per_method = {m: [] for m in methods}
+    per_method: dict[str, list[float]] = {m: [] for m in methods}
     for cell in store.cells(run_id).values():
         explained = cell.get("explanations") or {}
         present = [m for m in methods if m in explained]
@@ -199,7 +199,8 @@ def check_cell(spec: dict) -> dict:
     if check == "agreement" and len(methods) < 2:
         return {"rows": [_row(m, check, reason="agreement needs at least two methods") for m in methods],
                 "run_id": None, "computed": 0}
-    if check == "faithfulness" and protocol.faithfulness_on_known_feature:
+    # kf_model is set in both known-feature branches (returned above otherwise); they test it for the type checker
+    if check == "faithfulness" and protocol.faithfulness_on_known_feature and kf_model is not None:
         # paper 003 s. 2.2.3.2 on its s. 3.1 task: Def. 2.1 / 2.2 at 5/10/20/50 %, ceil, [MASK], |delta| as plotted
         settings = {**options, **dict(protocol.faithfulness_options)}
         run_id, computed = run_inner(lambda s: runner.start_evaluation(kf_model, kf_data, methods,
@@ -214,7 +215,7 @@ def check_cell(spec: dict) -> dict:
                                      runner.evaluate_example, store)
         rows = (_evaluation_rows(store, run_id, methods, check, RULES[check].metric) if check == "faithfulness"
                 else _agreement_rows(store, run_id, methods))
-    elif check == "known_feature":
+    elif check == "known_feature" and kf_model is not None:
         run_id, computed = run_inner(lambda s: runner.start_evaluation(kf_model, kf_data, methods, ["known-feature"],
                                                                        config.known_feature_limit, options, s),
                                      runner.evaluate_example, store)

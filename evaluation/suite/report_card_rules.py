@@ -4,6 +4,7 @@ of the methods by their verdicts. Computed from the stored intervals, so a chang
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -92,21 +93,18 @@ ORDERING_RULE = ("Methods are ordered by the number of passes on the counted che
 
 
 # ----- verdicts --------------------------------------------------------------------------------------------------
-def verdict(rule: Rule, low: float, high: float, reference_low: float | None = None,
+def verdict(rule: Rule, low: float | None, high: float | None, reference_low: float | None = None,
             reference_high: float | None = None) -> str:
     """pass / fail / inconclusive of one interval under ``rule`` (see ``Rule``); a missing value is inconclusive."""
-    if rule.kind == "above_band":
-        values = (low, high, reference_low, reference_high)
-        if not all(v is not None and np.isfinite(v) for v in values):
+    if rule.kind in ("above_band", "below_band"):
+        if low is None or high is None or reference_low is None or reference_high is None \
+                or not np.isfinite([low, high, reference_low, reference_high]).all():
             return INCONCLUSIVE
-        return PASS if low > reference_high else FAIL if high < reference_low else INCONCLUSIVE
-    if rule.kind == "below_band":
-        values = (low, high, reference_low, reference_high)
-        if not all(v is not None and np.isfinite(v) for v in values):
-            return INCONCLUSIVE
+        if rule.kind == "above_band":
+            return PASS if low > reference_high else FAIL if high < reference_low else INCONCLUSIVE
         return PASS if high < reference_low else FAIL if low > reference_high else INCONCLUSIVE
     reference = rule.threshold if rule.threshold is not None else reference_high
-    if not all(v is not None and np.isfinite(v) for v in (low, high, reference)):
+    if low is None or high is None or reference is None or not np.isfinite([low, high, reference]).all():
         return INCONCLUSIVE
     if rule.kind == "below":
         return PASS if high < reference else FAIL if low > reference else INCONCLUSIVE
@@ -117,7 +115,7 @@ def verdict(rule: Rule, low: float, high: float, reference_low: float | None = N
 
 def ordering(rows: list[dict], methods: list[str]) -> list[dict]:
     """Rank methods by passes, then fewer fails, on the counted checks; equal methods share a rank."""
-    tallies = []
+    tallies: list[dict[str, Any]] = []
     for method in methods:
         mine = [r for r in rows if r["method"] == method and RULES[r["check"]].counts]
         count = {v: [r.get("label") or RULES[r["check"]].label for r in mine if r["verdict"] == v]

@@ -4,6 +4,8 @@ with confidence bands. Used by ``cli.py evaluate`` and the Faithfulness page (wh
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -71,7 +73,7 @@ def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
     left out of the mean (with their own mean) where there are any."""
     if table.empty:
         return table
-    cells = {}
+    cells: dict[str, dict[str, str]] = {}
     for _, row in table.iterrows():
         text = f"{row['mean']:.{decimals}f} [{row['low']:.{decimals}f}, {row['high']:.{decimals}f}]"
         if row["method"] == RANDOM_METHOD and pd.notna(row.get("random_low", np.nan)):
@@ -134,8 +136,8 @@ def dataset_curves(store: ResultStore, run_id: str, metric_id: str, value: str =
                 per_method.setdefault(method, []).append(_on_grid(x, y, grid))
             if x_axis is None:
                 x_axis = grid if steps else x
-    out = {"metric": metric_id, "x": None if x_axis is None else x_axis.tolist(), "steps": steps, "value": value,
-           "methods": {}, "random": None}
+    out: dict[str, Any] = {"metric": metric_id, "x": None if x_axis is None else x_axis.tolist(), "steps": steps,
+                           "value": value, "methods": {}, "random": None}
     for method, rows in per_method.items():
         stacked = _stack(rows)
         estimates = [bootstrap_ci(stacked[:, j], resamples=500) for j in range(stacked.shape[1])]

@@ -67,13 +67,16 @@ def _evaluate_example(spec: dict) -> dict:
     computed = explain_all([create_from_spec(m, contrast=run.contrast) for m in spec["methods"]], classifier, encoding,
                            target)
     for method_spec, explanation in zip(spec["methods"], computed):
+        if explanation is None:  # explain_all gives None only to an on_error hook, and none is passed here
+            raise RuntimeError(f"{method_spec} returned no explanation and no error")
         explained[method_spec] = explanation
         explanations[method_spec] = {"words": list(explanation.words),
                                      "scores": [float(x) for x in explanation.word_scores],
                                      "target": explanation.target, "seconds": _seconds(explanation)}
     n_random = run.random_orderings if explained else 0
     batch = evaluate_batch(applicable, classifier, encoding, example, explained, options, n_random)
-    rows, curves = [], {}
+    rows: list[dict] = []
+    curves: dict[str, dict] = {}  # method -> metric id -> its curve
     # rows of the methods, then of any other row an evaluator names (agreement's pairs, "A vs B")
     named = dict.fromkeys([*explained, *(name for per in batch.values.values() for name in per)])
     for method_spec in named:

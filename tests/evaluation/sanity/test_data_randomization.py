@@ -13,7 +13,7 @@ import cli
 from evaluation.runs.store import ResultStore
 from evaluation.sanity import data_randomization as dr
 from evaluation.sanity.dataset import summarize
-from models import load_classifier
+from models import ModelError, load_classifier
 
 OPTIONS = dr.BuildOptions(steps=200, batch_size=32, lr=3e-3, seed=1)
 
@@ -96,3 +96,15 @@ def test_the_build_is_a_cached_job_and_the_study_stores_intervals(keyword_folder
     assert part["band"] is not None and {r["method"] for r in part["rows"]} == {"saliency", "random"}
     assert cli.main(["sanity", "--model", keyword_folder, "--data-randomization", "--steps", "0"]) == 2
     assert "--steps" in capsys.readouterr().err
+
+
+def test_a_file_that_mixes_pairs_and_single_sentences_gets_a_clear_message(keyword_folder, isolated_cache, tmp_path):
+    # the first row is a pair, the second is not: the tokenizer used to get a None among the pairs and fail
+    texts, labels = keyword_sentences(8, seed=5)
+    rows = [{"text": t, "label": y, **({"pair": "and so on"} if i % 2 == 0 else {})}
+            for i, (t, y) in enumerate(zip(texts, labels))]
+    data = tmp_path / "mixed.jsonl"
+    data.write_text("\n".join(json.dumps(row) for row in rows))
+    store = ResultStore(tmp_path / "results.sqlite")
+    with pytest.raises(ModelError, match="mixes sentence pairs and single sentences"):
+        dr.build(keyword_folder, f"file:{data}", dr.BuildOptions(steps=1, batch_size=4), store=store)
