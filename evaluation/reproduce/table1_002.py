@@ -102,8 +102,8 @@ def table(store: ResultStore, run_id: str, frame: pd.DataFrame, setting: Setting
         rows[name] = {key: _mean(frame, spec, metric) for key, _, metric in COLUMNS}
         spent = [c["explanations"][spec]["seconds"] for c in cells.values() if spec in c.get("explanations", {})]
         seconds[name] = float(np.mean(spent)) if spent else float("nan")
-    words = [c.get("n_words") for c in cells.values() if c.get("n_words")]
-    return {"documents": sorted(cells), "words": words, "rows": rows, "seconds": seconds,
+    done = [key for key, cell in cells.items() if cell.get("n_words")]  # the documents explained, in run order
+    return {"documents": done, "words": [cells[key]["n_words"] for key in done], "rows": rows, "seconds": seconds,
             "methods": dict(setting.methods), "options": dict(setting.options), "run": run_id}
 
 
@@ -119,6 +119,15 @@ DEFAULT_WINDOWS = "the defaults (windows of the model's maximum, 25 % overlap, t
 
 def _fmt(value) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.3f}"
+
+
+def _documents(found: dict) -> str:
+    words = found["words"]
+    if len(words) <= 10:
+        return (f"documents {', '.join(f'`{d}`' for d in found['documents'])} "
+                f"({', '.join(map(str, words))} words)")
+    return (f"the first {len(words)} test documents ({min(words)} to {max(words)} words, median "
+            f"{int(np.median(words))})")
 
 
 def seed_tables(report: dict) -> dict[int, dict]:
@@ -147,8 +156,7 @@ def page_section(report: dict) -> list[str]:
     first = tables[min(tables)]
     means = averaged(tables)
     options = first["options"] or DEFAULT_WINDOWS
-    lines += [f"`{DATASET}`, documents {', '.join(f'`{d}`' for d in first['documents'])} "
-              f"({', '.join(map(str, first['words']))} words), each read whole in the model's windows; "
+    lines += [f"`{DATASET}`, {_documents(first)}, each read whole in the model's windows; "
               f"{setting.note}. Run options: {options}. "
               f"Target: the gold class. Ours: the mean over the documents, then over training seeds "
               f"{', '.join(map(str, sorted(tables)))} with a Student-t 95 % interval; the paper's number after the "
