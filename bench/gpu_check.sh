@@ -8,6 +8,9 @@
 #   2. the page benchmark (bench/bench_page.py: the Heatmaps page's cold visit and cached reruns) on the GPU, where
 #      the default model is prepared (it is not on a bare machine: skipped, said so);
 #   3. the scaling benchmark (bench/bench_scaling.py) at fp32 and at bf16; rows print as they finish.
+#   4. paper 002's Table 1 on 20 whole ERASER reviews (bench/bench_table1.py, the quick seeded model, the paper's
+#      settings) for TABLE1_SECONDS (default 120, on top of the budget above): a resumable stored run, so what
+#      finished is reported (--report-only) and a later session continues it.
 # Its figures are appended, with the GPU's name, to docs/benchmarks.md (GPU_CHECK_DOCS to write elsewhere). CI never
 # has a GPU: nothing else needs this.
 #
@@ -96,6 +99,19 @@ for precision in fp32 bf16; do
     echo "scaling $precision: $(grep -c '^| [^|]* | [0-9]' "$OUT/scaling-$precision.txt") rows"
 done
 
+# 4. paper 002's Table 1 on whole documents (its own limit; the report is written from the stored documents)
+TABLE1_ARGS=(--budget quick --documents 20)
+TABLE1_SECONDS=${TABLE1_SECONDS:-120}
+if [ "$DRY" = 1 ]; then  # tiny settings on the CPU; the tiny models are trained first when missing (minutes)
+    TABLE1_ARGS=(--budget tiny --documents 2)
+    TABLE1_SECONDS=${TABLE1_DRY_SECONDS:-600}
+fi
+timeout "${TABLE1_SECONDS}" "$PYTHON" -u bench/bench_table1.py "${TABLE1_ARGS[@]}" > "$OUT/table1-run.txt" 2>&1 \
+    || echo "(stopped at ${TABLE1_SECONDS} s or failed: exit $?)" >> "$OUT/table1-run.txt"
+"$PYTHON" bench/bench_table1.py "${TABLE1_ARGS[@]}" --report-only > "$OUT/table1.txt" 2>&1 \
+    || tail -n 5 "$OUT/table1-run.txt" >> "$OUT/table1.txt"
+echo "table1: $(grep -c '^| [A-Z]' "$OUT/table1.txt") method rows"
+
 {
     echo
     echo "## GPU check: $GPU, $(date -u +%Y-%m-%d)"
@@ -116,6 +132,9 @@ done
         echo
         grep -v '^<!--' "$OUT/scaling-$precision.txt" | tail -n 60
     done
+    echo
+    echo "Paper 002 Table 1 on whole documents (bench/bench_table1.py ${TABLE1_ARGS[*]}, at most ${TABLE1_SECONDS} s):"
+    grep -v '^(' "$OUT/table1.txt" | tail -n 20
 } > "$OUT/block.md"
 if [ "$DRY" = 1 ]; then
     cat "$OUT/block.md"

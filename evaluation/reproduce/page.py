@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.reproduce.findings import NOT_RUN
-from evaluation.reproduce.run import results
+from evaluation.reproduce.run import paper_module, results
 from evaluation.runs.store import ResultStore
 
 CHANCE_LINE = 0.55  # two balanced classes: at or below this a model is read as near chance
@@ -56,7 +56,9 @@ def markdown(report: dict, command: str) -> str:
                      and row["verdict"] != NOT_RUN else "")
                   + (f" Failed cells: {'; '.join(f'seed {s}: {e}' for s, e in row['errors'].items())}."
                      if row["errors"] else "")]
-    lines += ["", f"Not covered: {report['not_covered']}", "", "## The seeded models", "",
+    lines += ["", f"Not covered: {report['not_covered']}", ""]
+    lines += getattr(paper_module(report["paper"]), "page_section", lambda _report: [])(report)  # a paper's own table
+    lines += ["## The seeded models", "",
               "Held-out accuracy of every model of this budget built so far (a model near chance makes the findings "
               "measured on it say little):", ""]
     lines += [f"- `{m['model']}` (seed {m['seed']}, {m['task']}): {m['accuracy']:.1%} on {m['eval_examples']} held-out "

@@ -246,6 +246,10 @@ class MaRC(Explainer):
                            "alpha_lambda": 1.0, "alpha_sigma": 1.2, "w_init": 1.2, "sigma_init": 2.0, "noise": 0.03,
                            "flip_rate": 0.05},
         "class-indicative": {"scoring": "log-sigmoid"},
+        # paper 002's settings cut at 30 steps: the reproduce run's tiny budget (a machinery test, not a result)
+        "paper-002-30-steps": {"optimizer": "adam", "sigma_form": "sigma", "complement": "log-p",
+                               "scoring": "log-softmax", "lr": 0.03, "max_steps": 30, "alpha_lambda": 1.0,
+                               "alpha_sigma": 1.2, "w_init": 1.2, "sigma_init": 2.0, "noise": 0.03, "flip_rate": 0.05},
     }
 
     def __init__(self, params=None, preset: str | None = None, progress: ProgressCallback | None = None,

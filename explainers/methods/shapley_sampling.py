@@ -60,6 +60,8 @@ class ShapleySampling(Explainer):
     presets = {
         "paper-002": {"n_samples": 25, "operator": "pad", "score": "probability"},
         "paper-002-code": {"n_samples": 15, "operator": "pad", "score": "probability"},
+        # paper 002's removal with 2 permutations: the reproduce run's tiny budget (a machinery test, not a result)
+        "paper-002-2-permutations": {"n_samples": 2, "operator": "pad", "score": "probability"},
     }
 
     def estimate_passes(self, encoding):
