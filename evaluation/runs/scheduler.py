@@ -253,8 +253,10 @@ class Scheduler:
             threading.Thread(target=self._run, args=(job,), daemon=True, name=job.run_id).start()
 
     def _run(self, job: Job) -> None:
-        try:  # lower this thread's priority (Linux: per thread, inherited by threads it creates)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self._niceness)
+        try:  # lower this thread's priority (Linux: per thread, inherited by threads it creates), relative to the
+            # server's own: a server started under `nice` keeps its pages ahead of its jobs too (19 is the floor)
+            thread = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + self._niceness))
         except (AttributeError, OSError):
             pass
         try:
