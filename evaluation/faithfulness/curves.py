@@ -67,11 +67,6 @@ class RemovalOptions:
         object.__setattr__(self, "contrast", targets.parse_contrast(self.contrast))
         validate(self)
 
-    @classmethod
-    def from_dict(cls, options: dict | None) -> RemovalOptions:
-        """From a run's options dict (keys of other option groups, e.g. the random baseline's, are ignored)."""
-        return options_from(cls, options)
-
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -398,7 +393,7 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
     where unknown (random orderings), for ``positive_only``.
     """
     if not isinstance(options, RemovalOptions):
-        options = RemovalOptions.from_dict(options)
+        options = options_from(RemovalOptions, options)
     orders = np.atleast_2d(np.asarray(orders, dtype=int))
     if orders.shape[1] != encoding.n_words:
         raise ValueError(f"orderings have {orders.shape[1]} words; the input has {encoding.n_words}")
@@ -442,7 +437,7 @@ def evaluate_scores(classifier: TextClassifier, encoding: Encoding, metrics: lis
                     filler_options: dict | None = None) -> OrderResult:
     """Every metric for one explanation's word scores (ranked with the options' seeded tie-breaking)."""
     if not isinstance(options, RemovalOptions):
-        options = RemovalOptions.from_dict(options)
+        options = options_from(RemovalOptions, options)
     order = rank_words(scores, options.seed, options.rank_by)
     positive = int(np.sum(np.asarray(scores, dtype=np.float64) > 0))
     return evaluate_orders(classifier, encoding, metrics, order[None, :], options, example, explanation,
