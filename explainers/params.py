@@ -149,7 +149,7 @@ class FrozenOptions(dict):
 
     __slots__ = ("_groups", "_derived")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._groups: dict[type, Any] = {}
         self._derived: dict[tuple, FrozenOptions] = {}

@@ -82,7 +82,7 @@ def _normalized(aopcs: list[dict[str, float]], bounds: Bounds, metrics, removal:
 def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions, n: int):
     """Each ordering's AOPCs from the exact search's table: its curves are prefixes of subsets already scored, so
     they cost no forward pass. Sufficiency of an ordering = comprehensiveness of the reversed one."""
-    out = [{} for _ in range(len(orders))]
+    out: list[dict[str, float]] = [{} for _ in range(len(orders))]
     for metric in metrics:
         terms = bounds.searches[bounds.keys[metric.id]].terms
         sums = chain_sums(terms, orders if metric.mode == "remove" else orders[:, ::-1])
@@ -97,7 +97,7 @@ def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarra
     points the beam search already scored taken from its rows: only the others go through the engine (one call per
     operator, each distinct row once)."""
     units = n_units(encoding, removal)
-    out = [{} for _ in range(len(orders))]
+    out: list[dict[str, float]] = [{} for _ in range(len(orders))]
     by_operator: dict[str, list] = {}
     for metric in metrics:
         by_operator.setdefault(bounds.keys[metric.id][0], []).append(metric)
