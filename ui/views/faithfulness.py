@@ -331,8 +331,7 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
     if table.empty:
         st.caption("No results yet.")
         return
-    rc = run["config"]
-    options = rc.get("options", {})
+    rc, options = run["config"], run["config"].get("options", {})
     removal = options_from(RemovalOptions, options)
     st.caption(f"Model `{rc['model']}` ({rc['model_fingerprint']}) · dataset `{rc['dataset']}` · "
                f"{table['n'].max()} examples · class explained and measured: {targets.label(removal.target)} · "
