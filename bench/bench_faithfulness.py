@@ -304,7 +304,7 @@ def newer_measures(classifier, methods: list[str], limit: int, n_random: int, re
     runs(["eraser", "deletion-bert"] if filler is not None else ["eraser"])()  # warm-up: tokenizer, filler
     print(f"  load average {open('/proc/loadavg').read().split()[:3]} (shared machine: ratios, not seconds)")
     # the fill memo is cleared before each row, so every masked-LM sequence of an mlm row is one distinct removed
-    # set (joint fill); the classifier scores each distinct filled sentence once (``curves.distinct_logits``).
+    # set (joint fill); the classifier scores each distinct filled sentence once (``token_sequences.distinct_sequences``).
     # passes = classifier sequences + masked-LM sequences (of which "MLM")
     print(f"  {'measure':42s} {'wall s':>8s} {'CPU s':>8s} {'passes':>7s} {'MLM':>6s}")
     verdicts, naopc_rows = [], {}

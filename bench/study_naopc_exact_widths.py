@@ -107,7 +107,7 @@ def beam_only(naopc_bounds, classifier, encoding, options) -> dict:
     from explainers.params import options_from
 
     naopc_bounds._cache.clear()
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     logits0 = base_logits(classifier, encoding)
     bounds = naopc_bounds.aopc_bounds(classifier, encoding, removal, options_from(naopc_bounds.NaopcOptions, options),
                                       target_class(removal, logits0, None, None), options)

@@ -109,8 +109,9 @@ def run_options(args) -> dict:
         given["exclude_special"] = False
     removal = options_from(RemovalOptions, given)
     run = options_from(RunOptions, given)
-    options = {"target": run.target, "operator": removal.operator, "exclude_special": removal.exclude_special,
-               "seed": run.seed, "random_orderings": run.random_orderings}
+    options: dict[str, object] = {"target": run.target, "operator": removal.operator,
+                                  "exclude_special": removal.exclude_special, "seed": run.seed,
+                                  "random_orderings": run.random_orderings}
     options.update({k: given[k] for k in ("rank_by", "aopc_divisor", "contrast") if k in given})
     for options_class in option_groups():
         options.update(schema_values(args, options_class))

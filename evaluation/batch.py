@@ -10,7 +10,7 @@ import threading
 from corpora import load_dataset
 from evaluation.baselines import generic_random_values
 from evaluation.metric import EVALUATORS, BatchResult, Evaluator, RunOptions
-from explainers.params import options_from
+from explainers.params import frozen_options, options_from
 from models import cached_classifier
 from models.documents import read_input
 
@@ -44,6 +44,7 @@ def evaluate_batch(evaluator_ids: list[str], classifier, encoding, example, expl
                    n_random: int) -> BatchResult:
     """Every evaluator on every explanation of one example: evaluators that share a batch hook go to it in one
     call; the results are merged in the order of ``evaluator_ids`` (the first value of a metric wins)."""
+    options = frozen_options(options)  # each option group parsed once for all evaluators (a run's: once per run)
     hooks: dict = {}
     for evaluator_id in evaluator_ids:
         chosen = evaluator(evaluator_id)

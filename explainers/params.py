@@ -14,11 +14,12 @@ import functools
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from settings import parse_bool
 
 NUMBERS = (int, float)
+Group = TypeVar("Group")
 
 
 def param(default: Any, label: str, help: str = "", choices: tuple | None = None, min: float | None = None,
@@ -140,8 +141,67 @@ def coerce(params_class, values: dict) -> Any:
     return params
 
 
-def options_from(params_class, options: dict | None, ignore_unknown: bool = True) -> Any:
-    """An option group from a run's options dict: keys of other groups are ignored, None means "the default"."""
+class FrozenOptions(dict):
+    """A run's options, read-only, that parse each option group once: ``options_from(Group, options)`` parses the
+    group the first time and returns that same instance after (a run asks per example, evaluator and cell). A dict,
+    so JSON, ``{**options}`` and ``.get`` work as on the plain dict it was made from; changing it raises. Two threads
+    asking for a new group at once may both parse it: the first instance stored is kept."""
+
+    __slots__ = ("_groups", "_derived")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._groups: dict[type, Any] = {}
+        self._derived: dict[tuple, FrozenOptions] = {}
+
+    def group(self, params_class: type) -> Any:
+        found = self._groups.get(params_class)
+        if found is None:
+            found = self._groups.setdefault(params_class, _parse(params_class, self, ignore_unknown=True))
+        return found
+
+    def with_values(self, **changes) -> FrozenOptions:
+        """These options with ``changes`` (a preset's pinned value), made once: its groups are parsed once too."""
+        key = tuple(sorted(changes.items(), key=lambda item: item[0]))
+        try:
+            found = self._derived.get(key)
+        except TypeError:  # an unhashable value: not remembered
+            return FrozenOptions({**self, **changes})
+        if found is None:
+            found = self._derived.setdefault(key, FrozenOptions({**self, **changes}))
+        return found
+
+    def __reduce__(self):  # pickled (worker processes, Ray) as its values; the copy parses again where it runs
+        return type(self), (dict(self),)
+
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("A run's options are read-only: build a new dict ({**options, key: value}) or use "
+                        "with_values(options, key=value).")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+
+
+def frozen_options(options: dict | None) -> FrozenOptions:
+    """``options`` as ``FrozenOptions`` (the same object when it already is one)."""
+    return options if isinstance(options, FrozenOptions) else FrozenOptions(options or {})
+
+
+def with_values(options: dict | None, **changes) -> dict:
+    """``options`` with ``changes``: remembered by frozen options (so its groups are parsed once), a new dict else."""
+    if isinstance(options, FrozenOptions):
+        return options.with_values(**changes)
+    return {**(options or {}), **changes}
+
+
+def options_from(params_class: type[Group], options: dict | None, ignore_unknown: bool = True) -> Group:
+    """An option group from a run's options dict: keys of other groups are ignored, None means "the default".
+    Frozen options (``FrozenOptions``) parse each group once and return that instance after."""
+    if ignore_unknown and isinstance(options, FrozenOptions):
+        return options.group(params_class)
+    return _parse(params_class, options, ignore_unknown)
+
+
+def _parse(params_class, options: dict | None, ignore_unknown: bool) -> Any:
     options = options or {}
     names = {spec.name for spec in schema(params_class)}
     values = {k: v for k, v in options.items() if (k in names or not ignore_unknown) and v is not None}

@@ -21,6 +21,7 @@ from evaluation.faithfulness.presets import BY_ID, register_removal
 from evaluation.faithfulness.removal_provenance import provenance
 from evaluation.metric import EVALUATORS, MetricValues
 from explainers import ParamError, create_from_spec
+from explainers.params import options_from, with_values
 from models import OPERATORS, Operator, UserFacingError
 
 OPERATOR_IDS = tuple(op.value for op in Operator)
@@ -144,7 +145,7 @@ def _sweep_metrics(options: dict | None):
 
 def _compute_sweep(classifier, encoding, explanation, example, options) -> MetricValues:
     metrics = _sweep_metrics(options)
-    removal = RemovalOptions.from_dict({**(options or {}), "operator": None})  # each metric keeps its operator
+    removal = options_from(RemovalOptions, with_values(options, operator=None))  # each metric keeps its operator
     result = evaluate_scores(classifier, encoding, list(metrics), explanation.word_scores, removal, example,
                              explanation, filler_options=options)
     details: dict[str, Any] = {m.id: provenance(m, removal) for m in metrics}
@@ -177,7 +178,7 @@ def sweep_for_input(classifier, encoding, explanations: dict, options: dict | No
     """methods x operators Deletion AUC for one input (the page's live bias matrix)."""
     operators = operators or sweep_operators(options)
     metrics = [SWEEP_METRICS[op] for op in operators]
-    removal = RemovalOptions.from_dict({**(options or {}), "operator": None})
+    removal = options_from(RemovalOptions, with_values(options, operator=None))
     rows = {}
     for method, explanation in explanations.items():
         result = evaluate_scores(classifier, encoding, metrics, explanation.word_scores, removal, example,

@@ -29,13 +29,13 @@ import numpy as np
 
 from evaluation import targets
 from evaluation.faithfulness.curve_points import Curve, round_count, steps_limit
-from evaluation.faithfulness.length_bands import length_bands
 from evaluation.faithfulness.mlm_filler import load_filler
+from evaluation.faithfulness.token_sequences import classify_sequences, distinct_sequences
 from evaluation.metric import contrast_option, target_option
 from explainers.params import options_from, param, validate
 from explainers.scores import softmax
 from explainers.shared_passes import known_without_each_word
-from models import Encoding, Operator, TextClassifier, TokenBatch
+from models import Encoding, Operator, TextClassifier
 from models.perturb import perturb, perturbed_logits
 from models.windows import is_document
 
@@ -66,11 +66,6 @@ class RemovalOptions:
         object.__setattr__(self, "target", targets.parse(self.target))  # "Gold" -> "gold", "1" -> 1
         object.__setattr__(self, "contrast", targets.parse_contrast(self.contrast))
         validate(self)
-
-    @classmethod
-    def from_dict(cls, options: dict | None) -> RemovalOptions:
-        """From a run's options dict (keys of other option groups, e.g. the random baseline's, are ignored)."""
-        return options_from(cls, options)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -310,81 +305,74 @@ def summarize_points(metric: RemovalMetric, counts: np.ndarray, x: np.ndarray, s
     raise ValueError(f"unknown summary {metric.summary!r}")
 
 
+@dataclass(frozen=True)
+class InputRows:
+    """One input's keep rows for ``score_many``: ``logits0`` its clean logits; rows in ``skip`` are not run."""
+
+    encoding: Encoding
+    keep: np.ndarray
+    logits0: np.ndarray
+    skip: np.ndarray | None = None
+
+
 def score_rows(classifier: TextClassifier, encoding: Encoding, keep: np.ndarray, operator: str,
                filler_options: dict | None, logits0: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
-    """Logits of every keep row through the engine, in one call, computing each distinct row once.
+    """Logits of every keep row of one input through the engine, in one call (``score_many`` of one input).
 
     Rows that keep every word are the unperturbed input (``logits0``); rows in ``skip`` (points whose value a
     preset fixes, e.g. an empty sufficiency bin) are not run and get ``logits0`` too.
     """
-    logits = np.tile(logits0, (len(keep), 1)) if len(keep) else np.zeros((0, len(logits0)))
-    todo = ~keep.all(axis=1)
-    if skip is not None:
-        todo &= ~skip
-    if not todo.any():
-        return logits
-    unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
-    rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
-    filler = filler_for(operator, filler_options)
-    scored = np.zeros((len(rows), len(logits0)))
-    run = np.ones(len(rows), dtype=bool)
-    known = known_without_each_word(classifier, encoding, operator) if filler is None else None
-    if known is not None:  # a row without one word is leave-one-out's row, already run in this sharing() block
-        one_out = np.flatnonzero(rows.sum(axis=1) == encoding.n_words - 1)
-        scored[one_out] = known[np.argmin(rows[one_out], axis=1)]
-        run[one_out] = False
-    if run.any() and is_document(encoding):  # read in windows: only the windows a row changes run again
-        scored[run] = perturbed_logits(classifier, encoding, rows[run], operator, filler)
-    elif run.any():
-        scored[run] = distinct_logits(classifier, encoding, perturb(classifier, encoding, rows[run], operator, filler),
-                                      logits0)
-    logits[todo] = scored[np.asarray(inverse).reshape(-1)]
-    return logits
+    return score_many(classifier, [InputRows(encoding, keep, logits0, skip)], operator, filler_options)[0]
 
 
-def length_grouped_logits(classifier: TextClassifier, batch: TokenBatch) -> np.ndarray:
-    """Logits of rows of different lengths (deletion shortens them) run in bands of neighbouring lengths, so that
-    few padded tokens are computed (on a CPU a padded token costs what a real one does): the same logits up to
-    float32 rounding (padded keys get exactly zero attention)."""
-    lengths = np.array([len(ids) for ids in batch.input_ids])
-    out = np.zeros((len(batch), classifier.num_labels))
-    for low, high in length_bands(lengths):
-        index = np.flatnonzero((lengths >= low) & (lengths <= high))
+def score_many(classifier: TextClassifier, inputs: list[InputRows], operator: str, filler_options: dict | None,
+               max_rows: int | None = None) -> list[np.ndarray]:
+    """Logits of the keep rows of several inputs (one array per input), their perturbed rows in shared batches.
 
-        def pick(column, rows=index):
-            return None if column is None else [column[i] for i in rows]
-
-        out[index] = classifier.predict_logits(TokenBatch(pick(batch.input_ids), pick(batch.token_type_ids),
-                                                          pick(batch.zero_masks), pick(batch.readout)))
-    return out
-
-
-def _row(batch: TokenBatch, i: int) -> tuple:
-    return (tuple(batch.input_ids[i]), tuple(batch.token_type_ids[i]) if batch.token_type_ids else None,
-            tuple(batch.zero_masks[i]) if batch.zero_masks else None, batch.readout[i] if batch.readout else None)
-
-
-def distinct_logits(classifier: TextClassifier, encoding: Encoding, batch: TokenBatch,
-                    logits0: np.ndarray) -> np.ndarray:
-    """Logits of every row of ``batch``, classifying each distinct token sequence once; a row that is the input
-    itself gets ``logits0``. Distinct removed sets can give one sequence: the masked LM's top-1 word is often the
-    removed word itself (ROAD, DeletionBERT: about a quarter of the rows on DeletionBERT's grid), and deleting one
-    of two adjacent equal words gives one text. The same ids give the same logits, so values do not change."""
-    keys = [_row(batch, i) for i in range(len(batch))]
-    types = encoding.token_type_ids if batch.token_type_ids else None
-    itself = (tuple(encoding.input_ids), tuple(types) if types is not None else None)
-    first: dict = {}
-    for i, key in enumerate(keys):
-        if (key[0], key[1]) != itself or key[2] is not None:
-            first.setdefault(key, i)
-    chosen = list(first.values())
-    scored = length_grouped_logits(classifier, TokenBatch(
-        input_ids=[batch.input_ids[i] for i in chosen],
-        token_type_ids=[batch.token_type_ids[i] for i in chosen] if batch.token_type_ids else None,
-        zero_masks=[batch.zero_masks[i] for i in chosen] if batch.zero_masks else None,
-        readout=[batch.readout[i] for i in chosen] if batch.readout else None))
-    where = {key: scored[j] for j, key in enumerate(first)}
-    return np.array([where.get(key, logits0) for key in keys]).reshape(len(keys), -1)
+    Per input each distinct keep row is computed once; a row without one word is leave-one-out's row where a method
+    ran it in this ``sharing()`` block; a document's rows go through ``perturbed_logits`` (only the windows a row
+    changes run again). The other rows' distinct token sequences of every input are classified together
+    (``token_sequences``: at most ``max_rows`` per call, None: one call). NAOPC's lockstep search scores a step of a
+    window's inputs in one call this way.
+    """
+    outs, pending = [], []  # pending: (out, rows to fill, distinct row of each, logits of the distinct rows)
+    keys: list[tuple] = []
+    owners: list[tuple[np.ndarray, np.ndarray]] = []  # key j: the logits and distinct rows (of one input) it gives
+    filler, loaded = None, False
+    for part in inputs:
+        encoding, keep, logits0 = part.encoding, part.keep, part.logits0
+        outs.append(np.tile(logits0, (len(keep), 1)) if len(keep) else np.zeros((0, len(logits0))))
+        todo = ~keep.all(axis=1)
+        if part.skip is not None:
+            todo &= ~part.skip
+        if not todo.any():
+            continue
+        if not loaded:  # the masked LM only when a row is run
+            filler, loaded = filler_for(operator, filler_options), True
+        unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
+        rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
+        scored = np.zeros((len(rows), len(logits0)))
+        pending.append((outs[-1], todo, np.asarray(inverse).reshape(-1), scored))
+        run = np.ones(len(rows), dtype=bool)
+        known = known_without_each_word(classifier, encoding, operator) if filler is None else None
+        if known is not None:
+            one_out = np.flatnonzero(rows.sum(axis=1) == encoding.n_words - 1)
+            scored[one_out] = known[np.argmin(rows[one_out], axis=1)]
+            run[one_out] = False
+        if run.any() and is_document(encoding):
+            scored[run] = perturbed_logits(classifier, encoding, rows[run], operator, filler)
+        elif run.any():
+            which = np.flatnonzero(run)
+            distinct, unchanged = distinct_sequences(encoding, perturb(classifier, encoding, rows[run], operator,
+                                                                       filler))
+            scored[which[unchanged]] = logits0
+            keys += distinct
+            owners += [(scored, which[same]) for same in distinct.values()]
+    for (scored, same), logits in zip(owners, classify_sequences(classifier, keys, max_rows)):
+        scored[same] = logits
+    for out, todo, inverse, scored in pending:
+        out[todo] = scored[inverse]
+    return outs
 
 
 def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric],
@@ -398,7 +386,7 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
     where unknown (random orderings), for ``positive_only``.
     """
     if not isinstance(options, RemovalOptions):
-        options = RemovalOptions.from_dict(options)
+        options = options_from(RemovalOptions, options)
     orders = np.atleast_2d(np.asarray(orders, dtype=int))
     if orders.shape[1] != encoding.n_words:
         raise ValueError(f"orderings have {orders.shape[1]} words; the input has {encoding.n_words}")
@@ -442,7 +430,7 @@ def evaluate_scores(classifier: TextClassifier, encoding: Encoding, metrics: lis
                     filler_options: dict | None = None) -> OrderResult:
     """Every metric for one explanation's word scores (ranked with the options' seeded tie-breaking)."""
     if not isinstance(options, RemovalOptions):
-        options = RemovalOptions.from_dict(options)
+        options = options_from(RemovalOptions, options)
     order = rank_words(scores, options.seed, options.rank_by)
     positive = int(np.sum(np.asarray(scores, dtype=np.float64) > 0))
     return evaluate_orders(classifier, encoding, metrics, order[None, :], options, example, explanation,

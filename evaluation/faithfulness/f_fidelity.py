@@ -188,7 +188,7 @@ def ffid_batch(evaluators: list[Evaluator], classifier, encoding, example, expla
     result = BatchResult()
     if not explanations:
         return result
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     ffid = options_from(FFidOptions, options)
     operator = operator_of(removal)
     measured, model_label = measured_model(classifier, ffid, operator)

@@ -31,6 +31,7 @@ from evaluation.metric import EVALUATORS, Evaluator, Metric, MetricValues, regis
 from evaluation.statistics import bootstrap_ci
 from explainers import create_from_spec, is_known_spec, split_spec
 from explainers.cache import explain_cached
+from explainers.params import options_from
 from models import ModelError, TextClassifier, load_classifier
 from models.prepare import RECIPES, ZOO_FIELDS, base_version, finetune_and_save, models_dir
 from models.training import TrainConfig
@@ -90,7 +91,7 @@ def ground_truth_metrics(scores, rationale, seed: int = 0, rank_by: str = "signe
 
 
 def _compute(classifier, encoding, explanation, example, options) -> MetricValues:
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     units = encoding.n_words + (0 if removal.exclude_special else sum(encoding.special))
     values = ground_truth_metrics(explanation.word_scores, example.rationale, removal.seed, removal.rank_by, units)
     return MetricValues(values, details={"reference": REFERENCE, "tie_break_seed": removal.seed,

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from explainers.mask_learning.length_groups import FORWARD_OVERHEAD_TOKENS
+from models import TextClassifier, TokenBatch
 
 
 def length_bands(lengths: np.ndarray, overhead: int = FORWARD_OVERHEAD_TOKENS) -> list[tuple[int, int]]:
@@ -25,3 +26,20 @@ def length_bands(lengths: np.ndarray, overhead: int = FORWARD_OVERHEAD_TOKENS) -
         bands.append((int(values[start[j]]), int(values[j - 1])))
         j = start[j]
     return bands[::-1]
+
+
+def length_grouped_logits(classifier: TextClassifier, batch: TokenBatch) -> np.ndarray:
+    """Logits of rows of different lengths (deletion shortens them) run in bands of neighbouring lengths, so that
+    few padded tokens are computed (on a CPU a padded token costs what a real one does): the same logits up to
+    float32 rounding (padded keys get exactly zero attention)."""
+    lengths = np.array([len(ids) for ids in batch.input_ids])
+    out = np.zeros((len(batch), classifier.num_labels))
+    for low, high in length_bands(lengths):
+        index = np.flatnonzero((lengths >= low) & (lengths <= high))
+
+        def pick(column, rows=index):
+            return None if column is None else [column[i] for i in rows]
+
+        out[index] = classifier.predict_logits(TokenBatch(pick(batch.input_ids), pick(batch.token_type_ids),
+                                                          pick(batch.zero_masks), pick(batch.readout)))
+    return out

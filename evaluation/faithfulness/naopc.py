@@ -82,7 +82,7 @@ def _normalized(aopcs: list[dict[str, float]], bounds: Bounds, metrics, removal:
 def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions, n: int):
     """Each ordering's AOPCs from the exact search's table: its curves are prefixes of subsets already scored, so
     they cost no forward pass. Sufficiency of an ordering = comprehensiveness of the reversed one."""
-    out = [{} for _ in range(len(orders))]
+    out: list[dict[str, float]] = [{} for _ in range(len(orders))]
     for metric in metrics:
         terms = bounds.searches[bounds.keys[metric.id]].terms
         sums = chain_sums(terms, orders if metric.mode == "remove" else orders[:, ::-1])
@@ -97,7 +97,7 @@ def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarra
     points the beam search already scored taken from its rows: only the others go through the engine (one call per
     operator, each distinct row once)."""
     units = n_units(encoding, removal)
-    out = [{} for _ in range(len(orders))]
+    out: list[dict[str, float]] = [{} for _ in range(len(orders))]
     by_operator: dict[str, list] = {}
     for metric in metrics:
         by_operator.setdefault(bounds.keys[metric.id][0], []).append(metric)
@@ -131,7 +131,7 @@ def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarra
 def score_orders(classifier, encoding, orders: np.ndarray, options: dict, example=None, explanation=None,
                  metrics=METRICS) -> tuple[list[MetricValues], Bounds]:
     """NAOPC of each ordering (rows of ``orders``) of one input, with the bounds they share."""
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     naopc = options_from(NaopcOptions, options)
     logits0 = base_logits(classifier, encoding)
     target = target_class(removal, logits0, example, explanation, contrast_ok=True)
@@ -166,7 +166,7 @@ BY_ID = {preset.id: preset for preset in PRESETS}
 def compute_for(preset: PinnedPreset):
     def compute(classifier, encoding, explanation, example, options) -> MetricValues:
         options = preset.options(options)
-        removal = RemovalOptions.from_dict(options)
+        removal = options_from(RemovalOptions, options)
         order = rank_words(explanation.word_scores, removal.seed, removal.rank_by)
         return preset.rename(score_orders(classifier, encoding, order[None, :], options, example, explanation)[0][0])
     return compute
@@ -180,7 +180,7 @@ def naopc_batch(evaluators, classifier, encoding, example, explanations: dict, o
     """Every method and ``n_random`` random orderings of one input against one search for the bounds (per preset:
     presets with the same threshold for this input share the search through ``aopc_bounds``' memo)."""
     result = BatchResult()
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     first = next(iter(explanations.values()), None)
     ranked = [rank_words(e.word_scores, removal.seed, removal.rank_by) for e in explanations.values()]
     seed = orderings_seed(options_from(RunOptions, options).seed, encoding.key)
@@ -227,7 +227,7 @@ def prefill_window(evaluator: Evaluator, window: Window) -> None:
     engine call per beam step for all inputs, not one per input and step), left in the memo the cells'
     ``aopc_bounds`` reads. Inputs read in windows (documents) are left to their cells."""
     options = BY_ID[evaluator.id].options(window.options)
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     chosen = [s["index"] for s in window.specs if evaluator.applies_to(window.example(s["index"]))]
     chosen = [i for i in chosen if not is_document(window.encoding(i))]
     encodings = [window.encoding(i) for i in chosen]

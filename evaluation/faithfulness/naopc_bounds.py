@@ -45,7 +45,8 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class NaopcOptions:
         validate(self)
 
 
-_COMMON = dict(preset="naopc", preset_label="NAOPC (Edin et al. 2025: AOPC rescaled between worst and best "
+_COMMON: dict[str, Any] = dict(preset="naopc", preset_label="NAOPC (Edin et al. 2025: AOPC rescaled between worst and best "
                "orderings)", range=(0.0, 1.0), operator="delete", schedule="steps", max_fraction=1.0,
                value="delta", summary="aopc", reference=REFERENCE)
 # The two raw AOPC curves NAOPC normalizes (one word per step, every word; divisor n + 1).
@@ -160,7 +161,11 @@ class ScoredRows:
     dict per row: a memo of 256 inputs stays a few MB."""
 
     def __init__(self, n_words: int):
-        self.n_words, self._packed, self._logits, self._index = n_words, [], [], None
+        self.n_words = n_words
+        self._packed: list[np.ndarray] = []
+        self._logits: list[np.ndarray] = []
+        self._index: dict[bytes, int] | None = None
+        self._all = np.zeros((0, 0))
 
     def add(self, keep: np.ndarray, logits: np.ndarray) -> None:
         self._packed.append(np.packbits(keep, axis=1))
@@ -169,11 +174,12 @@ class ScoredRows:
 
     def lookup(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found: bool per row, logits of the found rows in row order)."""
-        if self._index is None:
+        index = self._index
+        if index is None:
             packed = np.concatenate(self._packed) if self._packed else np.zeros((0, 0), np.uint8)
-            self._index = {row.tobytes(): i for i, row in enumerate(packed)}
+            index = self._index = {row.tobytes(): i for i, row in enumerate(packed)}
             self._all = np.concatenate(self._logits) if self._logits else np.zeros((0, 0))
-        where = np.array([self._index.get(row.tobytes(), -1) for row in np.packbits(keep, axis=1)], dtype=int)
+        where = np.array([index.get(row.tobytes(), -1) for row in np.packbits(keep, axis=1)], dtype=np.intp)
         where = where.reshape(len(keep))
         return where >= 0, self._all[where[where >= 0]]
 
@@ -273,8 +279,8 @@ def chain_sums(terms: np.ndarray, orders: np.ndarray) -> np.ndarray:
 class Bounds:
     search: str
     values: dict[str, tuple[float, float]]  # metric id -> (min, max) AOPC
-    searches: dict = None  # curve key -> Search (the exact table, for the AOPCs of the orderings)
-    keys: dict = None  # metric id -> curve key
+    searches: dict = field(default_factory=dict)  # curve key -> Search (the exact table, for the orderings' AOPCs)
+    keys: dict = field(default_factory=dict)  # metric id -> curve key
 
 
 _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

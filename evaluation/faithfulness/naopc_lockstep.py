@@ -7,10 +7,9 @@ search takes, are scored in one engine call (each input's distinct rows once, in
 memo. Same beams and bounds as the one-input search, up to float32 rounding of the batching.
 
 
-The rows of all inputs go through the engine together (``logits_of_many``), with ``curves``' rule for a row: each
-input's distinct perturbed sequences once, a row that is the input itself its clean logits. ``curves.score_rows``
-scores one input per call, which would undo the lockstep (one call per input and step): the batching across
-inputs is what this module adds.
+The rows of all inputs go through the curves engine together (``curves.score_many``: each input's distinct
+perturbed sequences once, a row that is the input itself its clean logits, the sequences of all inputs in shared
+batches); one call per input and step would undo the lockstep.
 """
 from __future__ import annotations
 
@@ -18,15 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.faithfulness.curves import (
-    RemovalOptions,
-    _row,
-    _score,
-    base_logits,
-    contrast_class,
-    filler_for,
-    length_grouped_logits,
-)
+from evaluation.faithfulness.curves import InputRows, RemovalOptions, _score, base_logits, contrast_class, score_many
 from evaluation.faithfulness.naopc_bounds import (
     METRICS,
     Beams,
@@ -40,9 +31,7 @@ from evaluation.faithfulness.naopc_bounds import (
     _remember,
     curve_key,
 )
-from models import TokenBatch
-from models.perturb import perturb, perturbed_logits
-from models.windows import is_document
+from models import Encoding
 
 # ----- the bounds of several inputs in lockstep (a dataset run's window) -------------------------------------
 MAX_ROWS_PER_CALL = 4096  # perturbed rows per engine call: caps the token lists and logits held at once
@@ -52,7 +41,7 @@ MAX_ROWS_PER_CALL = 4096  # perturbed rows per engine call: caps the token lists
 class _Job:
     """One bound search of one input and curve key, driven step by step by ``prefill_bounds``."""
 
-    encoding: object
+    encoding: Encoding
     operator: str
     score: str
     target: int
@@ -104,8 +93,8 @@ def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naop
     while active:
         for operator in dict.fromkeys(job.operator for job in active):
             group = [job for job in active if job.operator == operator]
-            parts = [(job.encoding, job.keep_rows(), job.logits0) for job in group]
-            for job, logits in zip(group, logits_of_many(classifier, parts, operator, filler_options, max_rows)):
+            parts = [InputRows(job.encoding, job.keep_rows(), job.logits0) for job in group]
+            for job, logits in zip(group, score_many(classifier, parts, operator, filler_options, max_rows)):
                 job.take(logits)
         active = [job for job in active if job.result is None]
     for key, (encoding, _) in todo.items():
@@ -113,61 +102,3 @@ def prefill_bounds(classifier, encodings, targets, removal: RemovalOptions, naop
         _remember(classifier, key, _bounds(searches, keys, metrics, removal, encoding.n_words,
                                            encoding.n_words <= naopc.naopc_exact_words))
     return len(todo)
-
-
-def _kind(key: tuple) -> tuple:
-    """Which optional columns a ``curves._row`` key has (rows of one batch must agree)."""
-    return tuple(column is None for column in key[1:])
-
-
-def _token_batch(keys: list[tuple]) -> TokenBatch:
-    """The rows of ``curves._row`` keys of one kind as a batch (ids, token types, zero masks as lists; readout)."""
-    def column(c):
-        return None if keys[0][c] is None else [list(k[c]) if c < 3 else k[c] for k in keys]
-    return TokenBatch(column(0), column(1), column(2), column(3))
-
-
-def logits_of_many(classifier, parts, operator: str, filler_options: dict | None,
-                   max_rows: int = MAX_ROWS_PER_CALL) -> list[np.ndarray]:
-    """``curves.score_rows`` for several inputs at once: ``parts`` are (encoding, keep rows, clean logits); each
-    input's distinct perturbed sequences (``curves.distinct_logits``' rule: a row that is the input itself gets its
-    clean logits) of all inputs run together through ``length_grouped_logits``, ``max_rows`` per call."""
-    filler = filler_for(operator, filler_options)
-    outs, sequences, owners = [], [], []  # owners[j]: (part, rows of that part) that sequence j scores
-    for index, (encoding, keep, logits0) in enumerate(parts):
-        outs.append(np.tile(logits0, (len(keep), 1)) if len(keep) else np.zeros((0, len(logits0))))
-        todo = np.flatnonzero(~keep.all(axis=1))
-        if not len(todo):
-            continue
-        unique, inverse = np.unique(np.packbits(keep[todo], axis=1), axis=0, return_inverse=True)
-        rows = np.unpackbits(unique, axis=1, count=encoding.n_words).astype(bool)
-        if is_document(encoding):  # read in windows: the engine re-runs only the windows a row changes
-            outs[index][todo] = perturbed_logits(classifier, encoding, rows, operator, filler)[
-                np.asarray(inverse).reshape(-1)]
-            continue
-        batch = perturb(classifier, encoding, rows, operator, filler)
-        types = encoding.token_type_ids if batch.token_type_ids else None
-        itself = (tuple(encoding.input_ids), tuple(types) if types is not None else None)
-        first: dict = {}
-        for row in range(len(batch)):
-            key = _row(batch, row)
-            if (key[0], key[1]) != itself or key[2] is not None:
-                first.setdefault(key, []).append(row)
-        inverse = np.asarray(inverse).reshape(-1)
-        for key, same in first.items():
-            sequences.append(key)
-            owners.append((index, todo[np.isin(inverse, same)]))
-    # one call per kind of row (which columns: token types, zero masks, readout), longest first so that a call's rows
-    # are of neighbouring lengths
-    order = sorted(range(len(sequences)), key=lambda j: (_kind(sequences[j]), -len(sequences[j][0])))
-    for low in range(0, len(order), max_rows):
-        chunk = order[low:low + max_rows]
-        for kind in dict.fromkeys(_kind(sequences[j]) for j in chunk):
-            chosen = [j for j in chunk if _kind(sequences[j]) == kind]
-            scored = length_grouped_logits(classifier, _token_batch([sequences[j] for j in chosen]))
-            for j, logits in zip(chosen, scored):
-                part, rows = owners[j]
-                outs[part][rows] = logits
-    return outs
-
-

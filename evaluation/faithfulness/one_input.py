@@ -14,6 +14,7 @@ from evaluation.faithfulness.presets import BY_ID
 from evaluation.faithfulness.random_band import RandomBaseline, random_baseline
 from evaluation.faithfulness.removal_provenance import provenance
 from evaluation.metric import RANDOM_METHOD
+from explainers.params import frozen_options, options_from
 from models import OPERATORS, Operator
 
 
@@ -98,8 +99,8 @@ def _side(value: float, random_mean: float, metric: RemovalMetric) -> str:
 def evaluate_input(classifier, encoding, explanations: dict, metric_ids: list[str], options: dict | None = None,
                    example=None, n_random: int = DEFAULT_ORDERINGS) -> InputReport:
     """Every metric for every explanation (one engine call per operator each) and ``n_random`` random orderings."""
-    options = dict(options or {})
-    removal = RemovalOptions.from_dict(options)
+    options = frozen_options(options)
+    removal = options_from(RemovalOptions, options)
     metrics = [BY_ID[m] for m in metric_ids]
     results = {method: evaluate_scores(classifier, encoding, metrics, explanation.word_scores, removal, example,
                                        explanation, filler_options=options)
@@ -111,7 +112,7 @@ def evaluate_input(classifier, encoding, explanations: dict, metric_ids: list[st
 
 def operators_of(metric_ids: list[str], options: dict | None) -> dict[str, str]:
     """Metric label -> the operator it removes with under these options (for the bias matrix)."""
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     return {BY_ID[m].label + f" ({BY_ID[m].preset})": removal.operator or BY_ID[m].operator for m in metric_ids}
 
 

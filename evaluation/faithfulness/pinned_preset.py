@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluation.metric import MetricValues
+from explainers.params import with_values
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class PinnedPreset:
     suffix: str = ""
 
     def options(self, options: dict) -> dict:
-        return options if self.value is None else {**options, self.option: self.value}
+        """The run's options with the pinned value (made once per run's frozen options, so parsed once)."""
+        return options if self.value is None else with_values(options, **{self.option: self.value})
 
     def metric_id(self, base: str) -> str:
         return f"{base}[{self.suffix}]" if self.suffix else base

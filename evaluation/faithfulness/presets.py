@@ -30,6 +30,7 @@ from evaluation.faithfulness.curves import RemovalMetric, RemovalOptions, evalua
 from evaluation.faithfulness.random_band import methods_and_random
 from evaluation.faithfulness.removal_provenance import provenance
 from evaluation.metric import EVALUATORS, BatchResult, Evaluator, Metric, MetricValues, register_evaluator
+from explainers.params import options_from, with_values
 
 ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
 P002_POINTS = tuple(round(0.05 * i, 2) for i in range(1, 20))
@@ -306,7 +307,7 @@ def compute_removal(metrics: tuple[RemovalMetric, ...]):
     """An evaluator's compute function for these metrics (values + curves + provenance)."""
 
     def compute(classifier, encoding, explanation, example, options) -> MetricValues:
-        removal = RemovalOptions.from_dict(options)
+        removal = options_from(RemovalOptions, options)
         result = evaluate_scores(classifier, encoding, list(metrics), explanation.word_scores, removal, example,
                                  explanation, filler_options=options)
         return MetricValues(result.values, curves={k: c.to_dict() for k, c in result.curves.items()},
@@ -340,8 +341,8 @@ def removal_batch(evaluators: list[RemovalEvaluator], classifier, encoding, exam
             continue
         chosen = {e.id: tuple(e.metrics_for(options)) for e in group}
         metrics = list({m.id: m for ms in chosen.values() for m in ms}.values())
-        metric_options = {**options, "operator": None} if own_operators else options
-        removal = RemovalOptions.from_dict(metric_options)
+        metric_options = with_values(options, operator=None) if own_operators else options
+        removal = options_from(RemovalOptions, metric_options)
         per_method, baseline = methods_and_random(classifier, encoding, metrics, scores, removal, example, first,
                                                   n_random, filler_options=metric_options)
         for evaluator_id, own in chosen.items():

@@ -19,6 +19,7 @@ from evaluation.faithfulness.curves import (
     random_orders,
     rank_words,
 )
+from explainers.params import options_from
 
 
 @dataclass
@@ -66,7 +67,7 @@ def methods_and_random(classifier, encoding, metrics: list[RemovalMetric], metho
                        ) -> tuple[dict[str, OrderResult], RandomBaseline]:
     """Every method's ranking (``method_scores``: name -> word scores) and ``n`` random orderings, all scored in
     one engine call per operator (identical perturbed inputs across methods are computed once)."""
-    options = options if isinstance(options, RemovalOptions) else RemovalOptions.from_dict(options)
+    options = options if isinstance(options, RemovalOptions) else options_from(RemovalOptions, options)
     seed = orderings_seed(options.seed if seed is None else seed, encoding.key)
     ranked = [rank_words(scores, options.seed, options.rank_by) for scores in method_scores.values()]
     orders = np.vstack(ranked + [random_orders(encoding.n_words, n, seed)]) if ranked or n else \

@@ -203,7 +203,7 @@ def _values(preset: PinnedPreset, result: dict, samples: int, removal: RemovalOp
 
 def compute_for(preset: PinnedPreset):
     def compute(classifier, encoding, explanation, example, options) -> MetricValues:
-        removal = RemovalOptions.from_dict(options)
+        removal = options_from(RemovalOptions, options)
         samples = options_from(SoftOptions, preset.options(options)).soft_samples
         logits0 = base_logits(classifier, encoding)
         target = target_class(removal, logits0, example, explanation, contrast_ok=True)
@@ -224,7 +224,7 @@ def soft_batch(evaluators, classifier, encoding, example, explanations: dict, op
     result = BatchResult()
     if not explanations:
         return result
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     logits0 = base_logits(classifier, encoding)
     for explanation in explanations.values():  # refuses an explanation of another class or contrast
         foil = contrast_class(removal, logits0, target_class(removal, logits0, example, explanation, True), explanation)

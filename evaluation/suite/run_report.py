@@ -27,7 +27,7 @@ CURVE_GRID = 11
 def metric_provenance(metric_id: str, options: dict | None) -> dict:
     """Preset, operator (after the run's override), target, special tokens and seed behind a metric's numbers."""
     options = options or {}
-    removal = RemovalOptions.from_dict(options)
+    removal = options_from(RemovalOptions, options)
     info = METRICS.get(metric_id)
     operator = info.operator if info is not None else None
     removal_metric = BY_ID.get(metric_id)

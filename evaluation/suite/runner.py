@@ -25,7 +25,7 @@ from evaluation.suite import paper_targets
 from evaluation.suite.registry import resolve_evaluators
 from explainers import cache as cache_module
 from explainers import create_from_spec
-from explainers.params import options_from
+from explainers.params import frozen_options, options_from
 from explainers.shared_passes import cached_any_target, explain_all, prefill_ig_paths, shared_pass_of, sharing
 from models import cached_classifier
 from models.metering import WorkStopped, metered
@@ -58,7 +58,7 @@ def _evaluate_example(spec: dict) -> dict:
         window = Window([spec])
     classifier = window.classifier
     example, encoding = window.example(spec["index"]), window.encoding(spec["index"])  # documents in windows, never cut
-    options = spec.get("options", {})
+    options = frozen_options(spec.get("options"))  # the run's (shared by its cells) or, alone, this cell's
     run = options_from(RunOptions, options)
     target = targets.explain_target(run.target, example.label)
     applicable = [e for e in spec["evaluators"] if EVALUATORS[e].applies_to(example)]
@@ -184,7 +184,8 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     """Create (or find, to resume) the run and its cells without running them."""
     store = store or ResultStore()
     evaluators = resolve_evaluators(evaluators)
-    options = {"random_orderings": DEFAULT_RANDOM_ORDERINGS, **(options or {})}
+    # parsed once per option group for the whole run: every cell, window hook and evaluator reads these instances
+    options = frozen_options({"random_orderings": DEFAULT_RANDOM_ORDERINGS, **(options or {})})
     for group in [RunOptions, *(EVALUATORS[e].options for e in evaluators if EVALUATORS[e].options)]:
         options_from(group, options)  # a bad setting fails here, before any work
     classifier = cached_classifier(model)

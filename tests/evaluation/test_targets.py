@@ -13,6 +13,7 @@ from evaluation import targets
 from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores
 from evaluation.faithfulness.presets import BY_ID
 from explainers import create
+from explainers.params import options_from
 
 POSITIVE = "the movie was excellent"  # the keyword: the model predicts class 1
 NEGATIVE = "the movie was long"  # no keyword: class 0
@@ -57,7 +58,7 @@ def test_bad_choices_are_refused_with_a_message(logits):
         targets.resolve(2, logits[POSITIVE], None)
     with pytest.raises(ValueError):
         RemovalOptions(target="everything")
-    assert RemovalOptions(target="1").target == 1 and RemovalOptions.from_dict({"target": "gold"}).target == "gold"
+    assert RemovalOptions(target="1").target == 1 and options_from(RemovalOptions, {"target": "gold"}).target == "gold"
 
 
 def test_labels_for_controls():

@@ -8,7 +8,7 @@ import pytest
 
 import settings
 from explainers import REGISTRY, ParamError, create_from_spec, format_spec, is_known_spec, parse_spec, split_spec
-from explainers.params import coerce, options_from, param, schema
+from explainers.params import FrozenOptions, coerce, frozen_options, options_from, param, schema, with_values
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,43 @@ def test_options_from_a_run_dict_ignores_other_groups_and_none():
     assert options_from(Options, {"steps": "3", "operator": None, "random_orderings": 10}) == Options(steps=3)
 
 
+def test_frozen_options_parse_each_group_once_to_the_plain_dicts_value():
+    plain = {"operator": "mask", "steps": "7", "other_group": 1}
+    frozen = frozen_options(plain)
+    assert frozen == plain and frozen_options(frozen) is frozen
+    first = options_from(Options, frozen)
+    assert first == options_from(Options, plain) == Options(operator="mask", steps=7)
+    assert options_from(Options, frozen) is first  # the second reader gets the parsed instance
+    assert options_from(Options, plain) is not options_from(Options, plain)  # a plain dict: parsed at each call
+    with pytest.raises(ParamError, match="Unknown parameter"):  # the strict reading is never served from the memo
+        options_from(Options, frozen, ignore_unknown=False)
+
+
+def test_frozen_options_are_read_only_and_derive_new_options_once():
+    frozen = FrozenOptions({"operator": "mask", "steps": 7})
+    with pytest.raises(TypeError, match="read-only"):
+        frozen["steps"] = 8
+    with pytest.raises(TypeError, match="read-only"):
+        frozen.update(steps=8)
+    assert frozen == {"operator": "mask", "steps": 7}
+    pinned = with_values(frozen, steps=20)
+    assert pinned == {"operator": "mask", "steps": 20} and with_values(frozen, steps=20) is pinned
+    assert options_from(Options, pinned) is options_from(Options, with_values(frozen, steps=20))
+    assert with_values({"steps": 7}, steps=20) == {"steps": 20}  # a plain dict: a new plain dict
+
+
+def test_frozen_options_travel_to_worker_processes_as_their_values():
+    import json
+    import pickle
+
+    frozen = frozen_options({"operator": "mask", "steps": 7})
+    options_from(Options, frozen)
+    copied = pickle.loads(pickle.dumps(frozen))
+    assert type(copied) is FrozenOptions and copied == frozen
+    assert options_from(Options, copied) == options_from(Options, frozen)
+    assert json.loads(json.dumps(frozen)) == {"operator": "mask", "steps": 7}  # stored in a run's header as is
+
+
 def test_one_string_to_bool():
     assert [settings.parse_bool(t) for t in ("1", "true", " Yes ", "on", "0", "false", "no", "OFF", "")] == \
         [True] * 4 + [False] * 5
@@ -88,7 +125,7 @@ def test_every_option_group_keeps_its_defaults():
         "mode": "roar", "operator": "mask", "target": "predicted", "rank_by": "signed", "count_rule": "floor",
         "segments": "first", "anchors": True, "data_seed": 0, "filler": "mlm"}
     # stored run options (strings from a command line, JSON numbers) come back typed
-    assert RemovalOptions.from_dict({"seed": "3", "exclude_special": "false", "operator": "unk"}) == \
+    assert options_from(RemovalOptions, {"seed": "3", "exclude_special": "false", "operator": "unk"}) == \
         RemovalOptions(operator="unk", seed=3, exclude_special=False)
     assert Variant.from_dict({"epochs": "1", "train_size": 40.0, "unknown": 1}) == Variant(epochs=1.0, train_size=40)
 

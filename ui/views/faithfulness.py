@@ -31,6 +31,7 @@ from evaluation.suite.runner import KIND, evaluate_example, start_evaluation
 from evaluation.summary import results_frame
 from explainers import Explanation, ParamError, format_spec, label_for
 from explainers.choices import MethodChoice
+from explainers.params import options_from
 from models import OPERATORS, Operator, UserFacingError
 from ui.figures.faithfulness import bias_matrix_html, dataset_curve_figure, input_curve_figure
 from ui.views import faithfulness_measures, heatmaps
@@ -330,9 +331,8 @@ def report_view(store: ResultStore, run_id: str, key: str = "faith") -> None:
     if table.empty:
         st.caption("No results yet.")
         return
-    rc = run["config"]
-    options = rc.get("options", {})
-    removal = RemovalOptions.from_dict(options)
+    rc, options = run["config"], run["config"].get("options", {})
+    removal = options_from(RemovalOptions, options)
     st.caption(f"Model `{rc['model']}` ({rc['model_fingerprint']}) · dataset `{rc['dataset']}` · "
                f"{table['n'].max()} examples · class explained and measured: {targets.label(removal.target)} · "
                f"operator: {removal.operator or 'each preset’s own'} · special tokens "

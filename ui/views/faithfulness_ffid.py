@@ -18,6 +18,7 @@ from evaluation.faithfulness.f_fidelity_finetune import (
 from evaluation.runs.jobs import JOBS
 from evaluation.runs.store import ResultStore
 from explainers import Explanation
+from explainers.params import options_from
 from models import UserFacingError
 from ui.widgets.method_card import method_card
 from ui.widgets.run_progress import run_progress
@@ -78,7 +79,7 @@ def ffid_section(classifier, encoding, explanations: dict[str, Explanation], con
     if config["options"].get("contrast") is not None:  # with a contrast they read p(target) - p(contrast)
         st.caption(CONTRAST_READ)
     options = {**config["options"], **_controls()}
-    operator = operator_of(RemovalOptions.from_dict(options))
+    operator = operator_of(options_from(RemovalOptions, options))
     if find_finetuned(classifier.fingerprint, options["ffid_beta"], operator) is None:
         build_panel(classifier, selection.model, options["ffid_beta"], operator)
         if not st.checkbox(f"Measure on the explained model meanwhile ({MODELS['original']})", key=f"{KEY}-orig"):

@@ -19,6 +19,7 @@ from evaluation.faithfulness.curves import RemovalOptions, evaluate_scores, rank
 from evaluation.faithfulness.presets import BY_ID, EVALUATOR_METRICS, METRICS, removal_metrics_of
 from evaluation.metric import EVALUATORS
 from evaluation.metric import METRICS as REGISTERED
+from explainers.params import options_from
 
 PROBABILITY = float32_tolerance(1.0)  # metrics of float32 probabilities, batched differently from prob()
 
@@ -305,5 +306,5 @@ def test_bad_options_are_refused():
         RemovalOptions(operator="blank")
     with pytest.raises(ValueError):
         RemovalOptions(target="everything")
-    assert RemovalOptions.from_dict({"seed": "3", "exclude_special": "false", "unknown": 1}) == \
+    assert options_from(RemovalOptions, {"seed": "3", "exclude_special": "false", "unknown": 1}) == \
         RemovalOptions(seed=3, exclude_special=False)

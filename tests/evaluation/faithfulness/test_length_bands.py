@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from tolerances import float32_tolerance
 
-from evaluation.faithfulness.curves import length_grouped_logits, score_rows
-from evaluation.faithfulness.length_bands import length_bands
+from evaluation.faithfulness.curves import score_rows
+from evaluation.faithfulness.length_bands import length_bands, length_grouped_logits
 from models.metering import metered
 from models.perturb import perturb
 

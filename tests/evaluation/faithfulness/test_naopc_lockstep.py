@@ -195,7 +195,7 @@ def test_a_run_stores_the_values_of_cells_searching_alone(model_and_data, tmp_pa
             preset = next(p for p in naopc.PRESETS if p.metric_id(base) == row["metric"])
             options = preset.options(OPTIONS)
             target = int(np.argmax(base_logits(classifier, encoding)))
-            low, high = naopc_bounds.aopc_bounds(classifier, encoding, RemovalOptions.from_dict(options),
+            low, high = naopc_bounds.aopc_bounds(classifier, encoding, options_from(RemovalOptions, options),
                                           options_from(naopc_bounds.NaopcOptions, options), target).values[base]
             # NAOPC = (AOPC - min) / (max - min): float32 noise of the AOPC sums divided by the spread (an input
             # whose orderings all give the same AOPC, a sure negative of the keyword model, has only noise)
