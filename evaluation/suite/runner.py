@@ -186,7 +186,8 @@ def start_evaluation(model: str, dataset: str, methods: list[str], evaluators: l
     evaluators = resolve_evaluators(evaluators)
     # parsed once per option group for the whole run: every cell, window hook and evaluator reads these instances
     options = frozen_options({"random_orderings": DEFAULT_RANDOM_ORDERINGS, **(options or {})})
-    for group in [RunOptions, *(EVALUATORS[e].options for e in evaluators if EVALUATORS[e].options)]:
+    groups: list[type] = [RunOptions, *(g for e in evaluators if (g := EVALUATORS[e].options) is not None)]
+    for group in groups:
         options_from(group, options)  # a bad setting fails here, before any work
     classifier = cached_classifier(model)
     examples = load_dataset(dataset, limit=limit, label_names=classifier.labels)
