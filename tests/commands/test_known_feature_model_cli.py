@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import cli
 from evaluation.faithfulness.known_feature import RECIPE, model_dir, recipe_for
 from evaluation.runs.store import ResultStore
@@ -33,6 +35,7 @@ def test_built_in_names_resolve_to_their_twin_and_others_are_refused(tmp_path, c
     assert "a folder is used as it is" in capsys.readouterr().err
 
 
+@pytest.mark.training
 def test_documents_trains_the_document_twin_once_and_runs_on_known_feature_long(keyword_classifier, isolated_cache,
                                                                                  capsys):
     short = model_dir(RECIPE)  # the tiny keyword model stands in for the short twin in an isolated cache

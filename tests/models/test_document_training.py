@@ -75,6 +75,7 @@ def test_gradient_equals_windows_run_one_by_one(how):
     assert loss.item() == pytest.approx((total / len(texts)).item(), abs=1e-10)
 
 
+@pytest.mark.training
 def test_short_fit_learns_a_keyword_anywhere_in_a_document(keyword_classifier):
     # as the document twin starts from the short twin: the keyword model trained on short sentences, fine-tuned on
     # documents of 2-4 windows with the loss on the document's prediction (mean rule)

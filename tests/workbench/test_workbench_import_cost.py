@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 from conftest import ROOT
 from tiny_models import VOCAB, tiny_tokenizer
@@ -43,12 +44,14 @@ def tiny_causal_folder(folder):
     return model
 
 
+@pytest.mark.slow  # a fresh interpreter per test: seconds each
 def test_importing_the_face_loads_none_of_the_deferred_modules():
     seen = fresh("import json, sys, workbench\n"
                  f"print(json.dumps([m for m in {DEFERRED!r} if m in sys.modules]))")
     assert seen == []
 
 
+@pytest.mark.slow  # a fresh interpreter per test: seconds each
 def test_a_saved_causal_classifier_loads_from_a_fresh_interpreter_with_the_same_logits(tmp_path):
     model = tiny_causal_folder(tmp_path / "causal")
     batch = tiny_tokenizer()([TEXT], return_tensors="pt")
@@ -66,6 +69,7 @@ def test_a_saved_causal_classifier_loads_from_a_fresh_interpreter_with_the_same_
     np.testing.assert_allclose(seen["logits"], expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow  # a fresh interpreter per test: seconds each
 def test_the_causal_classes_are_built_once_and_pickle_by_name(tmp_path):
     assert causal_classes() == (CausalBertConfig, CausalBertForSequenceClassification) == causal_classes()
     model = tiny_causal_folder(tmp_path / "causal")
