@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import settings
 from corpora import load_dataset
 from evaluation.runs.jobs import Cell, CellStopped, stop_requested
 from evaluation.runs.store import ResultStore, run_id_for
+from evaluation.suite.recipe_budget import with_budget
 from explainers.mask_learning.aml_store import find_checkpoint, read_manifest
 from explainers.mask_learning.aml_training import AMLRecipe, Progress, prepare_aml
 from explainers.mask_learning.selection import metric_named
@@ -33,23 +34,7 @@ PROGRESS_EVERY = 2.0  # seconds between progress writes to the store
 def build_recipe(tune: str) -> AMLRecipe:
     """The recipe the app builds with: the paper's, unless ``EXWB_AML_BUDGET`` overrides some of its numbers."""
     recipe = AMLRecipe(tune=metric_named(tune).name)
-    text = settings.aml_budget()
-    if not text:
-        return recipe
-    numeric = {f.name: type(getattr(recipe, f.name)) for f in fields(AMLRecipe)
-               if isinstance(getattr(recipe, f.name), (int, float))}
-    changes = {}
-    for item in text.split(","):
-        name, _, value = item.partition("=")
-        name = name.strip()
-        if name not in numeric:
-            raise UserFacingError(f"{BUDGET_ENV}: unknown setting '{name}'; use name=value pairs of "
-                                  f"{', '.join(numeric)}.")
-        try:
-            changes[name] = numeric[name](value.strip())
-        except ValueError:
-            raise UserFacingError(f"{BUDGET_ENV}: '{item.strip()}' is not a number.") from None
-    return replace(recipe, **changes)
+    return with_budget(recipe, settings.aml_budget(), BUDGET_ENV)
 
 
 def estimate_build_seconds(classifier: TextClassifier, recipe: AMLRecipe) -> float:

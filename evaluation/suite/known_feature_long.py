@@ -8,9 +8,8 @@ eval_limit=4") shrinks the recipe for tests and demos, as ``EXWB_AML_BUDGET`` do
 """
 from __future__ import annotations
 
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +21,7 @@ from evaluation.metric import RANDOM_METHOD
 from evaluation.runs.jobs import Cell, CellStopped, stop_requested
 from evaluation.runs.store import ResultStore, run_id_for
 from evaluation.suite.aml_build import progress_writer
+from evaluation.suite.recipe_budget import with_budget
 from evaluation.suite.runner import start_evaluation
 from explainers import create_from_spec
 from explainers.plan import estimate as method_estimate
@@ -63,22 +63,7 @@ def short_twin_missing(model: str = "default") -> str | None:
 def document_recipe(model: str = "default") -> DocumentTwinRecipe:
     """The document twin's recipe for ``model``'s short twin; ``EXWB_KF_LONG_BUDGET`` overrides its numbers."""
     recipe = DocumentTwinRecipe(source=short_twin(model).name)
-    text = settings.kf_long_budget()
-    if not text:
-        return recipe
-    numeric = {f.name: int for f in fields(DocumentTwinRecipe) if isinstance(getattr(recipe, f.name), int)}
-    changes: dict[str, Any] = {}
-    for item in text.split(","):
-        name, _, value = item.partition("=")
-        name = name.strip()
-        if name not in numeric:
-            raise UserFacingError(f"{BUDGET_ENV}: unknown setting '{name}'; use name=value pairs of "
-                                  f"{', '.join(numeric)}.")
-        try:
-            changes[name] = int(value.strip())
-        except ValueError:
-            raise UserFacingError(f"{BUDGET_ENV}: '{item.strip()}' is not a whole number.") from None
-    return replace(recipe, **changes)
+    return with_budget(recipe, settings.kf_long_budget(), BUDGET_ENV)
 
 
 def recipe_from(spec: dict) -> DocumentTwinRecipe:
