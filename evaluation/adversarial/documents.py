@@ -32,10 +32,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from evaluation.adversarial import measures
 from evaluation.adversarial.attribution import attribution_shares, batched_attribution
 from evaluation.adversarial.config import AttackConfig, loop_points, passes
-from evaluation.adversarial.optimization import InputState
+from evaluation.adversarial.optimization import InputState, start_values
 from evaluation.adversarial.result import AttackError
 from explainers.contrast import contrast_columns
 from explainers.embedding_forward import baseline_embeddings
@@ -186,14 +185,8 @@ class DocumentState(InputState):
         scores, _, _ = document_values(classifier, plan, embeddings, baseline, target, method, config.ig_steps,
                                        config.gradient_reduction)
         clean_scores = scores[positions_t]
-        clean_shares = attribution_shares(clean_scores)
-        top = torch.as_tensor(measures.top_k(clean_shares.cpu().numpy(), k), device=embeddings.device)
-        clean_probability = torch.softmax(clean_logits, dim=-1)[target].detach()
-        clean_match = clean_probability if config.match == "probability" else clean_logits[target].detach()
-        generator = torch.Generator().manual_seed(config.seed)
-        start = torch.rand(embeddings.shape, generator=generator) if config.start == "uniform" else \
-            torch.zeros(embeddings.shape)
-        delta = start.to(embeddings.device, embeddings.dtype).requires_grad_(True)
+        clean_shares, top, clean_probability, clean_match, delta = start_values(clean_logits, target, clean_scores,
+                                                                                 k, config, embeddings)
         return cls(index, document, None, embeddings, baseline, word_mask, positions, positions_t, k, target,
                    clean_scores, clean_shares, top, clean_probability, clean_match, delta, started,
                    classifier=classifier, document=document, plan=plan)

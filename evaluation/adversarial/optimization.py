@@ -33,6 +33,22 @@ def nearest_tokens(classifier: TextClassifier, embeds: torch.Tensor, positions: 
             if i != input_ids[p]]
 
 
+def start_values(clean_logits: torch.Tensor, target: int, clean_scores: torch.Tensor, k: int, config: AttackConfig,
+                 embeddings: torch.Tensor) -> tuple:
+    """What an input's and a document's attack share after the clean pass: the clean attribution shares, their top
+    k, the kept class's probability and the value the match term holds (probability or logit), and the seeded
+    start of the perturbation."""
+    clean_shares = attribution_shares(clean_scores)
+    top = torch.as_tensor(measures.top_k(clean_shares.cpu().numpy(), k), device=embeddings.device)
+    clean_probability = torch.softmax(clean_logits, dim=-1)[target].detach()
+    clean_match = clean_probability if config.match == "probability" else clean_logits[target].detach()
+    generator = torch.Generator().manual_seed(config.seed)
+    start = torch.rand(embeddings.shape, generator=generator) if config.start == "uniform" else \
+        torch.zeros(embeddings.shape)
+    delta = start.to(embeddings.device, embeddings.dtype).requires_grad_(True)
+    return clean_shares, top, clean_probability, clean_match, delta
+
+
 @dataclass
 class InputState:
     """One input's attack: its clean explanation, its delta (an Adam parameter of its own) and its bookkeeping."""
@@ -81,14 +97,8 @@ class InputState:
                                                         target, method, config.ig_steps, False,
                                                         config.gradient_reduction)
         clean_scores = clean_scores.detach()[positions_t]
-        clean_shares = attribution_shares(clean_scores)
-        top = torch.as_tensor(measures.top_k(clean_shares.cpu().numpy(), k), device=embeddings.device)
-        clean_probability = torch.softmax(clean_logits, dim=-1)[target].detach()
-        clean_match = clean_probability if config.match == "probability" else clean_logits[target].detach()
-        generator = torch.Generator().manual_seed(config.seed)
-        start = torch.rand(embeddings.shape, generator=generator) if config.start == "uniform" else \
-            torch.zeros(embeddings.shape)
-        delta = start.to(embeddings.device, embeddings.dtype).requires_grad_(True)
+        clean_shares, top, clean_probability, clean_match, delta = start_values(clean_logits, target, clean_scores,
+                                                                                 k, config, embeddings)
         return cls(index, encoding, forward, embeddings, baseline, word_mask, positions, positions_t, k, target,
                    clean_scores, clean_shares, top, clean_probability, clean_match, delta, started)
 
