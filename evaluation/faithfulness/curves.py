@@ -378,12 +378,13 @@ def score_many(classifier: TextClassifier, inputs: list[InputRows], operator: st
 def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: list[RemovalMetric],
                     orders: np.ndarray, options: RemovalOptions | dict | None = None, example=None,
                     explanation=None, filler_options: dict | None = None,
-                    positives: list[int | None] | None = None) -> list[OrderResult]:
+                    positives: list[int | None] | None = None, prescored=None) -> list[OrderResult]:
     """Every metric for every ranking (rows of ``orders``); one engine call per removal operator.
 
     All keep masks of all curves of all rankings that share an operator are built first and scored together
     (``score_rows``: one ``perturb`` call, each distinct input once, run in length bands). ``positives``: words scored > 0 per ranking, None
-    where unknown (random orderings), for ``positive_only``.
+    where unknown (random orderings), for ``positive_only``. ``prescored(group, keep, forced) -> (logits, found)``:
+    rows already scored elsewhere (NAOPC's bound searches), which the engine does not run again.
     """
     if not isinstance(options, RemovalOptions):
         options = options_from(RemovalOptions, options)
@@ -409,7 +410,12 @@ def evaluate_orders(classifier: TextClassifier, encoding: Encoding, metrics: lis
         keep = np.concatenate(blocks) if blocks else np.zeros((0, encoding.n_words), dtype=bool)
         forced = np.concatenate([np.full(len(c), m.mode == "keep" and m.empty == "zero") & (c == 0)
                                  for m, _, c, _ in layout]) if layout else np.zeros(0, bool)
-        logits = score_rows(classifier, encoding, keep, operator, filler_options, logits0, skip=forced)
+        if prescored is None:
+            logits = score_rows(classifier, encoding, keep, operator, filler_options, logits0, skip=forced)
+        else:
+            logits, found = prescored(group, keep, forced)
+            logits[~found] = score_rows(classifier, encoding, keep[~found], operator, filler_options, logits0,
+                                        skip=forced[~found])
         offset = 0
         for metric, index, counts, x in layout:
             part = logits[offset:offset + len(counts)]

@@ -24,15 +24,11 @@ from evaluation.baselines import orderings_seed
 from evaluation.batch import Window
 from evaluation.faithfulness.curves import (
     RemovalOptions,
-    _score,
     base_logits,
     contrast_class,
-    keep_rows,
-    n_units,
+    evaluate_orders,
     random_orders,
     rank_words,
-    score_rows,
-    summarize_points,
     target_class,
 )
 from evaluation.faithfulness.naopc_bounds import (
@@ -92,21 +88,13 @@ def _exact_aopcs(bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOp
 
 
 def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarray, removal: RemovalOptions,
-                target: int, logits0, filler_options, foil: int | None = None) -> list[dict[str, float]]:
-    """Each ordering's AOPCs as ``evaluate_orders`` computes them (its points, ``summarize_points``), with the curve
-    points the beam search already scored taken from its rows: only the others go through the engine (one call per
-    operator, each distinct row once)."""
-    units = n_units(encoding, removal)
-    out: list[dict[str, float]] = [{} for _ in range(len(orders))]
-    by_operator: dict[str, list] = {}
-    for metric in metrics:
-        by_operator.setdefault(bounds.keys[metric.id][0], []).append(metric)
-    for operator, group in by_operator.items():
-        layout = [(metric, index, *metric.points_for(encoding.n_words, units, None))
-                  for metric in group for index in range(len(orders))]
-        keep = np.concatenate([keep_rows(orders[index], counts, metric.mode) for metric, index, counts, _ in layout])
-        forced = np.concatenate([np.full(len(c), m.mode == "keep" and m.empty == "zero") & (c == 0)
-                                 for m, _, c, _ in layout])
+                example, explanation, filler_options) -> list[dict[str, float]]:
+    """Each ordering's AOPCs as ``evaluate_orders`` computes them, with the curve points the beam search already
+    scored taken from its rows: only the others go through the engine (one call per operator, each distinct row
+    once)."""
+    logits0 = base_logits(classifier, encoding)
+
+    def prescored(group, keep: np.ndarray, forced: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         logits = np.tile(logits0, (len(keep), 1))
         found = np.zeros(len(keep), bool)
         for metric in group:  # the rows of this operator's searches (one per score; the same rows' logits)
@@ -114,18 +102,11 @@ def _beam_aopcs(classifier, encoding, bounds: Bounds, metrics, orders: np.ndarra
             fresh = seen & ~found & ~forced
             logits[fresh] = known[fresh[seen]]
             found |= fresh
-        todo = ~found
-        logits[todo] = score_rows(classifier, encoding, keep[todo], operator, filler_options, logits0,
-                                  skip=forced[todo])
-        offset = 0
-        for metric, index, counts, x in layout:
-            part = logits[offset:offset + len(counts)]
-            offset += len(counts)
-            start = float(_score(logits0[None, :], target, metric.score, foil)[0])
-            scores = _score(part, target, metric.score, foil) if len(part) else np.zeros(0)
-            out[index][metric.id] = summarize_points(metric, counts, x, scores, start, None, units, removal) \
-                if len(counts) else metric.no_points_value
-    return out
+        return logits, found
+
+    results = evaluate_orders(classifier, encoding, metrics, orders, removal, example, explanation, filler_options,
+                              prescored=prescored)
+    return [result.values for result in results]
 
 
 def score_orders(classifier, encoding, orders: np.ndarray, options: dict, example=None, explanation=None,
@@ -135,7 +116,7 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     naopc = options_from(NaopcOptions, options)
     logits0 = base_logits(classifier, encoding)
     target = target_class(removal, logits0, example, explanation, contrast_ok=True)
-    foil = contrast_class(removal, logits0, target, explanation)  # refuses an explanation of another contrast
+    contrast_class(removal, logits0, target, explanation)  # refuses an explanation of another contrast early
     bounds = aopc_bounds(classifier, encoding, removal, naopc, target, options, metrics)
     n = encoding.n_words
     orders = np.atleast_2d(np.asarray(orders, dtype=int))
@@ -144,7 +125,7 @@ def score_orders(classifier, encoding, orders: np.ndarray, options: dict, exampl
     if bounds.search == EXACT:
         aopcs = _exact_aopcs(bounds, metrics, orders, removal, n)
     else:
-        aopcs = _beam_aopcs(classifier, encoding, bounds, metrics, orders, removal, target, logits0, options, foil)
+        aopcs = _beam_aopcs(classifier, encoding, bounds, metrics, orders, removal, example, explanation, options)
     return _normalized(aopcs, bounds, metrics, removal, n), bounds
 
 
