@@ -34,8 +34,7 @@ import torch
 
 from evaluation.adversarial.attribution import attribution_shares, batched_attribution
 from evaluation.adversarial.config import AttackConfig, loop_points, passes
-from evaluation.adversarial.optimization import InputState, start_values
-from evaluation.adversarial.result import AttackError
+from evaluation.adversarial.optimization import InputState, start_values, word_positions_and_k
 from explainers.contrast import contrast_columns
 from explainers.embedding_forward import baseline_embeddings
 from explainers.shared_passes import batches_inputs
@@ -162,11 +161,7 @@ class DocumentState(InputState):
                          one_pass: bool | None = None) -> DocumentState:
         """``per_batch`` (windows per call) and ``one_pass`` (every window's graph held) default to the memory
         model's budget and ``run_chunk``."""
-        positions = [i for i, special in enumerate(document.special) if not special]
-        k = int(config.k_fraction * len(positions))
-        if k < 1:
-            raise AttackError(f"The document has {len(positions)} word tokens: k = {config.k_fraction:g} x that "
-                              f"rounds to 0. Use a larger top-k share.")
+        positions, k = word_positions_and_k(document, config, "document", "a larger top-k share")
         started = time.perf_counter()
         held = window_batch(classifier, document, loop_points(method, config))
         plan = window_plan(classifier, document, per_batch or run_chunk(classifier, held),

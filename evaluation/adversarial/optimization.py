@@ -33,6 +33,17 @@ def nearest_tokens(classifier: TextClassifier, embeds: torch.Tensor, positions: 
             if i != input_ids[p]]
 
 
+def word_positions_and_k(encoding, config: AttackConfig, what: str, remedy: str) -> tuple[list[int], int]:
+    """The word tokens' positions (special tokens never move) and k, the top-k size the attack moves mass out of;
+    an input whose k rounds to 0 is refused with ``remedy``."""
+    positions = [i for i, special in enumerate(encoding.special) if not special]
+    k = int(config.k_fraction * len(positions))
+    if k < 1:
+        raise AttackError(f"The {what} has {len(positions)} word tokens: k = {config.k_fraction:g} x that rounds to 0. "
+                          f"Use {remedy}.")
+    return positions, k
+
+
 def start_values(clean_logits: torch.Tensor, target: int, clean_scores: torch.Tensor, k: int, config: AttackConfig,
                  embeddings: torch.Tensor) -> tuple:
     """What an input's and a document's attack share after the clean pass: the clean attribution shares, their top
@@ -79,11 +90,8 @@ class InputState:
     @classmethod
     def prepare(cls, classifier: TextClassifier, encoding: Encoding, method: str, config: AttackConfig,
                 index: int) -> InputState:
-        positions = [i for i, special in enumerate(encoding.special) if not special]
-        k = int(config.k_fraction * len(positions))
-        if k < 1:
-            raise AttackError(f"The input has {len(positions)} word tokens: k = {config.k_fraction:g} x that rounds "
-                              f"to 0. Use a longer input or a larger top-k share (the thesis dropped such inputs).")
+        positions, k = word_positions_and_k(encoding, config, "input", "a longer input or a larger top-k share (the "
+                                                                         "thesis dropped such inputs)")
         started = time.perf_counter()
         forward, embeddings = embedding_function(classifier, encoding, "logit")
         baseline = baseline_embeddings(classifier, encoding, "pad") if method == "integrated_gradients" else None
