@@ -80,10 +80,9 @@ def predictions(classifier: TextClassifier, model: str, dataset_id: str,
     if stored is not None and kept_table is not None and kept_table.run_id == stored:
         return kept_table  # every rerun (a filter changed) reuses the table read once
     seconds, at_once = estimated_cost(classifier, examples) if stored is None else (0.0, True)
-    if not at_once and not st.button(f"Predict all {len(examples):,} examples", key="errors-predict",
-                                                    icon=":material/play_arrow:"):
-        st.info(f"Predicting {len(examples):,} examples takes about {seconds:.0f} s on this machine. The predictions "
-                f"are stored as they finish and reopen instantly afterwards.")
+    if not _confirmed(at_once, f"Predict all {len(examples):,} examples", "errors-predict", ":material/play_arrow:",
+                      f"Predicting {len(examples):,} examples takes about {seconds:.0f} s on this machine. The "
+                      f"predictions are stored as they finish and reopen instantly afterwards."):
         return None
     bar = st.empty()
 
@@ -169,6 +168,14 @@ def _projection(run_id: str, method: str, _vectors) -> tuple:
     return project(_vectors, method)
 
 
+def _confirmed(at_once: bool, label: str, key: str, icon: str, cost_note: str) -> bool:
+    """Work within the autorun budget runs at once; longer work waits for its button, with the cost said."""
+    if at_once or st.button(label, key=key, icon=icon):
+        return True
+    st.info(cost_note)
+    return False
+
+
 def embedding_map(classifier: TextClassifier, examples: list[Example], table: PredictionTable,
                   shown: pd.DataFrame) -> pd.DataFrame:
     """The dataset's sentence representations in 2-D; a lasso or box selection narrows the rows shown (the table,
@@ -176,10 +183,9 @@ def embedding_map(classifier: TextClassifier, examples: list[Example], table: Pr
     store = ResultStore()
     if not stored_map(store, classifier, examples):
         seconds, at_once = estimated_cost(classifier, examples)
-        if not at_once and not st.button(f"Map all {len(examples):,} examples", key="errors-map-run",
-                                          icon=":material/scatter_plot:"):
-            st.info(f"Mapping {len(examples):,} examples takes about {seconds:.0f} s (one forward pass each); the "
-                    f"vectors are stored and the map reopens instantly afterwards.")
+        if not _confirmed(at_once, f"Map all {len(examples):,} examples", "errors-map-run", ":material/scatter_plot:",
+                          f"Mapping {len(examples):,} examples takes about {seconds:.0f} s (one forward pass each); "
+                          f"the vectors are stored and the map reopens instantly afterwards."):
             return shown
     bar = st.empty()
     try:
