@@ -4,7 +4,8 @@
   and gradients), so the saving changes nothing but the cost;
 - BERT's 15 % 80/10/10 masking over whole words, counted over many sentences;
 - a run stopped half-way and resumed from its checkpoint ends with the same weights as the run never stopped;
-- the recipe is registered and ``EXWB_MLM`` (mlm-long, best) picks it.
+- the recipe is registered and ``EXWB_MLM`` (mlm-long, best) picks it;
+- ``prepare_mlm`` stopped keeps the checkpoint and says how to resume; run again, it finishes from there.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from models.mlm import RECIPE, RECIPES, mlm_folder
+from models.errors import ModelError
+from models.mlm import RECIPE, RECIPES, find_prepared_mlm, mlm_folder, prepare_mlm, read_mlm_manifest
 from models.mlm.checkpoints import load_checkpoint
 from models.mlm.loading import CHOICES, offline_recipe
 from models.mlm.prepare import _collate, _Masker, masked_lm_loss, train_mlm
@@ -125,3 +127,25 @@ def test_mlm_long_is_registered_and_selectable(isolated_cache, monkeypatch):
         folder.mkdir(parents=True)
         (folder / "manifest.json").write_text(json.dumps({"name": recipe.name}))
     assert offline_recipe() is LONG_RECIPE
+
+
+@pytest.mark.slow
+def test_prepare_mlm_stopped_keeps_its_checkpoint_and_the_same_command_finishes(isolated_cache):
+    """The bundled MiniLM, a few steps: a stop leaves a checkpoint and says how to resume; the next run resumes
+    from it, saves the model and removes the checkpoint."""
+    recipe = dataclasses.replace(LONG_RECIPE, name="tiny-long", continue_from="", steps=3, batch_size=4,
+                                 train_limit=40, eval_limit=2, trainable_layers=1, checkpoint_every=1,
+                                 eval_data=("sst2:dev",))
+    calls = {"n": 0}
+
+    def stop_after_one_step() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 1
+
+    with pytest.raises(ModelError, match="stopped at step 1 of 3; .* run the same command again to resume"):
+        prepare_mlm(recipe, should_stop=stop_after_one_step, log=lambda message: None)
+    assert load_checkpoint(checkpoint_folder(recipe))["step"] == 1 and find_prepared_mlm(recipe) is None
+    folder = prepare_mlm(recipe, log=lambda message: None)
+    training = read_mlm_manifest(folder)["training"]
+    assert training["resumed_from_step"] == 1 and training["steps"] == 3
+    assert not checkpoint_folder(recipe).exists()
