@@ -11,7 +11,7 @@ Imports nothing heavy, so every layer (corpora included) may use it.
 | EXWB_THREADS         | torch intra-op threads                                          | 1 when other heavy processes share the CPU, see below |
 | EXWB_RUN_WORKERS     | worker processes of `--executor processes` (dataset commands)  | the usable cores                         |
 | EXWB_MODEL           | model the app opens with                                        | default                                  |
-| EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, or best (mlm-plus when prepared) | mlm |
+| EXWB_MLM             | the offline masked LM the name `mlm` stands for: mlm, mlm-plus, mlm-long, or best (the longest-trained one prepared) | mlm |
 | EXWB_FAST            | 1 = `cli.py explain` runs in the fast reduced-precision mode     | 0 (full precision); metrics ignore it     |
 |                      | (models/precision.py; `--fast` / `--no-fast` override it)       |                                          |
 | EXWB_SHARED          | 1 = shared-server mode (a class or a lab on one server): no server path from the browser, job quotas; | 0 (a single user's machine)   |

@@ -3,12 +3,15 @@
     python cli.py prepare-mlm                      # build once (minutes on a CPU), cached with a manifest
     python cli.py prepare-mlm --force              # rebuild
     python cli.py prepare-mlm --recipe mlm-plus    # the stronger one (trains 'mlm' further; ~10 CPU-minutes)
+    python cli.py prepare-mlm --recipe mlm-long --stop-after 50   # much longer (a GPU, or CPU sessions): stops
+                                                   # after 50 minutes with a checkpoint; run it again to resume
     python cli.py prepare-mlm --evaluate bert-base-uncased   # held-out top-1 / top-10 of any masked LM
 """
 from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 
 import pandas as pd
 from tqdm import tqdm
@@ -32,6 +35,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
     parser.add_argument("--recipe", choices=list(RECIPES), default=RECIPE.name,
                         help=f"which offline masked LM to build (default {RECIPE.name}; mlm-plus trains it further)")
+    parser.add_argument("--stop-after", type=float, metavar="MINUTES", default=None,
+                        help="stop training after this many minutes (wall clock); a recipe with checkpoints "
+                             "(mlm-long) keeps its progress and the same command resumes it")
     parser.add_argument("--evaluate", metavar="MASKED_LM", default=None,
                         help="instead of building: held-out top-1/top-10 accuracy of a masked LM ('mlm', a folder, "
                              "or a hub id with EXWB_ALLOW_HUB=1)")
@@ -76,8 +82,9 @@ def handle(args) -> int:
         report(recipe.name, manifest["evaluation"], args, out)
         return 0
     bar, progress = training_progress(f"prepare-mlm {recipe.name}", recipe.steps)
-
-    folder = prepare_mlm(recipe, progress=progress, force=args.force, log=tqdm.write)
+    deadline = time.monotonic() + 60 * args.stop_after if args.stop_after else None
+    folder = prepare_mlm(recipe, progress=progress, force=args.force, log=tqdm.write,
+                         should_stop=(lambda: time.monotonic() > deadline) if deadline else None)
     bar.close()
     manifest = read_mlm_manifest(folder)
     print(f"'{recipe.name}' is a small stand-in for bert-base-uncased, saved to {folder}.", file=sys.stderr)

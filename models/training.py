@@ -103,17 +103,20 @@ def adamw(groups: list[tuple[list[torch.nn.Parameter], float]], weight_decay: fl
 
 def optimize(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: Iterator, loss_of: Callable,
              total: int, warmup: int, grad_clip: float = 1.0, progress: Progress | None = None,
-             should_stop: Callable[[], bool] | None = None) -> dict:
+             should_stop: Callable[[], bool] | None = None, start_step: int = 0) -> dict:
     """The one optimizer loop: ``total`` steps of ``loss_of(next(batches))``, gradient clipping, linear warm-up
-    over ``warmup`` steps then linear decay to 0; the model is frozen in eval mode at the end.
+    over ``warmup`` steps then linear decay to 0; the model is frozen in eval mode at the end. ``start_step``
+    resumes a run at that step of its schedule (the optimizer's state restored by the caller).
 
     Fine-tuning, ROAR's cached-feature heads (through ``fit``) and the masked-LM head (``models/mlm/prepare.py``)
     all train here; only what a batch is and how its loss is computed differ.
     """
     parameters = [p for p in model.parameters() if p.requires_grad]
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
-    step, losses, started, stopped = 0, [], time.perf_counter(), False
+    def rate(s: int) -> float:
+        return (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup))
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: rate(s + start_step))
+    step, losses, started, stopped = start_step, [], time.perf_counter(), False
     while step < total:
         if should_stop is not None and should_stop():
             stopped = True

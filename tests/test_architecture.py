@@ -83,10 +83,11 @@ def test_the_masked_lm_package_layers_filler_recipe_loading_prepare():
     graph = import_graph(project_modules())
     inside = {name: {e for e in edges if e.startswith("models.mlm.")} for name, edges in graph.items()
               if name.startswith("models.mlm.")}
-    assert inside == {"models.mlm.filler": set(), "models.mlm.recipe": set(),
+    assert inside == {"models.mlm.filler": set(), "models.mlm.recipe": set(), "models.mlm.checkpoints": set(),
                       "models.mlm.inspector": {"models.mlm.filler"},
                       "models.mlm.loading": {"models.mlm.filler", "models.mlm.recipe"},
-                      "models.mlm.prepare": {"models.mlm.filler", "models.mlm.loading", "models.mlm.recipe"},
+                      "models.mlm.prepare": {"models.mlm.checkpoints", "models.mlm.filler", "models.mlm.loading",
+                                             "models.mlm.recipe"},
                       "models.mlm.phrases": {"models.mlm.filler"}}
 
 

@@ -14,6 +14,7 @@ from models.mlm.inspector import HIGH_CONFIDENCE, WordCandidates, inspect_candid
 from models.mlm.loading import MaskedLMNotPrepared, clear_loaded, load_filler, with_fill_options
 from models.mlm.prepare import evaluate_filler, evaluation_inputs, prepare_mlm
 from models.mlm.recipe import (
+                               LONG_RECIPE,
                                PLUS_RECIPE,
                                RECIPE,
                                RECIPES,
@@ -24,7 +25,7 @@ from models.mlm.recipe import (
                                read_mlm_manifest,
 )
 
-__all__ = ["BUILT_IN_MLM", "Candidate", "FILL_MODES", "FixedFill", "HIGH_CONFIDENCE", "MLMRecipe",
+__all__ = ["BUILT_IN_MLM", "Candidate", "FILL_MODES", "FixedFill", "HIGH_CONFIDENCE", "LONG_RECIPE", "MLMRecipe",
            "MaskedLMFiller", "MaskedLMNotPrepared", "PLUS_RECIPE", "RECIPE", "RECIPES", "WordCandidates",
            "clear_loaded", "evaluate_filler", "evaluation_inputs", "find_prepared_mlm", "headline_accuracy",
            "inspect_candidates", "load_filler", "mlm_folder", "prepare_mlm", "read_mlm_manifest",

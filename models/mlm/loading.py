@@ -2,8 +2,9 @@
 
 ``"mlm"`` is the offline stand-in built by ``cli.py prepare-mlm`` (``models/mlm/prepare.py``: a masked-LM head
 trained on the bundled MiniLM, a small stand-in for BERT); ``"mlm-plus"`` the same trained further (``cli.py
-prepare-mlm --recipe mlm-plus``). ``EXWB_MLM`` picks which of the two the name ``mlm`` (every method's default)
-stands for: ``mlm`` (the default), ``mlm-plus``, or ``best`` (mlm-plus when it is prepared, else mlm). Otherwise
+prepare-mlm --recipe mlm-plus``), ``"mlm-long"`` much longer (``--recipe mlm-long``, resumable). ``EXWB_MLM`` picks
+which one the name ``mlm`` (every method's default) stands for: ``mlm`` (the default), ``mlm-plus``, ``mlm-long``,
+or ``best`` (the last of mlm-long, mlm-plus that is prepared, else mlm). Otherwise
 a folder holding a ``*ForMaskedLM`` model; or a hub id
 such as ``bert-base-uncased`` (paper 000's masked LM) with ``EXWB_ALLOW_HUB=1`` or already in the local Hugging
 Face cache. Names are read by the classifier loader's ``resolve_spec``, so both read them the same way.
@@ -41,7 +42,8 @@ class MaskedLMNotPrepared(ModelNotPrepared):
 
 
 def offline_recipe() -> MLMRecipe:
-    """The recipe the name ``mlm`` stands for (``EXWB_MLM``: mlm, mlm-plus, or best = mlm-plus when prepared)."""
+    """The recipe the name ``mlm`` stands for (``EXWB_MLM``: mlm, mlm-plus, mlm-long, or best = the longest-trained
+    one that is prepared)."""
     choice = settings.offline_mlm_choice()
     if choice == "best":
         return next((r for r in reversed(RECIPES.values()) if find_prepared_mlm(r) is not None), RECIPE)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -37,9 +38,10 @@ from corpora import load_dataset
 from corpora.records import split_words
 from models import runtime
 from models.errors import ModelError
+from models.mlm.checkpoints import load_checkpoint, remove_checkpoint, restore, save_checkpoint
 from models.mlm.filler import MaskedLMFiller
 from models.mlm.loading import clear_loaded
-from models.mlm.recipe import RECIPE, RECIPES, MLMRecipe, find_prepared_mlm, mlm_folder
+from models.mlm.recipe import RECIPE, RECIPES, MLMRecipe, checkpoint_folder, find_prepared_mlm, mlm_folder
 from models.prepare import base_model_dir, base_version, file_sha256
 from models.training import Progress, adamw, optimize
 
@@ -76,11 +78,22 @@ class _Masker:
             self._pieces[word] = self.tokenizer(word, add_special_tokens=False)["input_ids"]
         return self._pieces[word]
 
+    def word_ids(self) -> list[int]:
+        """Vocabulary entries that are whole words (no special, unused or ``##`` piece): BERT's random replacements."""
+        if not hasattr(self, "_word_ids"):
+            special = set(self.tokenizer.all_special_ids)
+            # sorted: the vocabulary's order is not fixed, and a resumed run must draw the same words
+            self._word_ids = sorted(i for token, i in self.tokenizer.get_vocab().items() if i not in special
+                                    and not token.startswith("##") and not re.fullmatch(r"\[unused\d+\]", token))
+        return self._word_ids
+
     def example(self, sentence: str, rng: random.Random) -> tuple[list[int], list[int]] | None:
         words = sentence.split()
         pieces = [self.pieces(w) for w in words]
         if not any(len(p) == 1 for p in pieces):
             return None
+        if self.recipe.masking == "bert-15":
+            return self._bert_example(pieces, rng)
         if rng.random() < self.recipe.single_mask_share:
             count = 1
         else:
@@ -96,6 +109,35 @@ class _Masker:
             else:
                 ids += word_pieces
                 labels += [-100] * len(word_pieces)
+        return self._finish(ids, labels)
+
+    def _bert_example(self, pieces: list[list[int]], rng: random.Random) -> tuple[list[int], list[int]] | None:
+        """BERT's masking (Devlin et al. 2019, section 3.1) over whole words: 15 % of the words are chosen, at
+        least one one-piece word; a chosen word becomes one mask token 80 % of the time, a random whole word 10 %,
+        stays itself 10 %; a chosen one-piece word is a target (one mask token predicts one vocabulary entry)."""
+        chosen = {i for i in range(len(pieces)) if rng.random() < 0.15}
+        if not any(len(pieces[i]) == 1 for i in chosen):
+            chosen.add(rng.choice([i for i, p in enumerate(pieces) if len(p) == 1]))
+        ids, labels = [self.tokenizer.cls_token_id], [-100]
+        for index, word_pieces in enumerate(pieces):
+            if index not in chosen:
+                ids += word_pieces
+                labels += [-100] * len(word_pieces)
+                continue
+            draw = rng.random()
+            target = word_pieces[0] if len(word_pieces) == 1 else -100
+            if draw < 0.8:
+                ids.append(self.tokenizer.mask_token_id)
+                labels.append(target)
+            elif draw < 0.9:
+                ids.append(rng.choice(self.word_ids()))
+                labels.append(target)
+            else:
+                ids += word_pieces
+                labels += [target] + [-100] * (len(word_pieces) - 1)
+        return self._finish(ids, labels)
+
+    def _finish(self, ids: list[int], labels: list[int]) -> tuple[list[int], list[int]] | None:
         limit = self.recipe.max_length - 1
         ids, labels = ids[:limit] + [self.tokenizer.sep_token_id], labels[:limit] + [-100]
         return (ids, labels) if any(label >= 0 for label in labels) else None
@@ -169,10 +211,22 @@ def masked_batches(tokenizer, sentences: list[str], recipe: MLMRecipe,
         yield items
 
 
+def masked_lm_loss(model, ids: torch.Tensor, attention: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy at the target positions, the vocabulary projection computed there only (the standard
+    masked-LM saving: about one position in eight is a target, and the projection to 30k words is the model's
+    largest matrix); equal to ``model(..., labels=labels).loss``, which projects every position."""
+    where = labels >= 0
+    hidden = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
+    return torch.nn.functional.cross_entropy(model.cls(hidden[where]), labels[where])
+
+
 def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progress: Progress | None = None,
-              should_stop: Callable[[], bool] | None = None, device=None) -> dict:
+              should_stop: Callable[[], bool] | None = None, device=None, checkpoint: Path | None = None) -> dict:
     """Train the trainable part of ``model`` in place (``models.training.optimize``: the project's one optimizer
-    loop, here with a higher learning rate for the new head); returns a small training record."""
+    loop, here with a higher learning rate for the new head); returns a small training record with the CPU
+    seconds spent. With a ``checkpoint`` folder and ``recipe.checkpoint_every``, the run saves its state there
+    every so many steps and when stopped, and resumes from it (``models/mlm/checkpoints.py``)."""
+    cpu_started = time.process_time()
     device = device or runtime.choose_device()
     torch.manual_seed(recipe.seed)
     model.to(device).train()
@@ -188,18 +242,36 @@ def train_mlm(model, tokenizer, sentences: list[str], recipe: MLMRecipe, progres
     head = {id(p) for p in model.cls.parameters()} - {id(model.get_input_embeddings().weight)}
     optimizer = adamw([([p for p in parameters if id(p) in head], recipe.head_lr),
                        ([p for p in parameters if id(p) not in head], recipe.lr)], recipe.weight_decay)
+    checkpoint = checkpoint if recipe.checkpoint_every else None
+    state = load_checkpoint(checkpoint)
+    counter = {"seen": 0}
+    batches = masked_batches(tokenizer, sentences, recipe, counter)
+    start, spent_before = 0, 0.0
+    if state is not None:
+        restore(state, model, optimizer)
+        start, spent_before = state["step"], state["cpu_seconds"]
+        for _ in range(start):  # the batches already trained on, drawn again from the seed
+            next(batches)
+
+    def cpu_seconds() -> float:
+        return spent_before + time.process_time() - cpu_started
 
     def loss_of(items) -> torch.Tensor:
-        ids, attention, labels = _collate(items, tokenizer.pad_token_id, device)
-        where = labels >= 0
-        hidden = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
-        return torch.nn.functional.cross_entropy(model.cls(hidden[where]), labels[where])
+        return masked_lm_loss(model, *_collate(items, tokenizer.pad_token_id, device))
 
-    counter = {"seen": 0}
-    record = optimize(model, optimizer, masked_batches(tokenizer, sentences, recipe, counter), loss_of,
-                      total=recipe.steps, warmup=max(1, int(recipe.steps * recipe.warmup)), grad_clip=1.0,
-                      progress=progress, should_stop=should_stop)
-    return {**record, "sentences_seen": counter["seen"]}
+    def on_step(step: int, total: int, info: dict) -> None:
+        if checkpoint is not None and step % recipe.checkpoint_every == 0 and step < total:
+            save_checkpoint(checkpoint, model, optimizer, step, cpu_seconds())
+        if progress is not None:
+            progress(step, total, info)
+
+    record = optimize(model, optimizer, batches, loss_of, total=recipe.steps,
+                      warmup=max(1, int(recipe.steps * recipe.warmup)), grad_clip=1.0, progress=on_step,
+                      should_stop=should_stop, start_step=start)
+    if record["stopped"] and checkpoint is not None:
+        save_checkpoint(checkpoint, model, optimizer, record["steps"], cpu_seconds())
+    return {**record, "resumed_from_step": start, "sentences_seen": counter["seen"],
+            "cpu_seconds": round(cpu_seconds(), 1)}
 
 
 # ----- evaluation (also usable on bert-base-uncased or any other masked LM) -------------------------
@@ -260,9 +332,13 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
         f"{' + the embeddings' if recipe.train_embeddings else ''}.")
     device = runtime.choose_device()
     model, tokenizer = build_model(recipe.trainable_layers, recipe.seed, recipe.train_embeddings, start)
-    cpu_started = time.process_time()
-    record = train_mlm(model, tokenizer, sentences, recipe, progress=progress, should_stop=should_stop, device=device)
-    record["cpu_seconds"] = round(time.process_time() - cpu_started, 1)  # the budget a recipe states is CPU time
+    checkpoint = checkpoint_folder(recipe)
+    # the budget a recipe states is CPU time (record["cpu_seconds"], over every resumed part of the run)
+    record = train_mlm(model, tokenizer, sentences, recipe, progress=progress, should_stop=should_stop, device=device,
+                       checkpoint=checkpoint)
+    if record["stopped"] and recipe.checkpoint_every:
+        raise ModelError(f"Preparing the masked LM '{recipe.name}' was stopped at step {record['steps']} of "
+                         f"{recipe.steps}; its checkpoint is in {checkpoint}: run the same command again to resume.")
     if record["stopped"]:
         raise ModelError(f"Preparing the masked LM '{recipe.name}' was stopped; nothing was saved.")
     filler = MaskedLMFiller(model, tokenizer, name=recipe.name, device=device)
@@ -296,6 +372,7 @@ def prepare_mlm(recipe: MLMRecipe = RECIPE, progress: Progress | None = None, fo
     (temporary / "manifest.json").write_text(json.dumps(manifest, indent=2))
     shutil.rmtree(target, ignore_errors=True)
     temporary.rename(target)
+    remove_checkpoint(checkpoint)
     clear_loaded()
     log(f"Saved the masked LM '{recipe.name}' to {target} in {manifest['seconds']:.0f} s.")
     return target

@@ -21,14 +21,14 @@ from models.mlm.loading import offline_recipe
 from models.mlm.prepare import build_model
 from models.prepare import base_version
 
-NEW_FIELDS = ("train_embeddings", "continue_from")  # added with mlm-plus
+NEW_FIELDS = ("train_embeddings", "continue_from", "masking", "checkpoint_every")  # added with mlm-plus / mlm-long
 
 
 def test_the_default_recipe_keeps_its_folder():
     fields = {k: v for k, v in dataclasses.asdict(RECIPE).items() if k not in NEW_FIELDS}
     payload = json.dumps({**fields, "base": base_version()}, sort_keys=True, default=str)
     assert RECIPE.key == hashlib.sha256(payload.encode()).hexdigest()[:10]
-    assert PLUS_RECIPE.key != RECIPE.key and set(RECIPES) == {"mlm", "mlm-plus"}
+    assert PLUS_RECIPE.key != RECIPE.key and set(RECIPES) == {"mlm", "mlm-plus", "mlm-long"}
     # the recipe mlm-plus continues from is part of its identity: another start is another model
     other_start = dataclasses.replace(PLUS_RECIPE, continue_from="mlm-plus")
     assert other_start.key != PLUS_RECIPE.key
@@ -46,7 +46,7 @@ def test_exwb_mlm_picks_the_recipe_behind_the_name_mlm(isolated_cache, monkeypat
     monkeypatch.setenv("EXWB_MLM", "mlm")
     assert offline_recipe() is RECIPE
     monkeypatch.setenv("EXWB_MLM", "bert")
-    with pytest.raises(ModelError, match="EXWB_MLM is 'bert'; use one of mlm, mlm-plus, best"):
+    with pytest.raises(ModelError, match="EXWB_MLM is 'bert'; use one of mlm, mlm-plus, mlm-long, best"):
         offline_recipe()
     monkeypatch.setenv("EXWB_MLM", "mlm-plus")
     assert "prepare-mlm --recipe mlm-plus" in str(MaskedLMNotPrepared())
