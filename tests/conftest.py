@@ -73,3 +73,13 @@ def isolated_cache(tmp_path, monkeypatch):
     """A fresh cache directory for tests that write to the cache."""
     monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+@pytest.fixture()
+def one_slot_shared_mode(monkeypatch, tmp_path):
+    """Shared mode with one job slot and a quota of one running and one queued job per session, in a fresh cache."""
+    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("EXWB_SHARED", "1")
+    monkeypatch.setenv("EXWB_JOB_SLOTS", "1")
+    monkeypatch.setenv("EXWB_QUOTA_RUNNING", "1")
+    monkeypatch.setenv("EXWB_QUOTA_QUEUED", "1")

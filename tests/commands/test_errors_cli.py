@@ -21,14 +21,8 @@ ROWS = [("a gorgeous , witty , seductive movie .", "positive"),
 
 
 @pytest.fixture()
-def cache(tmp_path, monkeypatch, quick_classifier):
-    from models.prepare import find_prepared
-
-    real = find_prepared("default-quick")
-    (tmp_path / "cache" / "models").mkdir(parents=True)
-    (tmp_path / "cache" / "models" / real.name).symlink_to(real, target_is_directory=True)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+def cache(quick_cache):
+    return quick_cache.parent
 
 
 def data_file(tmp_path, labelled=True):

@@ -3,7 +3,7 @@ measures and both heatmaps; a bad option and a too-short input get messages, nev
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from page_support import open_with_text
 from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.integration
@@ -13,17 +13,7 @@ TEXT = "the acting is superb , but the plot is dull and the ending drags on far 
 
 
 def _open(monkeypatch, text: str = TEXT) -> AppTest:
-    monkeypatch.setenv("EXWB_MODEL", "default-quick")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.session_state["methods"] = ["random"]
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    at.radio(key="input_source").set_value("Your text").run()
-    at.text_area(key="text").input(text).run()
-    assert not at.exception, at.exception
-    return at
+    return open_with_text(monkeypatch, PAGE, text)
 
 
 def _finish(at: AppTest) -> None:

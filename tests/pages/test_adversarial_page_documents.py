@@ -3,8 +3,7 @@ read whole in windows and attacked over them; the measures and both heatmaps of 
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
-from streamlit.testing.v1 import AppTest
+from page_support import open_with_text
 
 pytestmark = pytest.mark.integration
 
@@ -14,15 +13,7 @@ SENTENCE = "the acting is superb , but the plot is dull and the ending drags on 
 
 def test_a_document_is_attacked_over_its_windows(monkeypatch, quick_classifier):
     text = SENTENCE * 40  # about 780 tokens: two windows of the quick model's 512
-    monkeypatch.setenv("EXWB_MODEL", "default-quick")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.session_state["methods"] = ["random"]
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    at.radio(key="input_source").set_value("Your text").run()
-    at.text_area(key="text").input(text).run()
-    assert not at.exception, at.exception
+    at = open_with_text(monkeypatch, PAGE, text)
     at.number_input(key="adv-paper-003-steps").set_value(2).run()
     assert any("overlapping windows: the attack keeps the document's prediction" in c.value for c in at.caption)
     assert not any("does not run" in w.value for w in at.warning)

@@ -3,7 +3,7 @@ aligned by word, each model's prediction, the agreement between models; one mode
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from page_support import open_with_text
 from roar_fixtures import save_keyword_model
 from streamlit.testing.v1 import AppTest
 
@@ -14,15 +14,7 @@ TEXT = "the acting is superb but the plot is dull"
 
 
 def _open(monkeypatch) -> AppTest:
-    monkeypatch.setenv("EXWB_MODEL", "default-quick")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.session_state["methods"] = ["random"]
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    at.radio(key="input_source").set_value("Your text").run()
-    at.text_area(key="text").input(TEXT).run()
+    at = open_with_text(monkeypatch, PAGE, TEXT)
     at.multiselect(key="cmp-methods").set_value(["saliency", "leave_one_out"]).run()
     assert not at.exception, at.exception
     return at

@@ -22,17 +22,12 @@ TEXT = "the acting is superb , but the plot is dull"
 
 
 @pytest.fixture()
-def page_cache(tmp_path, monkeypatch, quick_classifier):
+def page_cache(monkeypatch, quick_cache):
     """An isolated cache that sees the prepared default-quick classifier but no masked LM."""
     from explainers.cache import DEFAULT_CACHE
     from models.mlm import clear_loaded
-    from models.prepare import find_prepared
 
-    real = find_prepared("default-quick")
-    cache = tmp_path / "cache"
-    (cache / "models").mkdir(parents=True)
-    (cache / "models" / real.name).symlink_to(real, target_is_directory=True)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(cache))
+    cache = quick_cache.parent
     monkeypatch.setattr(DEFAULT_CACHE, "directory", cache / "explanations")
     clear_loaded()
     yield cache

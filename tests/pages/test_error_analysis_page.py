@@ -27,19 +27,13 @@ ROWS = [  # text, gold label (some deliberately wrong, so the model makes errors
 
 
 @pytest.fixture()
-def page_cache(tmp_path, monkeypatch, quick_classifier):
+def page_cache(monkeypatch, quick_cache):
     """An isolated cache (result store, uploads) that sees the prepared default-quick classifier."""
     from explainers.cache import DEFAULT_CACHE
-    from models.prepare import find_prepared
 
-    real = find_prepared("default-quick")
-    cache = tmp_path / "cache"
-    (cache / "models").mkdir(parents=True)
-    (cache / "models" / real.name).symlink_to(real, target_is_directory=True)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(cache))
     monkeypatch.setenv("EXWB_MODEL", "default-quick")
     monkeypatch.setattr(DEFAULT_CACHE, "directory", None)
-    return cache
+    return quick_cache.parent
 
 
 def write_file(tmp_path, labelled: bool = True):

@@ -17,16 +17,11 @@ TEXT = "a gorgeous , witty film"
 
 
 @pytest.fixture()
-def page_cache(tmp_path, monkeypatch, quick_classifier):
+def page_cache(monkeypatch, quick_cache):
     """An isolated cache that sees the prepared default-quick classifier (the page's model) and nothing else."""
     from evaluation.suite.known_feature_long import BUDGET_ENV
     from explainers.cache import DEFAULT_CACHE
-    from models.prepare import find_prepared
-    real = find_prepared("default-quick")
-    cache = tmp_path / "cache"
-    (cache / "models").mkdir(parents=True)
-    (cache / "models" / real.name).symlink_to(real, target_is_directory=True)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(cache))
+    cache = quick_cache.parent
     monkeypatch.setenv("EXWB_MODEL", "default-quick")
     monkeypatch.setenv(BUDGET_ENV, TINY_BUDGET)
     monkeypatch.setattr(DEFAULT_CACHE, "directory", cache / "explanations")

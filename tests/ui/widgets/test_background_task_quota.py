@@ -29,12 +29,7 @@ def three_tasks_script():
 
 
 @pytest.fixture()
-def shared(monkeypatch, tmp_path):
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("EXWB_SHARED", "1")
-    monkeypatch.setenv("EXWB_JOB_SLOTS", "1")
-    monkeypatch.setenv("EXWB_QUOTA_RUNNING", "1")
-    monkeypatch.setenv("EXWB_QUOTA_QUEUED", "1")
+def shared(one_slot_shared_mode):
     sessions = []
     yield sessions
     for at in sessions:

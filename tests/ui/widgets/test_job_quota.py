@@ -35,12 +35,7 @@ def two_runs_script():
 
 
 @pytest.fixture()
-def shared(monkeypatch, tmp_path):
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("EXWB_SHARED", "1")
-    monkeypatch.setenv("EXWB_JOB_SLOTS", "1")
-    monkeypatch.setenv("EXWB_QUOTA_RUNNING", "1")
-    monkeypatch.setenv("EXWB_QUOTA_QUEUED", "1")
+def shared(monkeypatch, one_slot_shared_mode):
     monkeypatch.setenv("EXWB_ADMIN_TOKEN", "s3cret")
     started = []
     yield started
