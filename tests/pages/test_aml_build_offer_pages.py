@@ -15,16 +15,11 @@ BUILD = "Build the attribution model (about "
 
 
 @pytest.fixture()
-def cache_without_aml(quick_classifier, tmp_path, monkeypatch):
+def cache_without_aml(quick_cache, monkeypatch):
     """A cache folder holding only the prepared default-quick (linked); explanations cached in memory only."""
     from explainers import cache
-    from models.prepare import find_prepared
 
-    models = tmp_path / "cache" / "models"
-    models.mkdir(parents=True)
-    prepared = find_prepared("default-quick")
-    (models / prepared.name).symlink_to(prepared)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
+    models = quick_cache
     monkeypatch.setenv("EXWB_MODEL", "default-quick")
     monkeypatch.setattr(cache.DEFAULT_CACHE, "directory", None)
     cache.DEFAULT_CACHE.clear()

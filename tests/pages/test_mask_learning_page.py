@@ -148,17 +148,10 @@ TINY_BUDGET = "train_size=16,validation_size=8,epochs=1"  # one training step: t
 
 
 @pytest.fixture()
-def aml_cache(page_env, tmp_path, monkeypatch):
+def aml_cache(page_env, quick_cache, monkeypatch):
     """A cache folder without any AML attribution model; the prepared default-quick is linked into it."""
-    from models.prepare import find_prepared
-
-    models = tmp_path / "cache" / "models"
-    models.mkdir(parents=True)
-    prepared = find_prepared("default-quick")
-    (models / prepared.name).symlink_to(prepared)
-    monkeypatch.setenv("EXWB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("EXWB_AML_BUDGET", TINY_BUDGET)
-    return models
+    return quick_cache
 
 
 def wait_for_builds() -> None:
